@@ -1,0 +1,56 @@
+// Package storage is tsd's wide-column contract: an HBase-like store of
+// tables, column families, qualifiers and timestamped versions. It knows
+// nothing of time series. Engines (storage/pebble, storage/bigtable) implement
+// it, and storage/storagetest proves every engine against one conformance
+// suite.
+//
+// # Data model
+//
+// A table has a fixed set of column families. A cell is
+// (row, family, qualifier, timestamp, value). Rows, qualifiers and values are
+// arbitrary bytes; a family is a name matching [_a-zA-Z0-9][-_.a-zA-Z0-9]*
+// (Bigtable's rule). Cells are ordered by row (bytewise), then family name,
+// then qualifier (bytewise), then timestamp descending, so the newest version
+// of a column comes first.
+//
+// # Invariants every engine honours
+//
+//   - Row keys are non-empty and at most MaxRowKeySize bytes (Bigtable and
+//     HBase both reject an empty row). Qualifiers and values may be empty.
+//   - Timestamps are int64 microseconds since the Unix epoch at millisecond
+//     granularity (a multiple of 1000, as Bigtable requires). A timestamp of
+//     zero in a written cell means "now" by the engine's clock. Negative
+//     timestamps and ones that are not whole milliseconds are
+//     ErrInvalidArgument.
+//   - For two writes of one column with equal timestamps the later write wins:
+//     there is one version per (row, family, qualifier, timestamp).
+//   - A delete removes the matching cells that exist when it runs. It leaves
+//     no marker (tombstone) that hides later puts, even puts with older
+//     timestamps. Time ranges are half-open [Min, Max) in microseconds; to
+//     delete exactly one version use [ts, ts+1000).
+//   - Each family has MaxVersions (0 = unlimited) and TTL (0 = forever).
+//     Both are applied at read time on every path, so an engine whose garbage
+//     collection is lazy never shows an expired or surplus version; expired
+//     data is also removed physically in the background so its space comes
+//     back. TTL is measured from the cell timestamp to the engine's clock.
+//   - Every single-row operation is atomic: Put, Delete, Increment,
+//     CheckAndPut, Append and each row of Apply. Apply across rows is not
+//     atomic: on error any subset of its rows may have been applied.
+//   - Row-key filters are RE2 regular expressions matched against the whole
+//     key as raw bytes (Latin-1 view, "." matches any byte, "(?s)" implied),
+//     as Bigtable's row-key regex filter does.
+//   - Every call takes a context.Context and stops early when it is done.
+//
+// # Byte slices
+//
+// Slices passed in are not retained after a call returns. Cells returned by
+// Get and Append are owned by the caller. A Scanner's Cell aliases the
+// engine's buffers and is valid only until the next call to Next or Close;
+// copy what must outlive it.
+//
+// # Errors
+//
+// Callers branch with errors.Is on ErrNotFound, ErrConflict, ErrClosed,
+// ErrInvalidArgument, ErrRetryable and ErrCorruption; a *CorruptionError
+// names the table, row and qualifier.
+package storage

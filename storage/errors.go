@@ -1,0 +1,64 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error classes. Engines wrap them with context; callers test with errors.Is.
+var (
+	// ErrNotFound: a table, family or row (for Get, any matching cell) does not exist.
+	ErrNotFound = errors.New("storage: not found")
+	// ErrConflict: a CheckAndPut found another value than expected.
+	ErrConflict = errors.New("storage: check-and-put conflict")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("storage: closed")
+	// ErrInvalidArgument: bad input such as an empty row key, an unknown
+	// family or an invalid regular expression. Retrying cannot help.
+	ErrInvalidArgument = errors.New("storage: invalid argument")
+	// ErrRetryable: a transient failure (unavailable, timeout, throttled);
+	// the same call may succeed later.
+	ErrRetryable = errors.New("storage: retryable")
+	// ErrCorruption: stored bytes are damaged; see *CorruptionError.
+	ErrCorruption = errors.New("storage: corruption")
+)
+
+// Invalidf returns an ErrInvalidArgument error with a formatted reason.
+func Invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// retryableError marks its cause as ErrRetryable while keeping the cause.
+type retryableError struct{ err error }
+
+func (e *retryableError) Error() string { return e.err.Error() }
+func (e *retryableError) Unwrap() []error {
+	return []error{e.err, ErrRetryable}
+}
+
+// MarkRetryable returns err marked so errors.Is(err, ErrRetryable) holds.
+func MarkRetryable(err error) error {
+	if err == nil || errors.Is(err, ErrRetryable) {
+		return err
+	}
+	return &retryableError{err: err}
+}
+
+// IsRetryable reports whether err is in the retryable class.
+func IsRetryable(err error) bool { return errors.Is(err, ErrRetryable) }
+
+// CorruptionError names damaged data. errors.Is(err, ErrCorruption) holds.
+type CorruptionError struct {
+	Table     string
+	Row       []byte
+	Qualifier []byte
+	Err       error
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("storage: corruption in table %q row %x qualifier %x: %v",
+		e.Table, e.Row, e.Qualifier, e.Err)
+}
+
+// Unwrap returns the cause and ErrCorruption.
+func (e *CorruptionError) Unwrap() []error { return []error{e.Err, ErrCorruption} }
