@@ -1,0 +1,131 @@
+package uid
+
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// ID is a unique ID. It is stored big-endian on its kind's width (1..8
+// bytes); IDs start at 1 and 0 is never assigned.
+type ID uint64
+
+// MaxIDForWidth returns the largest ID that fits in width bytes. The 8-byte
+// case is capped by the signed 64-bit MAXID counter.
+func MaxIDForWidth(width int) ID {
+	if width >= 8 {
+		return math.MaxInt64
+	}
+	return ID(1)<<(8*uint(width)) - 1
+}
+
+// AppendID appends id big-endian on width bytes. Higher bytes of id that do
+// not fit are dropped; callers check against MaxIDForWidth first.
+func AppendID(dst []byte, id ID, width int) []byte {
+	for shift := 8 * (width - 1); shift >= 0; shift -= 8 {
+		dst = append(dst, byte(id>>uint(shift)))
+	}
+	return dst
+}
+
+// ParseID reads a width-byte big-endian ID from the front of src.
+func ParseID(src []byte, width int) (id ID, rest []byte, err error) {
+	if width < 1 || width > 8 {
+		return 0, src, fmt.Errorf("uid width %d out of range 1..8", width)
+	}
+	if len(src) < width {
+		return 0, src, fmt.Errorf("uid of %d bytes is shorter than its width %d", len(src), width)
+	}
+	for _, c := range src[:width] {
+		id = id<<8 | ID(c)
+	}
+	return id, src[width:], nil
+}
+
+// parseExactID reads a cell value that must be exactly one UID.
+func parseExactID(v []byte, width int) (ID, error) {
+	if len(v) != width {
+		return 0, fmt.Errorf("uid value of %d bytes, expected %d", len(v), width)
+	}
+	id, _, err := ParseID(v, width)
+	return id, err
+}
+
+// Format is a table write format. It decides the row layout of data points
+// (package rowkey) and, here, how names are stored.
+type Format uint8
+
+const (
+	// FormatDense is tsd's own format, the default for new tables: names
+	// are stored as UTF-8.
+	FormatDense Format = iota
+	// FormatOpenTSDB is OpenTSDB 2.4's format, for tables shared with
+	// OpenTSDB daemons: names are stored as Latin-1 (ISO-8859-1).
+	FormatOpenTSDB
+)
+
+// String returns the configuration value: "dense" or "opentsdb".
+func (f Format) String() string {
+	switch f {
+	case FormatDense:
+		return "dense"
+	case FormatOpenTSDB:
+		return "opentsdb"
+	}
+	return fmt.Sprintf("format(%d)", uint8(f))
+}
+
+// ParseFormat parses a tsd.storage.format value.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "dense":
+		return FormatDense, nil
+	case "opentsdb":
+		return FormatOpenTSDB, nil
+	}
+	return 0, fmt.Errorf("tsd.storage.format %q: want dense or opentsdb", s)
+}
+
+// EncodeName appends the stored form of a UTF-8 name. In FormatDense that is
+// the name itself; in FormatOpenTSDB each character becomes one Latin-1 byte,
+// and a character above U+00FF is ErrNotLatin1. Invalid UTF-8 is
+// ErrInvalidName in FormatOpenTSDB; FormatDense copies bytes as they are.
+func (f Format) EncodeName(dst, name []byte) ([]byte, error) {
+	if f != FormatOpenTSDB || isASCII(name) {
+		return append(dst, name...), nil
+	}
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRune(name[i:])
+		if r == utf8.RuneError && n == 1 {
+			return dst, &NameError{Kind: NumKinds, Name: string(name), BadUTF8: true}
+		}
+		if r > 0xFF {
+			return dst, fmt.Errorf("%w: name %q has %q (%U); tables in opentsdb format store names as Latin-1, as OpenTSDB does",
+				ErrNotLatin1, name, r, r)
+		}
+		dst = append(dst, byte(r))
+		i += n
+	}
+	return dst, nil
+}
+
+// DecodeName appends the UTF-8 form of a stored name: bytes as they are in
+// FormatDense, each byte as the character U+0000..U+00FF in FormatOpenTSDB.
+func (f Format) DecodeName(dst, stored []byte) []byte {
+	if f != FormatOpenTSDB || isASCII(stored) {
+		return append(dst, stored...)
+	}
+	for _, c := range stored {
+		dst = utf8.AppendRune(dst, rune(c))
+	}
+	return dst
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

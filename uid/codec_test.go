@@ -1,0 +1,140 @@
+package uid
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppendParseID(t *testing.T) {
+	for _, tc := range []struct {
+		id    ID
+		width int
+		want  []byte
+	}{
+		{1, 3, []byte{0, 0, 1}},
+		{0xABCDEF, 3, []byte{0xAB, 0xCD, 0xEF}},
+		{258, 2, []byte{1, 2}},
+		{7, 1, []byte{7}},
+		{0x0102030405060708, 8, []byte{1, 2, 3, 4, 5, 6, 7, 8}},
+	} {
+		got := AppendID([]byte{0xFF}, tc.id, tc.width)
+		hexEq(t, "AppendID", got[1:], tc.want)
+		id, rest, err := ParseID(append(got[1:], 9), tc.width)
+		if err != nil || id != tc.id || !bytes.Equal(rest, []byte{9}) {
+			t.Errorf("ParseID(%x, %d) = %d, %x, %v", got[1:], tc.width, id, rest, err)
+		}
+	}
+	if _, _, err := ParseID([]byte{1, 2}, 3); err == nil {
+		t.Error("short uid parsed")
+	}
+	if MaxIDForWidth(3) != 16777215 || MaxIDForWidth(1) != 255 || MaxIDForWidth(8) != 1<<63-1 {
+		t.Errorf("MaxIDForWidth: %d %d %d", MaxIDForWidth(3), MaxIDForWidth(1), MaxIDForWidth(8))
+	}
+}
+
+func TestNameCodec(t *testing.T) {
+	for _, tc := range []struct {
+		f      Format
+		name   string
+		stored []byte
+	}{
+		{FormatOpenTSDB, "sys.cpu", []byte("sys.cpu")},
+		{FormatOpenTSDB, "café", []byte{'c', 'a', 'f', 0xE9}},
+		{FormatOpenTSDB, "ÿ", []byte{0xFF}},
+		{FormatDense, "café", []byte("café")},
+		{FormatDense, "中文", []byte("中文")},
+	} {
+		got, err := tc.f.EncodeName(nil, []byte(tc.name))
+		if err != nil {
+			t.Fatalf("%s encode %q: %v", tc.f, tc.name, err)
+		}
+		hexEq(t, tc.f.String()+" "+tc.name, got, tc.stored)
+		if back := tc.f.DecodeName(nil, got); string(back) != tc.name {
+			t.Errorf("%s decode %x = %q, want %q", tc.f, got, back, tc.name)
+		}
+	}
+	_, err := FormatOpenTSDB.EncodeName(nil, []byte("cpu.中"))
+	if !errors.Is(err, ErrNotLatin1) {
+		t.Fatalf("encode non-Latin-1 in opentsdb format: %v", err)
+	}
+	want := `uid: name not representable in Latin-1: name "cpu.中" has '中' (U+4E2D); tables in opentsdb format store names as Latin-1, as OpenTSDB does`
+	if err.Error() != want {
+		t.Errorf("error text\n got %s\nwant %s", err, want)
+	}
+	if _, err := FormatOpenTSDB.EncodeName(nil, []byte{'a', 0xC3}); !errors.Is(err, ErrInvalidName) {
+		t.Errorf("invalid UTF-8 in opentsdb format: %v", err)
+	}
+}
+
+func TestParseFormatKind(t *testing.T) {
+	for _, s := range []string{"dense", "opentsdb"} {
+		f, err := ParseFormat(s)
+		if err != nil || f.String() != s {
+			t.Errorf("ParseFormat(%q) = %v, %v", s, f, err)
+		}
+	}
+	if _, err := ParseFormat("hbase"); err == nil {
+		t.Error("ParseFormat accepted hbase")
+	}
+	for _, k := range Kinds {
+		got, err := ParseKind(k.String())
+		if err != nil || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v", k, got, err)
+		}
+	}
+	if _, err := ParseKind("tags"); err == nil {
+		t.Error("ParseKind accepted tags")
+	}
+}
+
+// FuzzNameCodec: every Latin-1-representable UTF-8 name round-trips through
+// the opentsdb encoding, dense is the identity, and nothing panics.
+func FuzzNameCodec(f *testing.F) {
+	for _, s := range []string{"", "sys.cpu.user", "café", "中文", "\xff\xfe", "a\x00b", "ÿÀ"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name []byte) {
+		d, err := FormatDense.EncodeName(nil, name)
+		if err != nil || !bytes.Equal(d, name) || !bytes.Equal(FormatDense.DecodeName(nil, d), name) {
+			t.Fatalf("dense not identity on %x: %x %v", name, d, err)
+		}
+		stored, err := FormatOpenTSDB.EncodeName(nil, name)
+		if err != nil {
+			if utf8.Valid(name) && !errors.Is(err, ErrNotLatin1) {
+				t.Fatalf("valid UTF-8 %q refused with %v", name, err)
+			}
+			return
+		}
+		if utf8.RuneCount(name) != len(stored) {
+			t.Fatalf("%q stored on %d bytes", name, len(stored))
+		}
+		if back := FormatOpenTSDB.DecodeName(nil, stored); !bytes.Equal(back, name) {
+			t.Fatalf("round trip %q -> %x -> %q", name, stored, back)
+		}
+	})
+}
+
+// FuzzParseID: ParseID never panics and inverts AppendID.
+func FuzzParseID(f *testing.F) {
+	f.Add([]byte{0, 0, 1}, 3)
+	f.Add([]byte{}, 0)
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, 8)
+	f.Fuzz(func(t *testing.T, src []byte, width int) {
+		id, rest, err := ParseID(src, width)
+		if err != nil {
+			return
+		}
+		if got := AppendID(nil, id, width); !bytes.Equal(got, src[:width]) || len(rest) != len(src)-width {
+			t.Fatalf("ParseID(%x, %d) = %d; re-encoded %x", src, width, id, got)
+		}
+	})
+}
+
+func hexEq(t testing.TB, what string, got, want []byte) {
+	t.Helper()
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s = %x, want %x", what, got, want)
+	}
+}

@@ -1,0 +1,87 @@
+// Package uid maps metric names, tag keys and tag values to the fixed-width
+// unique IDs (UIDs) that row keys are built from, in OpenTSDB 2.4's UID
+// table, and owns tsd's meta table record. It depends on the storage
+// contract only.
+//
+// # The UID table (tsd.storage.hbase.uid_table, default "tsdb-uid")
+//
+// Two families, one version each, no TTL (TableSpec). Kinds are the
+// qualifiers "metrics", "tagk" and "tagv"; W is the kind's width, 1..8 bytes
+// (default 3, tsd.storage.uid.width.*).
+//
+//	row               family  qualifier       value
+//	name bytes        id      <kind>          UID, W bytes big-endian      forward map
+//	UID (W bytes)     name    <kind>          name bytes                   reverse map
+//	UID (W bytes)     name    <kind>_meta     UIDMeta JSON (OpenTSDB's)    removed by Delete
+//	0x00              id      <kind>          8-byte big-endian int64      MAXID counter
+//
+// Name bytes depend on the table's write format: FormatOpenTSDB stores
+// names as Latin-1 (ISO-8859-1), exactly as OpenTSDB does, and refuses names
+// with a character above U+00FF (ErrNotLatin1); FormatDense stores UTF-8.
+// Format.EncodeName and Format.DecodeName convert; in memory and in the API
+// every name is UTF-8.
+//
+// Invariants:
+//   - UIDs start at 1; 0 is never assigned. MAXID holds the highest UID ever
+//     handed out and never decreases: deleted and leaked UIDs are not reused.
+//   - The reverse map of a UID is written before its forward map, so a
+//     published name always has a name for its UID (a crash may leave a
+//     reverse map without a forward map, which fsck removes).
+//   - A name has at most one forward map per kind and a UID names at most
+//     one thing per kind, whatever the number of concurrent writers.
+//   - Forward-map rows are names, never the single byte 0x00 (names are
+//     printable), so the MAXID row cannot collide with a name.
+//   - The table holds only names RulesLossless accepts (non-empty, printable
+//     UTF-8); the stricter RulesOpenTSDB are the telnet and /api/put
+//     parsers' business (NewValidator).
+//
+// # Assignment
+//
+// OpenTSDB's protocol (UniqueIdAllocator): Increment MAXID; check-and-put
+// the reverse map expecting it absent (a conflict means MAXID is behind the
+// table: it is logged and the assignment starts again with a new ID);
+// check-and-put the forward map expecting it absent (a conflict means
+// another writer named it first: our ID leaks, its reverse map is deleted,
+// and the winner's UID is read and returned); cache both ways. Retryable
+// storage errors start again after a doubling pause, at most
+// Options.MaxAttempts times. Concurrent requests for one name in one process
+// share one assignment. ResolvePoint assigns a point's metric first, then
+// each tag key and its value in ascending tag-key order.
+//
+// # Caches
+//
+// Each kind has a name→UID and a UID→name LRU cache, sharded by hash with
+// one mutex per padded shard and no global lock; a warm lookup does not
+// allocate. Sizes are bounded by Options (default 1,048,576 entries each).
+// Other processes' renames and deletes are not seen until DropCaches, as in
+// OpenTSDB.
+//
+// # The meta table (tsd.storage.hbase.meta_table, default "tsdb-meta")
+//
+// tsd's own data. Every family is ours and every access names its family,
+// so OpenTSDB TSMeta cells (family "name") in a shared table are never read
+// or deleted; and nothing ever deletes a row range here, because TSMeta row
+// keys (TSUIDs) may share prefixes with ours. One version per family, no TTL
+// (MetaTableSpec).
+//
+//	row                          family  qualifier        value
+//	0x00 "record"                r       version          "1"
+//	                             r       format           "dense" | "opentsdb"
+//	                             r       salt.width       decimal ASCII, 0..8
+//	                             r       salt.buckets     decimal ASCII, >= 1
+//	                             r       uid.width.metric decimal ASCII, 1..8
+//	                             r       uid.width.tagk   decimal ASCII, 1..8
+//	                             r       uid.width.tagv   decimal ASCII, 1..8
+//	0x00 "series_id"             x       max              8-byte big-endian series-id counter   (reserved: uid/index)
+//	0x01 ‖ …                     x       …                series index rows                     (reserved: uid/index)
+//	0x02 ‖ data row key          q       …                a data row awaiting compaction        (reserved: write path)
+//
+// The record is written once, with a check-and-put on "version" so two
+// daemons starting together agree, before any UID is assigned. At start,
+// EnsureRecord compares the configured settings with it: a setting given
+// explicitly (Settings.Given) that differs is a *SettingError naming the
+// setting and both values; settings not given take the record's values. A
+// store with a MAXID row in its UID table but no record holds OpenTSDB data:
+// it is refused (ErrUnrecordedOpenTSDB) until tsd.storage.format=opentsdb and
+// both salt settings are given explicitly, and then they are recorded.
+package uid
