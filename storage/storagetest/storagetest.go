@@ -83,5 +83,17 @@ type group struct {
 }
 
 func (s *suite) groups() []group {
-	return nil
+	return []group{
+		{"Tables", s.tableCases()},
+		{"PutGet", s.putGetCases()},
+		{"TTL", s.ttlCases()},
+		{"Delete", s.deleteCases()},
+		{"Apply", s.applyCases()},
+		{"Scan", s.scanCases()},
+		{"Increment", s.incrementCases()},
+		{"CheckAndPut", s.checkAndPutCases()},
+		{"Append", s.appendCases()},
+		{"Lifecycle", s.lifecycleCases()},
+		{"Model", s.modelCases()},
+	}
 }

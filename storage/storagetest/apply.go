@@ -1,0 +1,88 @@
+package storagetest
+
+import (
+	"testing"
+
+	"github.com/tsd-db/tsd/storage"
+)
+
+func (s *suite) applyCases() []testCase {
+	return []testCase{
+		{"MultiRow", s.testApplyMultiRow},
+		{"DeletesThenPuts", s.testApplyDeletesThenPuts},
+		{"Empty", s.testApplyEmpty},
+		{"BadRow", s.testApplyBadRow},
+	}
+}
+
+func (s *suite) testApplyMultiRow(t *testing.T) {
+	tbl := s.std(t)
+	muts := []storage.Mutation{
+		{Row: []byte("r2"), Cells: []storage.Cell{cell(famA, "q", ms(1), "2"), cell(famB, "q", ms(1), "2b")}},
+		{Row: []byte("r1"), Cells: []storage.Cell{{Row: []byte("ignored"), Family: famA, Qualifier: []byte("q"), Timestamp: ms(1), Value: []byte("1")}}},
+		{Row: []byte("r\x00"), Cells: []storage.Cell{cell(famA, "", ms(1), "0")}},
+	}
+	if err := tbl.Apply(t.Context(), muts); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	wantScan(t, tbl, nil,
+		rc("r\x00", famA, "", ms(1), "0"),
+		rc("r1", famA, "q", ms(1), "1"),
+		rc("r2", famA, "q", ms(1), "2"), rc("r2", famB, "q", ms(1), "2b"))
+	wantGet(t, tbl, "ignored", nil)
+}
+
+func (s *suite) testApplyDeletesThenPuts(t *testing.T) {
+	tbl := s.std(t)
+	fillRow(t, tbl, "r1")
+	fillRow(t, tbl, "r2")
+	fillRow(t, tbl, "r3")
+	muts := []storage.Mutation{
+		{Row: []byte("r1"), Deletes: []storage.Deletion{{Kind: storage.DeleteRow}},
+			Cells: []storage.Cell{cell(famA, "q", ms(1), "fresh")}},
+		{Row: []byte("r2"), Deletes: []storage.Deletion{{Kind: storage.DeleteColumn, Family: famA, Qualifier: []byte("q")}},
+			Cells: []storage.Cell{cell(famA, "q", ms(2), "again")}},
+		{Row: []byte("r3"), Deletes: []storage.Deletion{{Kind: storage.DeleteFamily, Family: famB}}},
+	}
+	if err := tbl.Apply(t.Context(), muts); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	wantGet(t, tbl, "r1", nil, rc("r1", famA, "q", ms(1), "fresh"))
+	f := filled("r2")
+	wantGet(t, tbl, "r2", nil, f[0], f[1], rc("r2", famA, "q", ms(2), "again"), f[4], f[5])
+	wantGet(t, tbl, "r3", nil, filled("r3")[:4]...)
+}
+
+func (s *suite) testApplyEmpty(t *testing.T) {
+	tbl := s.std(t)
+	if err := tbl.Apply(t.Context(), nil); err != nil {
+		t.Fatalf("Apply(nil): %v", err)
+	}
+	if err := tbl.Apply(t.Context(), []storage.Mutation{{Row: []byte("r")}}); err != nil {
+		t.Fatalf("Apply of a mutation with nothing in it: %v", err)
+	}
+	wantScan(t, tbl, nil)
+}
+
+func (s *suite) testApplyBadRow(t *testing.T) {
+	tbl := s.std(t)
+	for _, row := range [][]byte{nil, {}} {
+		noPanic(t, "Apply", func() {
+			err := tbl.Apply(t.Context(), []storage.Mutation{
+				{Row: []byte("ok"), Cells: []storage.Cell{cell(famA, "q", ms(1), "v")}},
+				{Row: row, Cells: []storage.Cell{cell(famA, "q", ms(1), "v")}},
+			})
+			wantErr(t, "Apply with an empty row", err, storage.ErrInvalidArgument)
+		})
+	}
+	// The batch is not atomic: "ok" may or may not be there, nothing else is.
+	cells, err := scanAll(t.Context(), tbl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		if string(c.Row) != "ok" {
+			t.Fatalf("unexpected cell after failed Apply: %s", fmtCell(c))
+		}
+	}
+}
