@@ -1,0 +1,180 @@
+package pebble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/storage"
+)
+
+// DB is tsd's embedded wide-column store on one pebble database. It
+// implements storage.DB and is safe for concurrent use.
+type DB struct {
+	pdb  *pebble.DB
+	lock *pebble.Lock
+	opts Options
+	dir  string
+	wo   *pebble.WriteOptions
+
+	// closed is set first thing in Close; operations check it after
+	// taking opMu.RLock, so none touches pdb after Close returns.
+	closed atomic.Bool
+	// opMu is held shared by every call while it uses pdb, and exclusively
+	// by Close and DropTable, which must see no call in flight.
+	opMu sync.RWMutex
+
+	// cat guards the table catalog. Lock order: opMu, then cat.
+	cat struct {
+		sync.Mutex
+		tables map[string]*table
+		nextID uint32
+	}
+	// scanners tracks open scanners so Close can release their iterators.
+	scanners struct {
+		sync.Mutex
+		set map[*scanner]struct{}
+	}
+
+	rows rowLocks
+
+	gcStop chan struct{}
+	gcWG   sync.WaitGroup
+}
+
+var _ storage.DB = (*DB)(nil)
+
+// Open opens or creates the store in dir. Opening an existing store replays
+// its log, so it recovers what was acknowledged before a crash. A directory
+// locked by another process or holding damaged files is an error naming
+// the file.
+func Open(dir string, opts *Options) (*DB, error) {
+	o := *opts.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.FS.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open pebble store: create %s: %w", dir, err)
+	}
+	lock, err := pebble.LockDirectory(dir, o.FS)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble store: lock %s (held by another process?): %w",
+			filepath.Join(dir, "LOCK"), err)
+	}
+	d := &DB{lock: lock, opts: o, dir: dir, wo: pebble.Sync}
+	d.rows.seed = maphash.MakeSeed()
+	if o.noSync {
+		d.wo = pebble.NoSync
+	}
+	if d.pdb, err = pebble.Open(dir, o.pebbleOptions(lock)); err != nil {
+		lock.Close()
+		return nil, openError(dir, err)
+	}
+	if err := d.loadCatalog(); err != nil {
+		d.pdb.Close()
+		lock.Close()
+		return nil, err
+	}
+	d.scanners.set = make(map[*scanner]struct{})
+	d.startGC()
+	return d, nil
+}
+
+// openError wraps pebble's open failure; pebble names the damaged file in
+// its message, and corruption keeps its storage class.
+func openError(dir string, err error) error {
+	err = fmt.Errorf("open pebble store %s: %w", dir, err)
+	if pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrCorruption) {
+		return &storage.CorruptionError{Err: err}
+	}
+	return err
+}
+
+// FS returns the filesystem the store lives on.
+func (d *DB) FS() vfs.FS { return d.opts.FS }
+
+// Dir returns the directory the store was opened in.
+func (d *DB) Dir() string { return d.dir }
+
+// Metrics returns pebble's metrics (LSM shape, cache hits, write stalls),
+// or nil after Close.
+func (d *DB) Metrics() *pebble.Metrics {
+	if d.enter() != nil {
+		return nil
+	}
+	defer d.leave()
+	return d.pdb.Metrics()
+}
+
+// enter marks a call in flight; it fails once Close has begun.
+func (d *DB) enter() error {
+	d.opMu.RLock()
+	if d.closed.Load() {
+		d.opMu.RUnlock()
+		return storage.ErrClosed
+	}
+	return nil
+}
+
+// leave ends a call started by a successful enter.
+func (d *DB) leave() { d.opMu.RUnlock() }
+
+// Close stops the background collector, waits for calls in flight, releases
+// open scanners and closes pebble. Later calls return storage.ErrClosed.
+func (d *DB) Close() error {
+	if d.closed.Swap(true) {
+		return storage.ErrClosed
+	}
+	d.stopGC()
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	d.closeScanners()
+	err := d.pdb.Close()
+	if lerr := d.lock.Close(); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("close pebble store %s: %w", d.dir, err)
+	}
+	return nil
+}
+
+// closeScanners ends every open scanner with ErrClosed.
+func (d *DB) closeScanners() {
+	d.scanners.Lock()
+	defer d.scanners.Unlock()
+	for s := range d.scanners.set {
+		s.abort(storage.ErrClosed)
+	}
+	clear(d.scanners.set)
+}
+
+// Compact runs the TTL and version collector now and then compacts the whole
+// keyspace, so the space of deleted, dropped and expired data comes back.
+func (d *DB) Compact(ctx context.Context) error {
+	if err := d.collectGarbage(ctx); err != nil {
+		return err
+	}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	if err := d.pdb.Flush(); err != nil {
+		return fmt.Errorf("compact: flush: %w", err)
+	}
+	if err := d.pdb.Compact(ctx, []byte{0}, []byte{0xFF}, true); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
+}
+
+// nowMicros is the clock in whole milliseconds, expressed in microseconds.
+func (d *DB) nowMicros() int64 {
+	return d.opts.Clock().UnixMilli() * 1000
+}

@@ -1,0 +1,67 @@
+// Package pebble is tsd's embedded storage engine: the storage contract
+// (storage.DB, storage.Table, storage.Scanner) on one
+// github.com/cockroachdb/pebble/v2 database.
+//
+// # Key layout
+//
+// Every pebble key starts with a tag byte:
+//
+//	0x01 name                      catalog entry of table "name"
+//	0x02 "next-table-id"           4-byte big-endian id the next table gets
+//	0x10 id row* family 0x00 qualifier* ^ts
+//	                               one cell version
+//
+// id is the table's 4-byte big-endian id; ids are never reused, so a dropped
+// table's range deletion cannot touch a newer table. x* is x escaped: each
+// 0x00 byte becomes 0x00 0xFF and the field ends with 0x00 0x01. An escaped
+// field therefore never is a prefix of another one, and the bytewise order of
+// escaped fields is the bytewise order of the raw values ("a" < "a\x00" <
+// "a\x01" < "ab"). Family names never contain 0x00, so a single 0x00 ends
+// them. ^ts is the bitwise complement of the timestamp as 8 big-endian
+// bytes, so newer versions sort first. Sorting keys bytewise thus orders
+// cells by row, family, qualifier and timestamp descending, which is the
+// contract's order, and a scan is a plain pebble iteration.
+//
+// The value of a cell key is the raw cell value.
+//
+// The catalog value of a table is
+//
+//	0x01 (version) | id u32 BE | uvarint n | n × (uvarint len | name | uvarint MaxVersions | uvarint TTL ns)
+//
+// # Prefixes and bloom filters
+//
+// The store uses its own pebble Comparer ("tsd.storage.rowsplit.v1"): keys
+// compare bytewise, and Split ends a data key's prefix after its escaped row,
+// so pebble's bloom filters answer "does this row exist" (Get uses a prefix
+// seek) and NextPrefix skips to the next row. Because an escaped row is never
+// a prefix of another, (prefix, rest) order equals bytewise order, as
+// pebble requires. Value separation by suffix is disabled: every cell of a
+// row shares the prefix, and scans want the values inline.
+//
+// # Invariants and semantics
+//
+//   - Every acknowledged write was committed with pebble.Sync; pebble groups
+//     concurrent synced batches into one WAL fsync.
+//   - Put, Delete and each row of Apply are one pebble batch. Apply puts all
+//     its rows in one batch.
+//   - Deletes are pebble range or point deletions of the keys that exist. A
+//     pebble tombstone only hides older sequence numbers, so a later put, even
+//     with an older cell timestamp, is visible again: no marker survives.
+//   - Equal timestamps share a key, so the later write replaces the earlier.
+//   - MaxVersions and TTL are applied on every read. A background collector
+//     (Options.GCInterval) point-deletes expired and surplus versions, and
+//     Compact runs it and compacts the keyspace, so space comes back.
+//   - Rows are striped over 1024 read-write locks. Plain writes hold their
+//     row's stripe shared (they never wait for each other); Increment,
+//     CheckAndPut, Append and the collector's version trimming hold it
+//     exclusively from their read to their commit, so they are atomic
+//     with respect to every other single-row write.
+//   - DropTable deletes the catalog entry and range-deletes the table's id
+//     range in one batch, after waiting for calls in flight.
+//
+// # Byte slices
+//
+// A Scanner's Cell aliases the scanner's decode buffers and pebble's
+// iterator memory: it is valid until the next Next or Close. Get, Append and
+// Increment return memory the caller owns.
+package pebble
