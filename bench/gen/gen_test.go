@@ -144,7 +144,7 @@ func TestOrderAndCounts(t *testing.T) {
 
 func TestValueRangesAndText(t *testing.T) {
 	for _, vm := range []ValueMode{ValuesInt, ValuesFloat} {
-		g := mustNew(t, Config{Hosts: 20, Values: vm})
+		g := mustNew(t, Config{Hosts: 5, Values: vm})
 		var p Point
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for g.Next(&p) {
@@ -212,7 +212,7 @@ func steps(t *testing.T, cfg Config) []int64 {
 }
 
 func TestFloatStepDistribution(t *testing.T) {
-	d := steps(t, Config{Values: ValuesFloat, Span: 6 * time.Hour})
+	d := steps(t, Config{Hosts: 20, Values: ValuesFloat, Span: 6 * time.Hour})
 	var sum, sq float64
 	for _, s := range d {
 		f := float64(s) / 100
@@ -229,7 +229,7 @@ func TestFloatStepDistribution(t *testing.T) {
 // TestIntStepEntropy checks the figure the dense codec is held to: the
 // entropy of round(N(0,1)) is 2.10 bits, 0.26 bytes per point.
 func TestIntStepEntropy(t *testing.T) {
-	d := steps(t, Config{Span: 6 * time.Hour})
+	d := steps(t, Config{Hosts: 20, Span: 6 * time.Hour})
 	counts := map[int64]int{}
 	for _, s := range d {
 		counts[s]++

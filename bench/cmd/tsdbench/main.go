@@ -1,0 +1,97 @@
+// Command tsdbench runs tsd's benchmark figures beside their peers
+// (Prometheus's tsdb and PromQL engine, raw Pebble, line-protocol/v2, prompb)
+// on the pinned devops dataset and prints one Markdown table:
+// figure | tsd | peer | ratio | runs.
+//
+// Usage:
+//
+//	go run ./bench/cmd/tsdbench                 # default size: 100 hosts x 1 day, median of 5 runs
+//	go run ./bench/cmd/tsdbench -smoke          # seconds: 2 hosts x 12 h, 1 run (CI)
+//	go run ./bench/cmd/tsdbench -runs 3 -only 'PromQL|append' -v
+//
+// Flags override the size's fields: -hosts, -span, -runs. -dir sets the
+// scratch parent directory (default the system temp dir; it is removed at the
+// end). -v logs every run to stderr.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/tsd-db/tsd/bench/harness"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tsdbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	smoke := fs.Bool("smoke", false, "tiny size for CI: 2 hosts x 12 h, 1 run")
+	runs := fs.Int("runs", 0, "runs per figure (default 5; 1 with -smoke)")
+	hosts := fs.Int("hosts", 0, "dataset hosts (default 100)")
+	span := fs.Duration("span", 0, "dataset span (default 24h; must be >= 12h for the PromQL figures)")
+	dir := fs.String("dir", "", "parent of the scratch directory (default: system temp dir)")
+	only := fs.String("only", "", "regexp: run only figures whose name matches")
+	verbose := fs.Bool("v", false, "log every run to stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	size := harness.Default
+	if *smoke {
+		size = harness.Smoke
+	}
+	size.Runs = pick(*runs, size.Runs)
+	size.Hosts = pick(*hosts, size.Hosts)
+	size.Span = pick(*span, size.Span)
+	filter, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdbench: -only: %v\n", err)
+		return 2
+	}
+	if err := bench(size, *dir, filter, *verbose, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func pick[T comparable](flagValue, def T) T {
+	var zero T
+	if flagValue != zero {
+		return flagValue
+	}
+	return def
+}
+
+func bench(size harness.Size, dir string, filter *regexp.Regexp, verbose bool, stdout, stderr io.Writer) error {
+	e, err := harness.NewEnv(size, dir)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if verbose {
+		e.Log = stderr
+	}
+	e.OpenStore = openStore
+	var figs []harness.Figure
+	for _, f := range harness.Figures(e) {
+		if filter.MatchString(f.Name) {
+			figs = append(figs, f)
+		}
+	}
+	start, load := time.Now(), harness.LoadAverage()
+	rs := harness.Run(e, figs)
+	fmt.Fprintf(stdout, "tsdbench, size %s: devops %d hosts x %v, median of %d runs, %s, load average %s at start, %s at end\n",
+		size.Name, size.Hosts, size.Span, size.Runs, time.Since(start).Round(time.Second), load, harness.LoadAverage())
+	fmt.Fprintf(stdout, "machine: %s\n\n", harness.Machine())
+	if err := harness.WriteTable(stdout, rs); err != nil {
+		return err
+	}
+	return e.Close()
+}

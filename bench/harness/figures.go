@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"github.com/tsd-db/tsd/bench/gen"
+)
+
+// Figures returns the table's rows in order. Each later issue adds its rows
+// here (or fills a Missing side) with a Measure calling its package.
+func Figures(e *Env) []Figure {
+	var fs []Figure
+	fs = append(fs, storageFigures(e)...)
+	fs = append(fs, ingestFigures()...)
+	fs = append(fs, sizeFigures()...)
+	fs = append(fs, queryFigures()...)
+	return fs
+}
+
+func ingestFigures() []Figure {
+	return []Figure{
+		{
+			Name: "head append, devops int, 1 goroutine", Unit: "samples/s",
+			TSD:  Side{Missing: "n/a (issue 6)"},
+			Peer: Side{Name: "Prometheus tsdb head, WAL on", Measure: promAppendRate},
+		},
+		{
+			Name: "parse Influx lines, devops float", Unit: "points/s",
+			TSD:  Side{Missing: "n/a (issue 7)"},
+			Peer: Side{Name: "line-protocol/v2", Measure: influxPeerRate},
+		},
+		{
+			Name: "decode remote_write, 1,000 series/request", Unit: "samples/s",
+			TSD:  Side{Missing: "n/a (issue 7)"},
+			Peer: Side{Name: "snappy + prompb", Measure: remoteWritePeerRate},
+		},
+	}
+}
+
+func sizeFigures() []Figure {
+	return []Figure{
+		{
+			Name: "data bytes/point, devops int", Unit: "B", LowerIsBetter: true, Once: true,
+			TSD:  Side{Missing: "n/a (issue 5)"},
+			Peer: Side{Name: "Prometheus block chunks", Measure: promChunkBytes(gen.ValuesInt)},
+		},
+		{
+			Name: "data bytes/point, devops float", Unit: "B", LowerIsBetter: true, Once: true,
+			TSD:  Side{Missing: "n/a (issue 5)"},
+			Peer: Side{Name: "Prometheus block chunks", Measure: promChunkBytes(gen.ValuesFloat)},
+		},
+		{
+			Name: "disk bytes/point incl. index, devops int", Unit: "B", LowerIsBetter: true, Once: true,
+			TSD:  Side{Missing: "n/a (issue 6)"},
+			Peer: Side{Name: "Prometheus block chunks+index", Measure: promBlockBytes(gen.ValuesInt)},
+		},
+	}
+}
+
+func queryFigures() []Figure {
+	return []Figure{
+		{
+			Name: "PromQL 1 host 1 metric 1 h, max per minute", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Missing: "n/a (issue 9)"},
+			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(0)},
+		},
+		{
+			Name: "PromQL 1 metric all hosts 12 h, hourly avg by host", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Missing: "n/a (issue 9)"},
+			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(1)},
+		},
+	}
+}
