@@ -1,0 +1,168 @@
+package api
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"sync"
+)
+
+// connKind is what the server knows of a connection so far.
+type connKind uint8
+
+const (
+	kindSniff  connKind = iota // first byte not read yet
+	kindHTTP                   // handed to fasthttp
+	kindTelnet                 // handed to Options.Telnet
+)
+
+// conn is an accepted connection, tracked by the server until closed. Its
+// first Read replays the byte the server read to tell HTTP from telnet.
+type conn struct {
+	net.Conn
+	srv *Server
+	// first and replay are touched only by the goroutine reading the
+	// connection; the hand-off to fasthttp orders the two readers.
+	first  byte
+	replay bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Read returns the replayed first byte, then reads the connection.
+func (c *conn) Read(p []byte) (int, error) {
+	if c.replay && len(p) > 0 {
+		p[0], c.replay = c.first, false
+		return 1, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// Close closes the connection once and stops tracking it.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.srv.untrack(c)
+		c.closeErr = c.Conn.Close()
+	})
+	return c.closeErr
+}
+
+// track wraps and registers nc, counting its goroutine in wg; after Close
+// it closes nc and returns nil.
+func (s *Server) track(nc net.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		nc.Close()
+		return nil
+	}
+	c := &conn{Conn: nc, srv: s}
+	s.mu.conns[c] = kindSniff
+	s.wg.Add(1)
+	return c
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.mu.conns, c)
+	s.mu.Unlock()
+}
+
+// setKind records what c turned out to be; it reports false once Close has
+// begun, when c must not be handed on.
+func (s *Server) setKind(c *conn, k connKind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return false
+	}
+	if _, ok := s.mu.conns[c]; !ok {
+		return false // closed under us
+	}
+	s.mu.conns[c] = k
+	return true
+}
+
+// serveConn reads the first byte of c and hands c to HTTP (an ASCII capital
+// letter starts every HTTP method) or to telnet (anything else).
+func (s *Server) serveConn(c *conn) {
+	defer s.wg.Done()
+	var b [1]byte
+	if _, err := io.ReadFull(c.Conn, b[:]); err != nil {
+		c.Close()
+		return
+	}
+	c.first, c.replay = b[0], true
+	if b[0] >= 'A' && b[0] <= 'Z' {
+		if !s.setKind(c, kindHTTP) || !s.httpConns.deliver(c) {
+			c.Close()
+		}
+		return
+	}
+	if !s.setKind(c, kindTelnet) {
+		c.Close()
+		return
+	}
+	s.serveTelnet(c)
+}
+
+// serveTelnet runs Options.Telnet on c, or closes c with a log line while
+// no telnet handler exists.
+func (s *Server) serveTelnet(c *conn) {
+	defer c.Close()
+	if s.opts.Telnet == nil {
+		s.log.Warn("closing non-HTTP connection: the telnet protocol is not served yet",
+			"remote", c.RemoteAddr().String(), "first_byte", strconv.QuoteRune(rune(c.first)))
+		return
+	}
+	s.opts.Telnet.ServeConn(c)
+}
+
+// connQueue is the net.Listener fasthttp accepts from: it yields the
+// connections serveConn identified as HTTP.
+type connQueue struct {
+	ch        chan net.Conn
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func newConnQueue() *connQueue {
+	return &connQueue{ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// deliver waits until fasthttp takes c; it reports false once the queue
+// is closed.
+func (q *connQueue) deliver(c net.Conn) bool {
+	select {
+	case q.ch <- c:
+		return true
+	case <-q.done:
+		return false
+	}
+}
+
+// Accept implements net.Listener. Its error after Close is net.ErrClosed,
+// which fasthttp treats as a clean stop.
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.ch:
+		return c, nil
+	case <-q.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close implements net.Listener; it is idempotent.
+func (q *connQueue) Close() error {
+	q.closeOnce.Do(func() { close(q.done) })
+	return nil
+}
+
+// Addr implements net.Listener; the queue has no address of its own.
+func (q *connQueue) Addr() net.Addr { return queueAddr{} }
+
+type queueAddr struct{}
+
+func (queueAddr) Network() string { return "tsd-sniffed" }
+func (queueAddr) String() string  { return "sniffed-http" }

@@ -1,0 +1,46 @@
+// Package api is tsd's network edge: it owns the one listener on port 4242
+// (tsd.network.port), tells HTTP from telnet by the first byte of each
+// connection, and routes HTTP requests to the OpenTSDB, Prometheus and
+// InfluxDB endpoints listed in shared/spec/routes.md. It is the only package
+// that imports github.com/valyala/fasthttp, and it does not use the net/http
+// server (internal/lint enforces both), so nothing below it sees a
+// fasthttp.RequestCtx.
+//
+// # Connections
+//
+// Serve accepts connections and reads one byte from each. An ASCII capital
+// letter (A-Z, the first byte of every HTTP method) hands the connection, with
+// that byte replayed, to fasthttp; anything else is the telnet line protocol
+// and goes to Options.Telnet. Until the ingest package provides a telnet
+// handler, such a connection is closed and logged. Server.Close stops the
+// listeners, closes connections still being sniffed or served as telnet,
+// lets in-flight HTTP requests finish for at most Options.ShutdownTimeout,
+// then closes whatever is left and waits for every goroutine it started.
+//
+// # Routing
+//
+// A request is routed in this order:
+//
+//  1. Exact paths of the other APIs (Prometheus /api/v1/query and friends,
+//     also under /prometheus/api/v1/...; InfluxDB /write, /api/v2/write,
+//     /ping, /query; /metrics; /), so a Prometheus path wins over OpenTSDB's
+//     versioned alias of the same name.
+//  2. OpenTSDB's scheme: /api/<endpoint>[/...] or /api/v<N>/<endpoint>[/...],
+//     where <endpoint> is lower-cased and matched against the OpenTSDB table.
+//     N above 1 is 501 and a version that is not an integer is 400, with
+//     OpenTSDB's messages.
+//  3. Anything else is 404 {"error":{"code":404,"message":"Endpoint not found"}}.
+//
+// Both tables live in routes.go. An endpoint whose issue has not landed has a
+// nil handler and answers 501 with OpenTSDB's error JSON naming it; an issue
+// that builds the endpoint replaces the nil with its handler method.
+//
+// # Responses
+//
+// Errors use OpenTSDB's shape {"error":{"code":C,"message":M[,"details":D]}}
+// with the HTTP status equal to C and Content-Type
+// "application/json; charset=UTF-8". tsd never adds OpenTSDB's Java "trace".
+// Handlers must not keep the fasthttp.RequestCtx, or any slice taken from
+// it, after they return (fasthttp reuses them); copy what must outlive the
+// request.
+package api

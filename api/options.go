@@ -1,0 +1,99 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+)
+
+// Default values of Options.
+const (
+	DefaultAddr               = ":4242"
+	DefaultMaxRequestBodySize = 256 << 20
+	DefaultIdleTimeout        = 5 * time.Minute
+	DefaultShutdownTimeout    = 10 * time.Second
+)
+
+// VersionInfo is what /api/version reports, in OpenTSDB's field names.
+// Every field is a string, as in OpenTSDB; empty ones are sent empty.
+type VersionInfo struct {
+	Version       string // release, e.g. "0.1.0" or "devel"
+	ShortRevision string // first 7 hex digits of the commit
+	FullRevision  string // full commit hash
+	Timestamp     string // commit time, Unix seconds
+	RepoStatus    string // "MINT" or "MODIFIED"
+	User          string // who built it
+	Host          string // where it was built
+	Repo          string // module or repository path
+	Branch        string // branch it was built from
+}
+
+// ConnHandler serves a raw connection that is not HTTP (the telnet line
+// protocol). ServeConn owns conn: it must return once conn is closed, which
+// Server.Close does on shutdown, and the server closes conn after it returns.
+type ConnHandler interface {
+	ServeConn(conn net.Conn)
+}
+
+// Options configure a Server. The zero value of each field means its
+// default; call EnsureDefaults then Validate (New does both).
+type Options struct {
+	// Addr is the TCP address Listen binds, host:port; port 0 picks a free
+	// port. Default ":4242".
+	Addr string
+	// Version is reported by /api/version. Default: all fields empty.
+	Version VersionInfo
+	// MaxRequestBodySize is the largest request body accepted, in bytes; a
+	// larger one is answered 413 and logged with the client address.
+	// Default 256 MiB.
+	MaxRequestBodySize int
+	// IdleTimeout closes a keep-alive HTTP connection that sends no request
+	// for this long. Default 5 minutes.
+	IdleTimeout time.Duration
+	// ShutdownTimeout bounds how long Close lets in-flight HTTP requests
+	// finish before closing their connections. Default 10 seconds.
+	ShutdownTimeout time.Duration
+	// Telnet serves connections whose first byte is not an ASCII capital
+	// letter. Default nil: such connections are logged and closed.
+	Telnet ConnHandler
+	// Logger receives the server's log lines. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults sets every zero field to its default and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.MaxRequestBodySize == 0 {
+		o.MaxRequestBodySize = DefaultMaxRequestBodySize
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate reports the first invalid field, naming it.
+func (o *Options) Validate() error {
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
+		return fmt.Errorf("api: Addr %q: %w", o.Addr, err)
+	}
+	if o.MaxRequestBodySize < 0 {
+		return fmt.Errorf("api: MaxRequestBodySize %d is negative", o.MaxRequestBodySize)
+	}
+	if o.IdleTimeout < 0 {
+		return fmt.Errorf("api: IdleTimeout %v is negative", o.IdleTimeout)
+	}
+	if o.ShutdownTimeout < 0 {
+		return fmt.Errorf("api: ShutdownTimeout %v is negative", o.ShutdownTimeout)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package api
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+)
+
+// endpoint is one routed API. A nil handle marks an endpoint that a later
+// issue builds; until then it answers 501 naming the endpoint.
+type endpoint struct {
+	name   string                  // canonical path, shown in errors and on /
+	handle fasthttp.RequestHandler // nil: planned, not built yet
+	prom   bool                    // also served under /prometheus/...
+}
+
+// planned returns an endpoint that answers 501 until its issue lands.
+func planned(name string) endpoint { return endpoint{name: name} }
+
+// promPlanned is planned for a Prometheus path, also under /prometheus.
+func promPlanned(name string) endpoint { return endpoint{name: name, prom: true} }
+
+// labelValuesPath stands in the paths table for /api/v1/label/<name>/values.
+const labelValuesPath = "/api/v1/label/<name>/values"
+
+// router holds the route tables; it is built in New and read-only after.
+type router struct {
+	// paths maps exact paths of the non-OpenTSDB APIs (spec/routes.md).
+	paths map[string]endpoint
+	// openTSDB maps an OpenTSDB endpoint, the lower-cased first path
+	// segment after /api/ or /api/v<N>/, to its route; the endpoint
+	// handles any deeper segments itself (/api/uid/assign is "uid").
+	openTSDB map[string]endpoint
+}
+
+// newRouter builds the route tables. An issue that builds an endpoint
+// replaces its planned(...) entry with {name, handler}.
+func (s *Server) newRouter() *router {
+	return &router{
+		paths: map[string]endpoint{
+			"/":                        {name: "/", handle: s.handleIndex},
+			"/metrics":                 planned("/metrics"),
+			"/api/v1/query":            promPlanned("/api/v1/query"),
+			"/api/v1/query_range":      promPlanned("/api/v1/query_range"),
+			"/api/v1/series":           promPlanned("/api/v1/series"),
+			"/api/v1/labels":           promPlanned("/api/v1/labels"),
+			labelValuesPath:            promPlanned(labelValuesPath),
+			"/api/v1/metadata":         promPlanned("/api/v1/metadata"),
+			"/api/v1/rules":            promPlanned("/api/v1/rules"),
+			"/api/v1/query_exemplars":  promPlanned("/api/v1/query_exemplars"),
+			"/api/v1/format_query":     promPlanned("/api/v1/format_query"),
+			"/api/v1/status/buildinfo": promPlanned("/api/v1/status/buildinfo"),
+			"/api/v1/write":            promPlanned("/api/v1/write"),
+			"/write":                   planned("/write"),
+			"/api/v2/write":            planned("/api/v2/write"),
+			"/ping":                    planned("/ping"),
+			"/query":                   planned("/query"),
+		},
+		openTSDB: map[string]endpoint{
+			"version":     {name: "/api/version", handle: s.handleVersion},
+			"put":         planned("/api/put"),
+			"query":       planned("/api/query"),
+			"suggest":     planned("/api/suggest"),
+			"search":      planned("/api/search"),
+			"uid":         planned("/api/uid"),
+			"annotation":  planned("/api/annotation"),
+			"annotations": planned("/api/annotations"),
+			"aggregators": planned("/api/aggregators"),
+			"config":      planned("/api/config"),
+			"stats":       planned("/api/stats"),
+			"dropcaches":  planned("/api/dropcaches"),
+			"tree":        planned("/api/tree"),
+			"rollup":      planned("/api/rollup"),
+			"histogram":   planned("/api/histogram"),
+		},
+	}
+}
+
+// lookupPath finds an exact-path endpoint, including Prometheus paths
+// under the /prometheus prefix and /api/v1/label/<name>/values.
+func (r *router) lookupPath(path []byte) (endpoint, bool) {
+	if e, ok := r.lookupExact(path); ok {
+		return e, true
+	}
+	if !bytes.HasPrefix(path, []byte("/prometheus/")) {
+		return endpoint{}, false
+	}
+	e, ok := r.lookupExact(path[len("/prometheus"):])
+	return e, ok && e.prom
+}
+
+func (r *router) lookupExact(path []byte) (endpoint, bool) {
+	if e, ok := r.paths[string(path)]; ok {
+		return e, true
+	}
+	if isLabelValuesPath(path) {
+		return r.paths[labelValuesPath], true
+	}
+	return endpoint{}, false
+}
+
+// isLabelValuesPath matches /api/v1/label/<name>/values with a non-empty
+// name that holds no slash.
+func isLabelValuesPath(path []byte) bool {
+	name, ok := bytes.CutPrefix(path, []byte("/api/v1/label/"))
+	if !ok {
+		return false
+	}
+	name, ok = bytes.CutSuffix(name, []byte("/values"))
+	return ok && len(name) > 0 && bytes.IndexByte(name, '/') < 0
+}
+
+// maxAPIVersion is the highest OpenTSDB API version (/api/v<N>/) served.
+const maxAPIVersion = 1
+
+// routeError is an OpenTSDB routing failure: a bad or unsupported version.
+type routeError struct {
+	code             int
+	message, details string
+}
+
+// parseAPIPath splits an OpenTSDB API path the way OpenTSDB 2.4's
+// HttpQuery.getQueryBaseRoute does. It returns the endpoint segment (not yet
+// lower-cased), ok=false when the path is not under /api, and a routeError
+// for a version above maxAPIVersion (501) or one that is not an integer
+// (400). A segment is a version when it is "v" or "V" followed by a digit.
+func parseAPIPath(path []byte) (seg []byte, ok bool, rerr *routeError) {
+	seg, rest := nextSegment(path)
+	if !bytes.EqualFold(seg, []byte("api")) {
+		return nil, false, nil
+	}
+	seg, rest = nextSegment(rest)
+	if len(seg) > 1 && (seg[0] == 'v' || seg[0] == 'V') && isDigit(seg[1]) {
+		if rerr := checkAPIVersion(seg[1:]); rerr != nil {
+			return nil, true, rerr
+		}
+		seg, _ = nextSegment(rest)
+	}
+	return seg, true, nil
+}
+
+// checkAPIVersion validates the digits after "/api/v".
+func checkAPIVersion(digits []byte) *routeError {
+	v, err := strconv.ParseInt(string(digits), 10, 32)
+	if err != nil {
+		return &routeError{fasthttp.StatusBadRequest, "Invalid API version format supplied",
+			"API version [" + string(digits) + "] cannot be parsed to an integer"}
+	}
+	if v > maxAPIVersion {
+		return &routeError{fasthttp.StatusNotImplemented,
+			"Requested API version is greater than the max implemented",
+			"API version [" + strconv.FormatInt(v, 10) + "] is greater than the max [" +
+				strconv.Itoa(maxAPIVersion) + "]"}
+	}
+	return nil
+}
+
+// nextSegment returns the path segment after the leading slash of p and the
+// remainder starting at the next slash.
+func nextSegment(p []byte) (seg, rest []byte) {
+	if len(p) > 0 && p[0] == '/' {
+		p = p[1:]
+	}
+	if i := bytes.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i:]
+	}
+	return p, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// lookupOpenTSDB finds the OpenTSDB endpoint named by seg, ignoring case.
+func (r *router) lookupOpenTSDB(seg []byte) (endpoint, bool) {
+	var buf [32]byte
+	e, ok := r.openTSDB[string(appendLower(buf[:0], seg))]
+	return e, ok
+}
+
+// appendLower appends the ASCII lower case of s.
+func appendLower(dst, s []byte) []byte {
+	for _, c := range s {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// handle is the fasthttp handler: it routes as the package doc describes.
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	path := ctx.Path()
+	if e, ok := s.routes.lookupPath(path); ok {
+		serveEndpoint(ctx, e)
+		return
+	}
+	seg, isAPI, rerr := parseAPIPath(path)
+	if rerr != nil {
+		writeError(ctx, rerr.code, rerr.message, rerr.details)
+		return
+	}
+	if e, ok := s.routes.lookupOpenTSDB(seg); isAPI && ok {
+		serveEndpoint(ctx, e)
+		return
+	}
+	writeError(ctx, fasthttp.StatusNotFound, "Endpoint not found", "")
+}
+
+// serveEndpoint runs e, or answers 501 when e is not built yet.
+func serveEndpoint(ctx *fasthttp.RequestCtx, e endpoint) {
+	if e.handle == nil {
+		writeError(ctx, fasthttp.StatusNotImplemented, "Endpoint not implemented: "+e.name, "")
+		return
+	}
+	e.handle(ctx)
+}

@@ -1,0 +1,231 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// ErrServerClosed is returned by Serve once Close has been called.
+var ErrServerClosed = errors.New("api: server closed")
+
+// Server serves tsd's APIs on one listener. Create it with New, bind with
+// Listen (or bring a listener), run Serve, and stop it with Close. It is safe
+// for concurrent use.
+type Server struct {
+	opts        Options
+	log         *slog.Logger
+	routes      *router
+	versionJSON []byte // /api/version body, immutable
+	indexPage   []byte // "/" body, immutable
+	http        *fasthttp.Server
+	httpConns   *connQueue // sniffed HTTP connections, accepted by http
+
+	// mu guards the lifecycle. Lock order: mu, then nothing.
+	mu struct {
+		sync.Mutex
+		closed      bool
+		httpStarted bool
+		listeners   map[net.Listener]struct{}
+		conns       map[*conn]connKind
+	}
+	// wg counts the goroutines the server started: one per connection
+	// being sniffed or served as telnet, plus the fasthttp accept loop.
+	wg sync.WaitGroup
+}
+
+// New returns a Server for opts after EnsureDefaults and Validate.
+func New(opts Options) (*Server, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+	s.routes = s.newRouter()
+	s.versionJSON = appendVersionJSON(nil, opts.Version)
+	s.indexPage = s.routes.appendIndex(nil, opts.Version.Version)
+	s.httpConns = newConnQueue()
+	s.http = &fasthttp.Server{
+		Handler:               s.handle,
+		ErrorHandler:          s.handleReadError,
+		MaxRequestBodySize:    opts.MaxRequestBodySize,
+		IdleTimeout:           opts.IdleTimeout,
+		NoDefaultServerHeader: true,
+		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{opts.Logger},
+	}
+	s.mu.listeners = make(map[net.Listener]struct{})
+	s.mu.conns = make(map[*conn]connKind)
+	return s, nil
+}
+
+// Listen opens the TCP listener for Options.Addr.
+func (s *Server) Listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("api: listen on %s: %w", s.opts.Addr, err)
+	}
+	return ln, nil
+}
+
+// Serve accepts connections on ln until Close, then returns
+// ErrServerClosed; any other error is a failing listener. Serve closes ln.
+// It may run on several listeners at once.
+func (s *Server) Serve(ln net.Listener) error {
+	if !s.addListener(ln) {
+		ln.Close()
+		return ErrServerClosed
+	}
+	defer s.removeListener(ln)
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			if !isTemporary(err) {
+				return fmt.Errorf("api: accept on %s: %w", ln.Addr(), err)
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		if c := s.track(nc); c != nil {
+			go s.serveConn(c)
+		}
+	}
+}
+
+// isTemporary reports accept errors that pass, such as running out of
+// file descriptors, as opposed to a closed or broken listener.
+func isTemporary(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED)
+}
+
+// addListener registers ln and starts the fasthttp loop once; it reports
+// false after Close.
+func (s *Server) addListener(ln net.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return false
+	}
+	s.mu.listeners[ln] = struct{}{}
+	if !s.mu.httpStarted {
+		s.mu.httpStarted = true
+		s.wg.Add(1)
+		go s.runHTTP()
+	}
+	return true
+}
+
+func (s *Server) removeListener(ln net.Listener) {
+	s.mu.Lock()
+	delete(s.mu.listeners, ln)
+	s.mu.Unlock()
+	ln.Close()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.closed
+}
+
+// runHTTP runs fasthttp on the queue of sniffed HTTP connections until
+// the queue closes.
+func (s *Server) runHTTP() {
+	defer s.wg.Done()
+	if err := s.http.Serve(s.httpConns); err != nil {
+		s.log.Error("http server stopped", "err", err)
+	}
+}
+
+// Close stops the server: listeners first, then connections that are
+// being sniffed or served as telnet, then HTTP after in-flight requests
+// finish or Options.ShutdownTimeout passes. It waits for every goroutine
+// the server started. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	for ln := range s.mu.listeners {
+		ln.Close()
+	}
+	s.closeConnsLocked(func(k connKind) bool { return k != kindHTTP })
+	s.mu.Unlock()
+
+	s.shutdownHTTP()
+
+	s.mu.Lock()
+	s.closeConnsLocked(func(connKind) bool { return true })
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// closeConnsLocked closes the raw connections whose kind matches; their
+// owners see the error, close the wrapper and untrack it.
+func (s *Server) closeConnsLocked(match func(connKind) bool) {
+	for c, k := range s.mu.conns {
+		if match(k) {
+			c.Conn.Close()
+		}
+	}
+}
+
+// shutdownHTTP lets fasthttp finish in-flight requests, bounded by
+// Options.ShutdownTimeout, and stops its accept loop.
+func (s *Server) shutdownHTTP() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := s.http.ShutdownWithContext(ctx); err != nil {
+		s.log.Warn("HTTP requests still running at shutdown; closing their connections",
+			"timeout", s.opts.ShutdownTimeout, "err", err)
+	}
+	// Shutdown is a no-op if the loop has not registered the queue yet;
+	// closing it ourselves makes the loop end as soon as it starts.
+	s.httpConns.Close()
+}
+
+// handleReadError answers requests fasthttp could not read, in OpenTSDB's
+// error JSON.
+func (s *Server) handleReadError(ctx *fasthttp.RequestCtx, err error) {
+	var te interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		s.log.Warn("request body over the limit", "remote", ctx.RemoteAddr().String(),
+			"limit", s.opts.MaxRequestBodySize)
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large",
+			fmt.Sprintf("The request body is larger than the limit of %d bytes", s.opts.MaxRequestBodySize))
+	case errors.As(err, &te) && te.Timeout():
+		writeError(ctx, fasthttp.StatusRequestTimeout, "Request timeout", err.Error())
+	default:
+		writeError(ctx, fasthttp.StatusBadRequest, "Bad request", err.Error())
+	}
+}
+
+// fasthttpLogger sends fasthttp's log lines to slog.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Warn("http: " + fmt.Sprintf(format, args...))
+}
