@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/storage/pebble"
 )
 
 func TestCellShape(t *testing.T) {
@@ -81,4 +82,17 @@ func TestRaw(t *testing.T) {
 	}
 	defer r.Close()
 	testTarget(t, r)
+}
+
+func TestTable(t *testing.T) {
+	db, err := pebble.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := NewTable(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	testTarget(t, tbl)
 }

@@ -38,10 +38,19 @@ func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-// OpenRaw opens raw Pebble in dir with bloom filters on every level (as the
-// tsd engine has) and otherwise default options.
+// OpenRaw opens raw Pebble in dir configured as storage/pebble configures
+// it by default (64 MiB cache, 32 MiB memtables, balanced compression, 10-bit
+// bloom filters on every level, newest format), but with pebble's default
+// comparer and the plain key row‖qualifier: the difference between the two
+// sides is the engine's own work.
 func OpenRaw(dir string) (*Raw, error) {
-	opts := &pebble.Options{Logger: quietLogger{}}
+	opts := &pebble.Options{
+		Logger:             quietLogger{},
+		CacheSize:          64 << 20,
+		MemTableSize:       32 << 20,
+		FormatMajorVersion: pebble.FormatNewest,
+	}
+	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}

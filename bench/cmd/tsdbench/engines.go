@@ -1,7 +1,14 @@
 package main
 
-import "github.com/tsd-db/tsd/storage"
+import (
+	"io"
+	"log/slog"
 
-// openStore opens tsd's embedded storage engine; nil until storage/pebble
-// lands, which makes the storage rows print "n/a".
-var openStore func(dir string) (storage.DB, error)
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/storage/pebble"
+)
+
+// openStore opens tsd's embedded storage engine with its defaults.
+func openStore(dir string) (storage.DB, error) {
+	return pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
