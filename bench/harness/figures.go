@@ -39,13 +39,23 @@ func sizeFigures() []Figure {
 	return []Figure{
 		{
 			Name: "data bytes/point, devops int", Unit: "B", LowerIsBetter: true, Once: true,
-			TSD:  Side{Missing: "n/a (issue 5)"},
+			TSD:  Side{Name: "dense hour rows", Measure: denseBytes(gen.ValuesInt)},
 			Peer: Side{Name: "Prometheus block chunks", Measure: promChunkBytes(gen.ValuesInt)},
 		},
 		{
 			Name: "data bytes/point, devops float", Unit: "B", LowerIsBetter: true, Once: true,
-			TSD:  Side{Missing: "n/a (issue 5)"},
+			TSD:  Side{Name: "dense hour rows", Measure: denseBytes(gen.ValuesFloat)},
 			Peer: Side{Name: "Prometheus block chunks", Measure: promChunkBytes(gen.ValuesFloat)},
+		},
+		{
+			Name: "decode, devops int", Unit: "points/s",
+			TSD:  Side{Name: "DenseIter", Measure: denseDecode(gen.ValuesInt)},
+			Peer: Side{Name: "XOR chunk iterator", Measure: xorDecode(gen.ValuesInt)},
+		},
+		{
+			Name: "decode, devops float", Unit: "points/s",
+			TSD:  Side{Name: "DenseIter", Measure: denseDecode(gen.ValuesFloat)},
+			Peer: Side{Name: "XOR chunk iterator", Measure: xorDecode(gen.ValuesFloat)},
 		},
 		{
 			Name: "disk bytes/point incl. index, devops int", Unit: "B", LowerIsBetter: true, Once: true,

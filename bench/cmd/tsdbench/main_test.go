@@ -33,8 +33,8 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("peer cell %q is not a figure", peer)
 		}
 	}
-	if rows < 12 {
-		t.Fatalf("%d rows, want at least 12", rows)
+	if rows < 14 {
+		t.Fatalf("%d rows, want at least 14", rows)
 	}
 	if !strings.Contains(table, "machine: ") {
 		t.Fatal("no machine line")
