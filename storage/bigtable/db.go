@@ -264,6 +264,9 @@ func (db *DB) Table(ctx context.Context, name string) (storage.Table, error) {
 	if db.closed.Load() {
 		return nil, fmt.Errorf("bigtable: table %q: %w", name, storage.ErrClosed)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bigtable: table %q: %w", name, err)
+	}
 	if !storage.ValidName(name) {
 		return nil, storage.Invalidf("table name %q: must match [_a-zA-Z0-9][-_.a-zA-Z0-9]*", name)
 	}

@@ -86,6 +86,11 @@ func (s *scanner) empty() bool {
 // Next advances to the next cell, fetching the next chunk when needed.
 func (s *scanner) Next() bool {
 	for s.err == nil && !s.closed {
+		if s.pos&63 == 0 && s.ctx.Err() != nil {
+			// Buffered cells stop too: a cancelled scan ends promptly.
+			s.err = s.t.db.classify(s.ctx, "scan "+s.t.name, s.ctx.Err())
+			return false
+		}
 		if s.pos < len(s.cells) {
 			s.cur = s.cells[s.pos]
 			s.pos++

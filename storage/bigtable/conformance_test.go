@@ -1,0 +1,19 @@
+package bigtable
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/storage/storagetest"
+)
+
+var conformanceSteps = flag.Int("storagetest.steps", 0, "model-based steps of the conformance suite (0: the suite's default)")
+
+// TestConformance runs the whole storage contract against a fresh in-process
+// emulator per DB: no network beyond loopback, no shared state.
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t testing.TB) storage.DB {
+		return openEmulated(t)
+	}, storagetest.Options{ModelSteps: *conformanceSteps})
+}
