@@ -416,7 +416,8 @@ func TestDeleteRangePrefixAndScan(t *testing.T) {
 	ctx := context.Background()
 	for _, create := range []bool{true, false} {
 		t.Run(fmt.Sprintf("create_tables=%v", create), func(t *testing.T) {
-			srv := startEmulator(t, "127.0.0.1:0")
+			var rpcs rpcCounter
+			srv := startEmulator(t, "127.0.0.1:0", rpcs.option())
 			setup := openAt(t, srv.Addr)
 			mustTable(t, setup, oneFamily("t", "f", 0, 0))
 			db := openAt(t, srv.Addr, func(o *Options) { o.CreateTables = Bool(create); o.ScanChunkRows = 4 })
@@ -452,6 +453,10 @@ func TestDeleteRangePrefixAndScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("all", 0)
+			drops := rpcs.count("DropRowRange")
+			if want := map[bool]int{true: 2, false: 0}[create]; drops != want {
+				t.Fatalf("%d DropRowRange requests, want %d (prefix b and the whole table only)", drops, want)
+			}
 		})
 	}
 }
@@ -477,7 +482,8 @@ func TestWholePrefix(t *testing.T) {
 
 func TestCreateTablesOffNamesWhatIsMissing(t *testing.T) {
 	ctx := context.Background()
-	srv := startEmulator(t, "127.0.0.1:0")
+	var rpcs rpcCounter
+	srv := startEmulator(t, "127.0.0.1:0", rpcs.option())
 	db := openAt(t, srv.Addr, func(o *Options) { o.CreateTables = Bool(false) })
 	err := db.EnsureTable(ctx, oneFamily("tsdb", "t", 0, 0))
 	wantErr(t, err, storage.ErrNotFound)
@@ -497,6 +503,9 @@ func TestCreateTablesOffNamesWhatIsMissing(t *testing.T) {
 	specs, err := db.Tables(ctx)
 	if err != nil || len(specs) != 1 || specs[0].Families[0].MaxVersions != 0 {
 		t.Fatalf("create_tables=false changed the policy: %+v %v", specs, err)
+	}
+	if c, m := rpcs.count("CreateTable"), rpcs.count("ModifyColumnFamilies"); c != 1 || m != 0 {
+		t.Fatalf("%d CreateTable and %d ModifyColumnFamilies; want only the admin DB's one CreateTable", c, m)
 	}
 }
 

@@ -3,6 +3,8 @@ package bigtable
 import (
 	"context"
 	"errors"
+	"path"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,14 +16,40 @@ import (
 
 // startEmulator starts an in-process Bigtable emulator on an ephemeral
 // loopback port with Bigtable's own 256 MiB message limit.
-func startEmulator(t testing.TB, addr string) *bttest.Server {
+func startEmulator(t testing.TB, addr string, extra ...grpc.ServerOption) *bttest.Server {
 	t.Helper()
-	srv, err := bttest.NewServer(addr, grpc.MaxRecvMsgSize(maxMessageSize), grpc.MaxSendMsgSize(maxMessageSize))
+	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageSize), grpc.MaxSendMsgSize(maxMessageSize)}, extra...)
+	srv, err := bttest.NewServer(addr, opts...)
 	if err != nil {
 		t.Fatalf("start emulator: %v", err)
 	}
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// rpcCounter counts the unary requests an emulator serves, by method name
+// (for example "DropRowRange"), to tell which request a call used.
+type rpcCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *rpcCounter) option() grpc.ServerOption {
+	return grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = make(map[string]int)
+		}
+		c.n[path.Base(info.FullMethod)]++
+		c.mu.Unlock()
+		return h(ctx, req)
+	})
+}
+
+func (c *rpcCounter) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
 }
 
 // openEmulated opens a DB on a fresh emulator, with short timeouts so that
