@@ -1,0 +1,259 @@
+package ingest
+
+import (
+	"math/bits"
+
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+// RowSpan is the time an OpenTSDB row covers, in milliseconds (one hour).
+const RowSpan = 3600_000
+
+// rowBase returns the start of the hour row holding t (t >= 0).
+func rowBase(t int64) int64 { return t - t%RowSpan }
+
+const (
+	offsetBits = 22   // a point's offset in its row: RowSpan < 1<<22
+	noWindow   = 0xff // rowChunk.lead before any XOR window exists
+)
+
+// Bucket widths after a unary prefix of 0..4 ones; prefix 0 means zero.
+var (
+	tsBuckets  = [5]uint8{0, 7, 12, 17, 25}
+	intBuckets = [5]uint8{0, 2, 6, 20, 64}
+)
+
+// rowChunk is the in-order part of an open row, compressed as a bit
+// stream (byte format in doc.go). Points are appended with strictly
+// increasing timestamps inside one row.
+type rowChunk struct {
+	w           bitWriter
+	n           uint32
+	t, dt       int64  // last timestamp and timestamp delta
+	v           uint64 // last value bits
+	kind        series.Kind
+	lead, trail uint8 // XOR window of the last float
+}
+
+// reset empties the chunk and keeps its buffer.
+func (c *rowChunk) reset() {
+	w := c.w
+	w.reset()
+	*c = rowChunk{w: w}
+}
+
+// append adds p, which lies in the row at base and after the last point.
+func (c *rowChunk) append(base int64, p series.Point) {
+	if c.n == 0 {
+		c.w.writeBits(uint64(p.T-base), offsetBits)
+		c.w.writeBits(uint64(p.Kind), 2)
+		c.first(p)
+	} else {
+		dt := p.T - c.t
+		writeBucketed(&c.w, dt-c.dt, &tsBuckets)
+		c.dt = dt
+		c.appendValue(p)
+	}
+	c.t = p.T
+	c.n++
+}
+
+// first stores p's value raw and starts a run of its kind.
+func (c *rowChunk) first(p series.Point) {
+	c.w.writeBits(p.Bits, 64)
+	c.kind, c.v, c.lead = p.Kind, p.Bits, noWindow
+}
+
+// appendValue stores the value of a point after the first.
+func (c *rowChunk) appendValue(p series.Point) {
+	if p.Kind != c.kind {
+		c.w.writeBit(true)
+		c.w.writeBits(uint64(p.Kind), 2)
+		c.first(p)
+		return
+	}
+	c.w.writeBit(false)
+	if p.Kind == series.Int {
+		// Deltas, not deltas of deltas: gauges, the common case, step
+		// around a level and would double their steps.
+		writeBucketed(&c.w, int64(p.Bits-c.v), &intBuckets)
+		c.v = p.Bits
+		return
+	}
+	c.appendXOR(p.Bits)
+}
+
+// appendXOR stores a float as the XOR with the previous one: '0' for equal,
+// '10' and the bits inside the previous window, or '11', the leading-zero
+// count (5 bits, at most 31), the significant bit count minus one (6 bits)
+// and the significant bits.
+func (c *rowChunk) appendXOR(v uint64) {
+	x := v ^ c.v
+	c.v = v
+	if x == 0 {
+		c.w.writeBit(false)
+		return
+	}
+	lead, trail := uint8(min(bits.LeadingZeros64(x), 31)), uint8(bits.TrailingZeros64(x))
+	if c.lead != noWindow && lead >= c.lead && trail >= c.trail {
+		c.w.writeBits(0b10, 2)
+		c.w.writeBits(x>>c.trail, 64-c.lead-c.trail)
+		return
+	}
+	sig := 64 - lead - trail
+	c.w.writeBits(0b11, 2)
+	c.w.writeBits(uint64(lead), 5)
+	c.w.writeBits(uint64(sig-1), 6)
+	c.w.writeBits(x>>trail, sig)
+	c.lead, c.trail = lead, trail
+}
+
+// writeBucketed writes v as a unary bucket number and v in that bucket's
+// width (two's complement).
+func writeBucketed(w *bitWriter, v int64, widths *[5]uint8) {
+	if v == 0 {
+		w.writeBit(false)
+		return
+	}
+	for i := 1; i < 5; i++ {
+		n := widths[i]
+		if i < 4 && !fitsSigned(v, n) {
+			continue
+		}
+		w.writeBits(bucketPrefix[i].code, bucketPrefix[i].n)
+		w.writeBits(uint64(v), n)
+		return
+	}
+}
+
+// bucketPrefix[i] is i ones, then a zero unless i is the last bucket.
+var bucketPrefix = [5]struct {
+	code uint64
+	n    uint8
+}{{0, 1}, {0b10, 2}, {0b110, 3}, {0b1110, 4}, {0b1111, 4}}
+
+// fitsSigned reports whether v fits in n bits of two's complement.
+func fitsSigned(v int64, n uint8) bool {
+	return n == 64 || (v >= -(1<<(n-1)) && v < 1<<(n-1))
+}
+
+// signExtend reads the low n bits of u as two's complement.
+func signExtend(u uint64, n uint8) int64 {
+	s := 64 - n
+	return int64(u<<s) >> s
+}
+
+// chunkIter decodes a rowChunk. A decoding failure (only possible for
+// bytes not written by rowChunk) ends the iteration and sets bad.
+type chunkIter struct {
+	r           bitReader
+	left        uint32
+	base        int64
+	t, dt       int64
+	v           uint64
+	kind        series.Kind
+	lead, trail uint8
+	first       bool
+	bad         bool
+	p           series.Point
+}
+
+// reset starts decoding n points of b, a chunk of the row at base.
+func (it *chunkIter) reset(b []byte, n uint32, base int64) {
+	*it = chunkIter{r: bitReader{b: b}, left: n, base: base, first: true}
+}
+
+// next decodes the next point into it.p.
+func (it *chunkIter) next() bool {
+	if it.left == 0 || it.bad {
+		return false
+	}
+	ok := it.first && it.readFirst() || !it.first && it.readNext()
+	if !ok {
+		it.bad, it.left = true, 0
+		return false
+	}
+	it.first = false
+	it.left--
+	it.p = series.Point{T: it.t, Bits: it.v, Kind: it.kind}
+	return true
+}
+
+// readFirst decodes the first point of the chunk.
+func (it *chunkIter) readFirst() bool {
+	off, ok1 := it.r.readBits(offsetBits)
+	k, ok2 := it.r.readBits(2)
+	it.t = it.base + int64(off)
+	return ok1 && ok2 && it.readRaw(k)
+}
+
+// readRaw starts a run of kind k with a raw 64-bit value.
+func (it *chunkIter) readRaw(k uint64) bool {
+	v, ok := it.r.readBits(64)
+	if !ok || k > uint64(series.Float64) {
+		return false
+	}
+	it.kind, it.v, it.lead = series.Kind(k), v, noWindow
+	return true
+}
+
+// readNext decodes a point after the first.
+func (it *chunkIter) readNext() bool {
+	dod, ok := readBucketed(&it.r, &tsBuckets)
+	if !ok {
+		return false
+	}
+	it.dt += dod
+	it.t += it.dt
+	changed, ok := it.r.readBit()
+	switch {
+	case !ok:
+		return false
+	case changed:
+		k, ok := it.r.readBits(2)
+		return ok && it.readRaw(k)
+	case it.kind == series.Int:
+		dv, ok := readBucketed(&it.r, &intBuckets)
+		it.v += uint64(dv)
+		return ok
+	}
+	return it.readXOR()
+}
+
+// readXOR decodes a float stored by appendXOR.
+func (it *chunkIter) readXOR() bool {
+	ctl, ok := it.r.unary(2)
+	switch {
+	case !ok:
+		return false
+	case ctl == 0:
+		return true
+	case ctl == 1:
+		if it.lead == noWindow {
+			return false
+		}
+		x, ok := it.r.readBits(64 - it.lead - it.trail)
+		it.v ^= x << it.trail
+		return ok
+	}
+	lead, ok1 := it.r.readBits(5)
+	sig, ok2 := it.r.readBits(6)
+	sig++
+	if !ok1 || !ok2 || lead+sig > 64 {
+		return false
+	}
+	x, ok := it.r.readBits(uint8(sig))
+	it.lead, it.trail = uint8(lead), uint8(64-lead-sig)
+	it.v ^= x << it.trail
+	return ok
+}
+
+// readBucketed reads a value written by writeBucketed.
+func readBucketed(r *bitReader, widths *[5]uint8) (int64, bool) {
+	i, ok := r.unary(4)
+	if !ok || i == 0 {
+		return 0, ok
+	}
+	u, ok := r.readBits(widths[i])
+	return signExtend(u, widths[i]), ok
+}

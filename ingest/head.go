@@ -1,0 +1,151 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/ingest/wal"
+)
+
+// Head holds the points of open hour rows in memory, behind a write-ahead
+// log. Appends go through Appenders; reads through AppendPoints and
+// Iterator. All methods are safe for concurrent use.
+//
+// Lock order: a series shard's lock, then a series' lock, then the ref
+// table's lock; the append path takes only series locks.
+type Head struct {
+	opts   HeadOptions
+	log    *wal.Log
+	series *seriesShards
+	refs   refTable
+	replay ReplayStats
+
+	mem     atomic.Int64 // bytes held by series and rows
+	nseries atomic.Int64
+}
+
+// ReplayStats describe how a Head was rebuilt from its log at open.
+type ReplayStats struct {
+	// WAL is what the log read and dropped.
+	WAL wal.ReplayStats
+	// Series and Samples count what was rebuilt.
+	Series, Samples int64
+	// BadRecords counts intact records whose payload did not decode, or
+	// series records with keys that do not fit the UID widths; skipped.
+	BadRecords int64
+	// OrphanSamples counts samples of a series no record in their segment
+	// defined; skipped.
+	OrphanSamples int64
+}
+
+// OpenHead opens the head's log in dir on fs (the vfs.FS the pebble engine
+// uses) and rebuilds the head from it. A damaged log tail is dropped with a
+// warning, never an error.
+func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
+	h := &Head{}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if err := h.opts.EnsureDefaults().Validate(); err != nil {
+		return nil, err
+	}
+	h.series = newSeriesShards(h.opts.Shards)
+	r := newHeadReplay(h)
+	log, err := wal.Open(fs, dir, &h.opts.WAL, r.record)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open head: %w", err)
+	}
+	h.log = log
+	h.replay = r.finish(log.ReplayStats())
+	return h, nil
+}
+
+// Close closes the log. Points still in the head stay in the log and come
+// back at the next OpenHead.
+func (h *Head) Close() error { return h.log.Close() }
+
+// ReplayStats returns what OpenHead rebuilt.
+func (h *Head) ReplayStats() ReplayStats { return h.replay }
+
+// MemoryBytes returns the memory the head's series and rows hold, the
+// figure the head.max_memory limit is enforced against.
+func (h *Head) MemoryBytes() int64 { return h.mem.Load() }
+
+// NumSeries returns the number of series in the head.
+func (h *Head) NumSeries() int64 { return h.nseries.Load() }
+
+// Ref returns the reference of the series with key, creating the series
+// (and registering it) if it is new. key is metric UID ‖ tagk UID ‖ tagv
+// UID ..., tags sorted by tagk UID bytes; it is not retained.
+func (h *Head) Ref(key []byte) (SeriesRef, error) {
+	s, err := h.getOrCreate(key)
+	if err != nil {
+		return 0, err
+	}
+	return s.ref, nil
+}
+
+// getOrCreate returns the series of key, creating and registering it.
+func (h *Head) getOrCreate(key []byte) (*memSeries, error) {
+	if s := h.series.get(key); s != nil {
+		return s, nil
+	}
+	if err := h.checkKey(key); err != nil {
+		return nil, err
+	}
+	// Register before the series exists, outside the shard lock: a series
+	// the index does not know must never hold points.
+	if r := h.opts.Registrar; r != nil {
+		if err := r.RegisterSeries(key); err != nil {
+			return nil, fmt.Errorf("ingest: register series %x: %w", key, err)
+		}
+	}
+	s, created := h.series.getOrAdd(key, func() *memSeries {
+		s := &memSeries{key: string(key)}
+		h.refs.add(s)
+		return s
+	})
+	if created {
+		h.nseries.Add(1)
+		h.mem.Add(seriesOverhead + int64(len(key)))
+	}
+	return s, nil
+}
+
+// checkKey validates a series key's shape against the UID widths.
+func (h *Head) checkKey(key []byte) error {
+	w := h.opts.Widths
+	pair := w.TagK + w.TagV
+	n := len(key) - w.Metric
+	if n < 0 || n%pair != 0 {
+		return fmt.Errorf("%w: %d bytes do not fit a %d-byte metric and %d-byte tag pairs", ErrBadSeriesKey, len(key), w.Metric, pair)
+	}
+	if n/pair > h.opts.MaxTags {
+		return fmt.Errorf("%w: %d tags, at most %d", ErrBadSeriesKey, n/pair, h.opts.MaxTags)
+	}
+	for i := w.Metric + pair; i < len(key); i += pair {
+		if bytes.Compare(key[i-pair:i-pair+w.TagK], key[i:i+w.TagK]) >= 0 {
+			return fmt.Errorf("%w: tag %d is not after tag %d in tag key UID order", ErrBadSeriesKey, (i-w.Metric)/pair, (i-w.Metric)/pair-1)
+		}
+	}
+	return nil
+}
+
+// OldestSegment returns the oldest WAL segment holding a point still in
+// the head; ok is false when the head holds no point. Segments before it
+// may be deleted once the flusher has written the rows they cover.
+func (h *Head) OldestSegment() (seg uint32, ok bool) {
+	h.series.forEach(func(s *memSeries) {
+		s.mu.Lock()
+		for i := range s.rows {
+			if m := s.rows[i].minSeg; !ok || m < seg {
+				seg, ok = m, true
+			}
+		}
+		s.mu.Unlock()
+	})
+	return seg, ok
+}

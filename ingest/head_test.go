@@ -1,0 +1,516 @@
+package ingest
+
+import (
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/goleak"
+
+	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/invariants"
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// seriesKey builds a key with 3-byte UIDs: metric, then tagk/tagv pairs.
+func seriesKey(metric uint32, tags ...uint32) []byte {
+	b := []byte{byte(metric >> 16), byte(metric >> 8), byte(metric)}
+	for _, u := range tags {
+		b = append(b, byte(u>>16), byte(u>>8), byte(u))
+	}
+	return b
+}
+
+// countingRegistrar is a real, minimal series index: a set of keys.
+type countingRegistrar struct {
+	mu    sync.Mutex
+	keys  map[string]int
+	fail  error
+	calls int
+}
+
+func (r *countingRegistrar) RegisterSeries(key []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.fail != nil {
+		return r.fail
+	}
+	if r.keys == nil {
+		r.keys = map[string]int{}
+	}
+	r.keys[string(key)]++
+	return nil
+}
+
+func testOpts(reg SeriesRegistrar) *HeadOptions {
+	return &HeadOptions{
+		Registrar: reg,
+		Logger:    slog.New(slog.DiscardHandler),
+		WAL:       wal.Options{SegmentSize: 64 << 10, FsyncInterval: -1},
+	}
+}
+
+func mustOpenHead(t testing.TB, fs vfs.FS, opts *HeadOptions) *Head {
+	t.Helper()
+	dir := "wal"
+	if fs == vfs.Default {
+		dir = t.TempDir()
+	}
+	h, err := OpenHead(fs, dir, opts)
+	if err != nil {
+		t.Fatalf("open head: %v", err)
+	}
+	return h
+}
+
+// model is the expected content of a head: per series key, points by time.
+type model map[string]map[int64]series.Point
+
+func (m model) add(key []byte, p series.Point) {
+	if m[string(key)] == nil {
+		m[string(key)] = map[int64]series.Point{}
+	}
+	m[string(key)][p.T] = p
+}
+
+// points returns the expected points of key in [mint, maxt), sorted.
+func (m model) points(key string, mint, maxt int64) []series.Point {
+	var out []series.Point
+	for _, p := range m[key] {
+		if p.T >= mint && p.T < maxt {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b series.Point) int { return cmpInt64(a.T, b.T) })
+	return out
+}
+
+// check compares every series of m with the head, whole and in a range.
+func (m model) check(t testing.TB, h *Head) {
+	t.Helper()
+	for key := range m {
+		for _, r := range [][2]int64{{0, 1 << 62}, {rowBase(1_767_229_000_000) + 1234, 1_767_229_000_000 + 2*RowSpan}} {
+			got := h.AppendPoints(nil, []byte(key), r[0], r[1])
+			want := m.points(key, r[0], r[1])
+			if !slices.Equal(got, want) {
+				t.Fatalf("series %x in [%d, %d): %d points, want %d\n got %v\nwant %v", key, r[0], r[1], len(got), len(want), head(got), head(want))
+			}
+		}
+	}
+	if int64(len(m)) != h.NumSeries() {
+		t.Fatalf("head has %d series, model %d", h.NumSeries(), len(m))
+	}
+}
+
+func head(p []series.Point) []series.Point { return p[:min(len(p), 5)] }
+
+// randomPoint returns a point of kind chosen at random, near tm.
+func randomPoint(rng *rand.Rand, tm int64) series.Point {
+	switch rng.IntN(4) {
+	case 0:
+		return series.Float64Point(tm, rng.NormFloat64())
+	case 1:
+		return series.Float32Point(tm, float32(rng.IntN(100))/4)
+	default:
+		return series.IntPoint(tm, int64(rng.IntN(200)-100))
+	}
+}
+
+const t0 = 1_767_225_600_000 // 2026-01-01T00:00:00Z
+
+// appendRandom commits n random points over keys, in commits of 100, some
+// out of order and some overwriting earlier timestamps, and records them in m.
+func appendRandom(t testing.TB, h *Head, rng *rand.Rand, keys [][]byte, n int, m model) {
+	t.Helper()
+	a := h.Appender()
+	for i := range n {
+		key := keys[rng.IntN(len(keys))]
+		tm := t0 + int64(i)*1000 + int64(rng.IntN(3))*RowSpan
+		if rng.IntN(10) == 0 {
+			tm -= int64(rng.IntN(100_000)) // out of order, sometimes a duplicate
+		}
+		p := randomPoint(rng, tm)
+		if _, err := a.AppendKey(key, p); err != nil {
+			t.Fatal(err)
+		}
+		m.add(key, p)
+		if i%100 == 99 {
+			if err := a.Commit(i%1000 == 999); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := a.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testKeys(n int) [][]byte {
+	var keys [][]byte
+	for i := range n {
+		keys = append(keys, seriesKey(uint32(1+i%3), 1, uint32(10+i), 2, 7))
+	}
+	return keys
+}
+
+func TestHeadAppendRead(t *testing.T) {
+	reg := &countingRegistrar{}
+	h := mustOpenHead(t, vfs.NewMem(), testOpts(reg))
+	defer h.Close()
+	m := model{}
+	keys := testKeys(20)
+	appendRandom(t, h, rand.New(rand.NewPCG(1, 1)), keys, 20_000, m)
+	m.check(t, h)
+	if len(reg.keys) != len(keys) || reg.calls != len(keys) {
+		t.Fatalf("registrar saw %d keys in %d calls, want %d", len(reg.keys), reg.calls, len(keys))
+	}
+	if mem := h.MemoryBytes(); mem < 20_000 || mem > 1<<20 {
+		t.Fatalf("memory accounting says %d bytes for 20,000 points", mem)
+	}
+}
+
+func TestHeadOutOfOrderAndDuplicates(t *testing.T) {
+	h := mustOpenHead(t, vfs.NewMem(), testOpts(nil))
+	defer h.Close()
+	key := seriesKey(1, 1, 1)
+	a := h.Appender()
+	m := model{}
+	// Reverse order, then overwrite every third point, across a merge of the
+	// out-of-order buffer.
+	for i := 200; i >= 0; i-- {
+		p := series.IntPoint(t0+int64(i)*10, int64(i))
+		a.AppendKey(key, p)
+		m.add(key, p)
+	}
+	for i := 0; i <= 200; i += 3 {
+		p := series.Float64Point(t0+int64(i)*10, -float64(i))
+		a.AppendKey(key, p)
+		m.add(key, p)
+	}
+	if err := a.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	m.check(t, h)
+	it := h.Iterator(key, t0+15, t0+35)
+	var got []int64
+	for it.Next() {
+		got = append(got, it.At().T-t0)
+	}
+	if !slices.Equal(got, []int64{20, 30}) || it.Err() != nil {
+		t.Fatalf("iterator over [15, 35): %v, %v", got, it.Err())
+	}
+}
+
+func TestHeadReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	reg := &countingRegistrar{}
+	h := mustOpenHead(t, fs, testOpts(reg))
+	m := model{}
+	keys := testKeys(50)
+	appendRandom(t, h, rand.New(rand.NewPCG(2, 2)), keys, 30_000, m)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h = mustOpenHead(t, fs, testOpts(reg))
+	defer h.Close()
+	m.check(t, h)
+	s := h.ReplayStats()
+	if s.Series != 50 || s.Samples != 30_000 || s.BadRecords != 0 || s.OrphanSamples != 0 || s.WAL.Damage != "" {
+		t.Fatalf("replay stats %+v", s)
+	}
+	if s.WAL.Segments < 3 {
+		t.Fatalf("only %d segments: the test must cross segment rotations", s.WAL.Segments)
+	}
+	// Replay registers again (the index may have lost it); still one key each.
+	if len(reg.keys) != 50 || reg.calls != 100 {
+		t.Fatalf("registrar: %d keys, %d calls", len(reg.keys), reg.calls)
+	}
+	// And appends continue on top of the replayed head.
+	appendRandom(t, h, rand.New(rand.NewPCG(3, 3)), keys, 1000, m)
+	m.check(t, h)
+}
+
+// TestHeadCrash: on a simulated power loss every point committed with sync
+// survives, and what the log holds replays without damage beyond its tail.
+func TestHeadCrash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for iter := range 10 {
+		fs := vfs.NewCrashableMem()
+		h := mustOpenHead(t, fs, testOpts(nil))
+		a := h.Appender()
+		synced, all := model{}, model{}
+		keys := testKeys(10)
+		tm := int64(t0)
+		for c := range 40 + rng.IntN(40) {
+			batch := model{}
+			for range 1 + rng.IntN(100) {
+				tm += 1 + int64(rng.IntN(1000))
+				key := keys[rng.IntN(len(keys))]
+				p := randomPoint(rng, tm)
+				a.AppendKey(key, p)
+				batch.add(key, p)
+				all.add(key, p)
+			}
+			sync := c%5 == 0
+			if err := a.Commit(sync); err != nil {
+				t.Fatal(err)
+			}
+			if sync {
+				for k, ps := range batch {
+					for _, p := range ps {
+						synced.add([]byte(k), p)
+					}
+				}
+			}
+		}
+		clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(3) * 50, RNG: rng})
+		h.Close()
+		h2 := mustOpenHead(t, clone, testOpts(nil))
+		for key, ps := range synced {
+			got := map[int64]series.Point{}
+			for _, p := range h2.AppendPoints(nil, []byte(key), 0, 1<<62) {
+				got[p.T] = p
+				if p != all[key][p.T] {
+					t.Fatalf("iter %d: point %+v was never written", iter, p)
+				}
+			}
+			for _, p := range ps {
+				if got[p.T] != p {
+					t.Fatalf("iter %d: synced point %+v lost", iter, p)
+				}
+			}
+		}
+		if s := h2.ReplayStats(); s.WAL.DroppedSegments > 0 || s.BadRecords > 0 || s.OrphanSamples > 0 {
+			t.Fatalf("iter %d: replay %+v", iter, s)
+		}
+		h2.Close()
+	}
+}
+
+func TestHeadBadInput(t *testing.T) {
+	reg := &countingRegistrar{}
+	h := mustOpenHead(t, vfs.NewMem(), testOpts(reg))
+	defer h.Close()
+	a := h.Appender()
+	for name, key := range map[string][]byte{
+		"short":         {0, 1},
+		"half a tag":    append(seriesKey(1, 1, 2), 0, 0, 3),
+		"unsorted tags": seriesKey(1, 5, 1, 2, 1),
+		"duplicate tag": seriesKey(1, 5, 1, 5, 2),
+	} {
+		if _, err := a.AppendKey(key, series.IntPoint(t0, 1)); !errors.Is(err, ErrBadSeriesKey) {
+			t.Errorf("%s key: %v, want ErrBadSeriesKey", name, err)
+		}
+	}
+	if _, err := a.AppendKey(seriesKey(1), series.IntPoint(-1, 1)); !errors.Is(err, ErrOutOfBounds) {
+		t.Errorf("negative timestamp: %v", err)
+	}
+	if err := a.Append(999, series.IntPoint(t0, 1)); !errors.Is(err, ErrUnknownRef) {
+		t.Errorf("unknown ref: %v", err)
+	}
+	reg.fail = errors.New("index down")
+	if _, err := a.AppendKey(seriesKey(9, 1, 1), series.IntPoint(t0, 1)); !errors.Is(err, reg.fail) {
+		t.Errorf("failing registrar: %v", err)
+	}
+	if h.NumSeries() != 1 || a.Len() != 0 {
+		t.Errorf("after bad input: %d series (the zero-tag one), %d pending", h.NumSeries(), a.Len())
+	}
+}
+
+// faultFS is a MemFS whose file writes and syncs fail with ENOSPC while
+// full is set, like a full disk.
+type faultFS struct {
+	vfs.FS
+	mu   sync.Mutex
+	full bool
+}
+
+func (fs *faultFS) isFull() bool { fs.mu.Lock(); defer fs.mu.Unlock(); return fs.full }
+func (fs *faultFS) setFull(v bool) { fs.mu.Lock(); fs.full = v; fs.mu.Unlock() }
+
+func (fs *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.isFull() {
+		return nil, syscall.ENOSPC
+	}
+	f, err := fs.FS.Create(name, c)
+	return &faultFile{File: f, fs: fs}, err
+}
+
+type faultFile struct {
+	vfs.File
+	fs *faultFS
+}
+
+func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.isFull() {
+		n, _ := f.File.WriteAt(p[:len(p)/3], off)
+		return n, syscall.ENOSPC
+	}
+	return f.File.WriteAt(p, off)
+}
+
+func (f *faultFile) Sync() error {
+	if f.fs.isFull() {
+		return syscall.ENOSPC
+	}
+	return f.File.Sync()
+}
+
+func TestHeadDiskFull(t *testing.T) {
+	fs := &faultFS{FS: vfs.NewMem()}
+	h := mustOpenHead(t, fs, testOpts(nil))
+	a := h.Appender()
+	acked := model{}
+	key := seriesKey(1, 1, 1)
+	commit := func(i int) error {
+		p := series.IntPoint(t0+int64(i), int64(i))
+		a.AppendKey(key, p)
+		err := a.Commit(false)
+		if err == nil {
+			acked.add(key, p)
+		}
+		return err
+	}
+	for i := range 100 {
+		if err := commit(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs.setFull(true)
+	for i := 100; i < 200; i++ {
+		if err := commit(i); !errors.Is(err, wal.ErrDiskFull) {
+			t.Fatalf("commit on a full disk: %v", err)
+		}
+	}
+	fs.setFull(false)
+	for i := 200; i < 300; i++ {
+		if err := commit(i); err != nil {
+			t.Fatalf("commit after space returned: %v", err)
+		}
+	}
+	acked.check(t, h) // failed commits are not visible
+	h.Close()
+	h = mustOpenHead(t, fs, testOpts(nil))
+	defer h.Close()
+	acked.check(t, h)
+}
+
+func TestHeadConcurrent(t *testing.T) {
+	fs := vfs.NewMem()
+	h := mustOpenHead(t, fs, testOpts(nil))
+	const writers = 4
+	models := make([]model, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		models[w] = model{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Writers share series 0..9 but never a timestamp.
+			a := h.Appender()
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			for i := range 5000 {
+				key := seriesKey(1, 1, uint32(rng.IntN(10)))
+				p := series.IntPoint(t0+int64(i*writers+w), int64(i))
+				if _, err := a.AppendKey(key, p); err != nil {
+					t.Error(err)
+					return
+				}
+				models[w].add(key, p)
+				if i%50 == 49 {
+					if err := a.Commit(false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+			a.Commit(false)
+		}()
+	}
+	readDone := make(chan struct{})
+	go func() { // readers run against writers
+		defer close(readDone)
+		for range 200 {
+			h.AppendPoints(nil, seriesKey(1, 1, 3), 0, 1<<62)
+		}
+	}()
+	wg.Wait()
+	<-readDone
+	all := model{}
+	for _, m := range models {
+		for k, ps := range m {
+			for _, p := range ps {
+				all.add([]byte(k), p)
+			}
+		}
+	}
+	all.check(t, h)
+	h.Close()
+	h = mustOpenHead(t, fs, testOpts(nil))
+	defer h.Close()
+	all.check(t, h)
+}
+
+func TestOldestSegment(t *testing.T) {
+	h := mustOpenHead(t, vfs.NewMem(), testOpts(nil))
+	defer h.Close()
+	if _, ok := h.OldestSegment(); ok {
+		t.Fatal("an empty head has an oldest segment")
+	}
+	appendRandom(t, h, rand.New(rand.NewPCG(5, 5)), testKeys(5), 20_000, model{})
+	seg, ok := h.OldestSegment()
+	if !ok || seg != 1 || h.log.Segment() < 3 {
+		t.Fatalf("oldest segment %d %v, current %d", seg, ok, h.log.Segment())
+	}
+}
+
+// TestAppendAllocs: in steady state (rows sized after a first hour) a
+// commit of 100 points through log and head does not allocate, nor does a
+// read into a reused slice.
+func TestAppendAllocs(t *testing.T) {
+	if invariants.RaceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	opts := testOpts(nil)
+	opts.WAL.SegmentSize = 0 // MemFS grows files by allocating: use the OS
+	h := mustOpenHead(t, vfs.Default, opts)
+	defer h.Close()
+	a := h.Appender()
+	var refs []SeriesRef
+	for i := range 100 {
+		ref, err := h.Ref(seriesKey(1, 1, uint32(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, ref)
+	}
+	tm := int64(t0)
+	batch := func() {
+		for _, ref := range refs {
+			a.Append(ref, series.Float64Point(tm, float64(tm%1000)/10))
+		}
+		tm += 10_000
+		if err := a.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 360 + 10 { // one hour, then into the next row
+		batch()
+	}
+	if n := testing.AllocsPerRun(100, batch); n != 0 {
+		t.Fatalf("%.1f allocations per commit of 100 points", n)
+	}
+	key := seriesKey(1, 1, 5)
+	dst := h.AppendPoints(nil, key, 0, 1<<62)
+	if n := testing.AllocsPerRun(50, func() { dst = h.AppendPoints(dst[:0], key, 0, 1<<62) }); n != 0 {
+		t.Fatalf("%.1f allocations per read", n)
+	}
+}

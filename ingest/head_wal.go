@@ -1,0 +1,108 @@
+package ingest
+
+import (
+	"errors"
+	"time"
+
+	"github.com/tsd-db/tsd/ingest/wal"
+)
+
+// headReplay rebuilds a head from its log's records. Log ids are scoped
+// to their segment: every segment defines the series it references.
+type headReplay struct {
+	h     *Head
+	seg   uint32
+	ids   map[uint64]*memSeries
+	sd    wal.SeriesDecoder
+	smd   wal.SamplesDecoder
+	now   int64
+	stats ReplayStats
+	first error // the first undecodable record, for the warning
+}
+
+func newHeadReplay(h *Head) *headReplay {
+	return &headReplay{h: h, ids: make(map[uint64]*memSeries), now: time.Now().UnixMilli()}
+}
+
+// record is the wal.ReplayFunc.
+func (r *headReplay) record(seg uint32, t wal.RecordType, payload []byte) error {
+	if seg != r.seg {
+		clear(r.ids)
+		r.seg = seg
+	}
+	if t == wal.TypeSeries {
+		return r.series(payload)
+	}
+	if t == wal.TypeSamples {
+		r.samples(seg, payload)
+	}
+	return nil
+}
+
+// series recreates the series of a series record.
+func (r *headReplay) series(payload []byte) error {
+	r.sd.Reset(payload)
+	for {
+		id, key, ok := r.sd.Next()
+		if !ok {
+			break
+		}
+		s, err := r.h.getOrCreate(key)
+		if errors.Is(err, ErrBadSeriesKey) {
+			r.bad(err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.ids[id] = s
+	}
+	if err := r.sd.Err(); err != nil {
+		r.bad(err)
+	}
+	return nil
+}
+
+// samples adds the points of a samples record to their series.
+func (r *headReplay) samples(seg uint32, payload []byte) {
+	r.smd.Reset(payload)
+	var delta int64
+	for {
+		id, p, ok := r.smd.Next()
+		if !ok {
+			break
+		}
+		s := r.ids[id]
+		if s == nil || p.T < 0 {
+			r.stats.OrphanSamples++
+			continue
+		}
+		s.mu.Lock()
+		delta += s.append(p, seg, r.now)
+		s.mu.Unlock()
+		r.stats.Samples++
+	}
+	if err := r.smd.Err(); err != nil {
+		r.bad(err)
+	}
+	r.h.mem.Add(delta)
+}
+
+func (r *headReplay) bad(err error) {
+	r.stats.BadRecords++
+	if r.first == nil {
+		r.first = err
+	}
+}
+
+// finish completes the stats and warns about skipped records.
+func (r *headReplay) finish(ws wal.ReplayStats) ReplayStats {
+	r.stats.WAL = ws
+	r.stats.Series = r.h.NumSeries()
+	if r.stats.BadRecords > 0 || r.stats.OrphanSamples > 0 {
+		r.h.opts.Logger.Warn("ingest: skipped undecodable log records during replay",
+			"dir", r.h.log.Dir(), "bad_records", r.stats.BadRecords,
+			"orphan_samples", r.stats.OrphanSamples, "first_error", r.first)
+	}
+	return r.stats
+}

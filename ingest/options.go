@@ -1,0 +1,77 @@
+package ingest
+
+import (
+	"fmt"
+	"log/slog"
+	"math/bits"
+
+	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+// Default head option values.
+const (
+	DefaultShards  = 256
+	DefaultMaxTags = 32
+)
+
+// SeriesRegistrar records a series in the series index when the head
+// creates it (uid/index implements it). The head calls it once per series
+// it creates, also when it rebuilds a series from the log at start, so it
+// must be idempotent; it may be called concurrently and for the same key
+// twice. key is valid only during the call.
+type SeriesRegistrar interface {
+	RegisterSeries(key []byte) error
+}
+
+// HeadOptions configure a Head. The zero value is usable after
+// EnsureDefaults.
+type HeadOptions struct {
+	// Widths are the UID widths of series keys. Default 3, 3, 3.
+	Widths series.Widths
+	// MaxTags bounds the tags of a series key. Default 32.
+	MaxTags int
+	// Shards is the number of series-map shards, a power of two. Default 256.
+	Shards int
+	// Registrar is told about every new series. Default none.
+	Registrar SeriesRegistrar
+	// WAL configures the write-ahead log; its Logger defaults to Logger.
+	WAL wal.Options
+	// Logger receives warnings (damaged log, undecodable records).
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields with their defaults and returns o.
+func (o *HeadOptions) EnsureDefaults() *HeadOptions {
+	if o.Widths == (series.Widths{}) {
+		o.Widths = series.DefaultWidths()
+	}
+	if o.MaxTags == 0 {
+		o.MaxTags = DefaultMaxTags
+	}
+	if o.Shards == 0 {
+		o.Shards = DefaultShards
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.WAL.Logger == nil {
+		o.WAL.Logger = o.Logger
+	}
+	o.WAL.EnsureDefaults()
+	return o
+}
+
+// Validate reports an option out of range.
+func (o *HeadOptions) Validate() error {
+	switch {
+	case !o.Widths.Valid():
+		return fmt.Errorf("ingest: UID widths %+v out of 1..8", o.Widths)
+	case o.MaxTags < 0:
+		return fmt.Errorf("ingest: max tags %d is negative", o.MaxTags)
+	case o.Shards <= 0 || bits.OnesCount(uint(o.Shards)) != 1:
+		return fmt.Errorf("ingest: shards %d is not a power of two", o.Shards)
+	}
+	return o.WAL.Validate()
+}

@@ -1,0 +1,165 @@
+package ingest
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+// SeriesRef names a series in the head for the life of the process. It is
+// also the series' id in the write-ahead log. The zero value names nothing.
+type SeriesRef uint64
+
+// memSeries is one series in the head: its key and its open hour rows.
+type memSeries struct {
+	ref SeriesRef
+	key string // metric UID ‖ tagk/tagv UIDs, immutable
+	// walSeg is the segment holding this series' latest series record; an
+	// appender that sees another segment writes the record again.
+	walSeg atomic.Uint32
+
+	mu   sync.Mutex
+	rows []openRow // guarded by mu; ascending base, one row per base
+}
+
+// openRow is an hour row of a series not yet flushed to the store.
+type openRow struct {
+	base      int64  // first millisecond of the hour
+	minSeg    uint32 // oldest WAL segment holding a point of this row
+	lastWrite int64  // arrival of the latest point, Unix ms (flush grace)
+	chunk     rowChunk
+	ooo       []series.Point // points older than chunk.t; sorted, unique T
+}
+
+const (
+	// oooMax is the out-of-order buffer size that triggers a merge into the
+	// chunk: out-of-order points cost a re-encode per oooMax of them.
+	oooMax = 32
+	// Fixed memory charged per series and per row, beyond their buffers.
+	seriesOverhead = int64(unsafe.Sizeof(memSeries{})) + 64 // + map entry, ref slot
+	rowOverhead    = int64(unsafe.Sizeof(openRow{}))
+	pointSize      = int64(unsafe.Sizeof(series.Point{}))
+)
+
+// append adds p, which arrived now and was logged in WAL segment seg, and
+// returns the change in the head's memory. The caller holds s.mu.
+func (s *memSeries) append(p series.Point, seg uint32, now int64) int64 {
+	base := rowBase(p.T)
+	i, delta := len(s.rows)-1, int64(0)
+	if i < 0 || s.rows[i].base != base {
+		i, delta = s.rowIndex(base)
+	}
+	r := &s.rows[i]
+	before := r.bytes()
+	r.add(p)
+	if r.minSeg == 0 || seg < r.minSeg {
+		r.minSeg = seg
+	}
+	r.lastWrite = now
+	return delta + r.bytes() - before
+}
+
+// rowIndex returns the index of the row at base, creating it, and the
+// memory the new row costs.
+func (s *memSeries) rowIndex(base int64) (int, int64) {
+	i, found := slices.BinarySearchFunc(s.rows, base, func(r openRow, b int64) int {
+		return cmpInt64(r.base, b)
+	})
+	if found {
+		return i, 0
+	}
+	r := openRow{base: base}
+	if n := len(s.rows); n > 0 {
+		// Rows of one series are alike: size the new chunk like the newest
+		// row's, so it is allocated once rather than grown by doubling.
+		r.chunk.w.b = make([]byte, 0, len(s.rows[n-1].chunk.w.b)*9/8+8)
+	}
+	s.rows = slices.Insert(s.rows, i, r)
+	return i, rowOverhead + int64(cap(r.chunk.w.b))
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// add stores p: appended to the chunk when it is the newest point, else
+// kept in the out-of-order buffer, where a later point with the same
+// timestamp replaces an earlier one.
+func (r *openRow) add(p series.Point) {
+	if r.chunk.n == 0 || p.T > r.chunk.t {
+		r.chunk.append(r.base, p)
+		return
+	}
+	i, found := slices.BinarySearchFunc(r.ooo, p.T, func(q series.Point, t int64) int { return cmpInt64(q.T, t) })
+	if found {
+		r.ooo[i] = p
+		return
+	}
+	r.ooo = slices.Insert(r.ooo, i, p)
+	if len(r.ooo) >= oooMax {
+		r.mergeOOO()
+	}
+}
+
+// mergeOOO rewrites the chunk with the out-of-order points merged in.
+func (r *openRow) mergeOOO() {
+	buf := getPoints()
+	pts := r.appendPoints((*buf)[:0], math.MinInt64, math.MaxInt64)
+	r.chunk.reset()
+	for _, p := range pts {
+		r.chunk.append(r.base, p)
+	}
+	r.ooo = r.ooo[:0]
+	*buf = pts
+	putPoints(buf)
+}
+
+// bytes is the memory the row holds.
+func (r *openRow) bytes() int64 {
+	return rowOverhead + int64(cap(r.chunk.w.b)) + int64(cap(r.ooo))*pointSize
+}
+
+// appendPoints appends the row's points with mint <= T < maxt to dst in
+// time order. Where the chunk and the out-of-order buffer share a
+// timestamp, the buffer's point is the later write and wins.
+func (r *openRow) appendPoints(dst []series.Point, mint, maxt int64) []series.Point {
+	var it chunkIter
+	it.reset(r.chunk.w.b, r.chunk.n, r.base)
+	ooo, has := r.ooo, it.next()
+	for has || len(ooo) > 0 {
+		var p series.Point
+		switch {
+		case !has || (len(ooo) > 0 && ooo[0].T < it.p.T):
+			p, ooo = ooo[0], ooo[1:]
+		case len(ooo) > 0 && ooo[0].T == it.p.T:
+			p, ooo = ooo[0], ooo[1:]
+			has = it.next()
+		default:
+			p = it.p
+			has = it.next()
+		}
+		if p.T >= maxt {
+			break
+		}
+		if p.T >= mint {
+			dst = append(dst, p)
+		}
+	}
+	return dst
+}
+
+// pointsPool holds scratch point slices for merges and reads.
+var pointsPool = sync.Pool{New: func() any { return new([]series.Point) }}
+
+func getPoints() *[]series.Point  { return pointsPool.Get().(*[]series.Point) }
+func putPoints(p *[]series.Point) { *p = (*p)[:0]; pointsPool.Put(p) }
