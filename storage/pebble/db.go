@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -72,9 +74,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.noSync {
 		d.wo = pebble.NoSync
 	}
-	if d.pdb, err = pebble.Open(dir, o.pebbleOptions(lock)); err != nil {
+	po := o.pebbleOptions(lock)
+	if d.pdb, err = pebble.Open(dir, po); err != nil {
 		lock.Close()
-		return nil, openError(dir, err)
+		return nil, openError(dir, po, err)
 	}
 	if err := d.loadCatalog(); err != nil {
 		d.pdb.Close()
@@ -86,14 +89,36 @@ func Open(dir string, opts *Options) (*DB, error) {
 	return d, nil
 }
 
-// openError wraps pebble's open failure; pebble names the damaged file in
-// its message, and corruption keeps its storage class.
-func openError(dir string, err error) error {
-	err = fmt.Errorf("open pebble store %s: %w", dir, err)
-	if pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrCorruption) {
-		return &storage.CorruptionError{Err: err}
+// openError wraps pebble's open failure. Pebble names a damaged manifest,
+// log or sstable itself; an unreadable OPTIONS file it does not, so that
+// file is checked again here to name it. Corruption keeps its class.
+func openError(dir string, po *pebble.Options, err error) error {
+	if name := badOptionsFile(dir, po, err); name != "" {
+		err = fmt.Errorf("options file %s: %w", po.FS.PathJoin(dir, name), err)
 	}
-	return err
+	if pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrCorruption) {
+		return fmt.Errorf("open pebble store %s: %w: %w", dir, storage.ErrCorruption, err)
+	}
+	return fmt.Errorf("open pebble store %s: %w", dir, err)
+}
+
+// badOptionsFile returns the name of the store's newest OPTIONS file when
+// it is the cause of err and err does not name it.
+func badOptionsFile(dir string, po *pebble.Options, err error) string {
+	desc, perr := pebble.Peek(dir, po.FS)
+	if perr != nil || desc.OptionsFilename == "" || strings.Contains(err.Error(), desc.OptionsFilename) {
+		return ""
+	}
+	f, ferr := po.FS.Open(po.FS.PathJoin(dir, desc.OptionsFilename))
+	if ferr != nil {
+		return desc.OptionsFilename
+	}
+	defer f.Close()
+	data, ferr := io.ReadAll(f)
+	if ferr != nil || po.CheckCompatibility(dir, string(data)) != nil {
+		return desc.OptionsFilename
+	}
+	return ""
 }
 
 // FS returns the filesystem the store lives on.

@@ -1,0 +1,126 @@
+package pebble
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestEscapedOrder(t *testing.T) {
+	// Raw order must equal encoded order, including 0x00/0xFF edges.
+	vals := [][]byte{{}, {0}, {0, 0}, {0, 1}, {0, 0xFF}, {1}, []byte("a"), []byte("a\x00"),
+		[]byte("a\x00\x01"), []byte("a\x01"), []byte("ab"), {0xFF}, {0xFF, 0}, {0xFF, 0xFF}}
+	for i, a := range vals {
+		for _, b := range vals[i+1:] {
+			ea, eb := appendEscaped(nil, a), appendEscaped(nil, b)
+			if bytes.Compare(ea, eb) >= 0 {
+				t.Errorf("escape(%x)=%x not below escape(%x)=%x", a, ea, b, eb)
+			}
+		}
+	}
+}
+
+func TestCellKeyOrder(t *testing.T) {
+	// Order is row, family, qualifier, then timestamp descending.
+	keys := [][]byte{
+		AppendCellKey(nil, 7, []byte("r"), "a", []byte("q"), 9000),
+		AppendCellKey(nil, 7, []byte("r"), "a", []byte("q"), 1000),
+		AppendCellKey(nil, 7, []byte("r"), "a", []byte("q\x00"), 5000),
+		AppendCellKey(nil, 7, []byte("r"), "ab", nil, 5000),
+		AppendCellKey(nil, 7, []byte("r"), "b", nil, 5000),
+		AppendCellKey(nil, 7, []byte("r\x00"), "a", nil, 5000),
+		AppendCellKey(nil, 7, []byte("r\x01"), "a", nil, 5000),
+		AppendCellKey(nil, 8, []byte{0}, "a", nil, 5000),
+	}
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1], keys[i]) >= 0 {
+			t.Errorf("key %d %x not below key %d %x", i-1, keys[i-1], i, keys[i])
+		}
+	}
+}
+
+func TestSplitAndSuccessor(t *testing.T) {
+	// The id 0x00000001 holds a 0x00 0x01 pair that split must not take for
+	// the row terminator.
+	k := AppendCellKey(nil, 1, []byte("row\x00"), "f", []byte("q"), 1000)
+	rp := appendRowPrefix(nil, 1, []byte("row\x00"))
+	if n := split(k); n != len(rp) {
+		t.Fatalf("split = %d, want %d", n, len(rp))
+	}
+	if n := split(rp); n != len(rp) {
+		t.Fatalf("split(prefix) = %d, want %d", n, len(rp))
+	}
+	succ := immediateSuccessor(nil, rp)
+	if split(succ) != len(succ) || bytes.Compare(succ, k) <= 0 {
+		t.Fatalf("successor %x must be a prefix key above %x", succ, k)
+	}
+	next := appendRowPrefix(nil, 1, []byte("row\x00\x00"))
+	if bytes.Compare(succ, next) > 0 {
+		t.Fatalf("successor %x skips the next row %x", succ, next)
+	}
+}
+
+func TestParseCellKeyRejects(t *testing.T) {
+	good := AppendCellKey(nil, 3, []byte("r"), "f", []byte("q"), 2000)
+	bad := [][]byte{
+		nil, {tagData}, good[:len(good)-1], append(bytes.Clone(good), 0),
+		append([]byte{tagCatalog}, good[1:]...),
+		AppendCellKey(nil, 3, []byte("r"), "f", []byte("q"), -1000), // sign bit set
+		append(appendTablePrefix(nil, 3), 'r', 0, 7, 'f', 0, 'q', 0, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+	}
+	for _, k := range bad {
+		if _, _, err := ParseCellKey(nil, k); err == nil {
+			t.Errorf("ParseCellKey(%x) accepted a malformed key", k)
+		}
+	}
+}
+
+func FuzzCellKey(f *testing.F) {
+	f.Add(uint32(1), []byte("row"), "f", []byte("q"), int64(1000))
+	f.Add(uint32(0x0100), []byte{0, 1, 0xFF, 0}, "fam-1.x", []byte{0, 0, 1}, int64(0))
+	f.Add(uint32(1<<32-1), []byte{0xFF}, "_", []byte{}, int64(1<<63-1))
+	f.Fuzz(func(t *testing.T, id uint32, row []byte, fam string, q []byte, ts int64) {
+		if ts < 0 || !validFamilyBytes(fam) {
+			// Arbitrary bytes must still parse without a panic.
+			_, _, _ = ParseCellKey(nil, append(append(row, fam...), q...))
+			_ = split(row)
+			return
+		}
+		key := AppendCellKey(nil, id, row, fam, q, ts)
+		k, _, err := ParseCellKey(nil, key)
+		if err != nil {
+			t.Fatalf("round trip of %x: %v", key, err)
+		}
+		if k.ID != id || !bytes.Equal(k.Row, row) || string(k.Family) != fam ||
+			!bytes.Equal(k.Qualifier, q) || k.Timestamp != ts {
+			t.Fatalf("round trip mismatch: %+v", k)
+		}
+		if split(key) != k.RowPrefixLen {
+			t.Fatalf("split %d, row prefix %d", split(key), k.RowPrefixLen)
+		}
+	})
+}
+
+// validFamilyBytes mirrors the contract's family rule closely enough for the
+// codec: non-empty and free of 0x00.
+func validFamilyBytes(s string) bool {
+	return s != "" && bytes.IndexByte([]byte(s), 0) < 0
+}
+
+func FuzzParseCellKey(f *testing.F) {
+	f.Add(AppendCellKey(nil, 1, []byte("row"), "f", []byte("q"), 1000))
+	f.Add(AppendCellKey(nil, 9, []byte{0, 0xFF, 0}, "g", []byte{0}, 0))
+	f.Add([]byte{tagData, 0, 0, 0, 1, 0, 1, 0})
+	f.Fuzz(func(t *testing.T, key []byte) {
+		_ = split(key)
+		_ = immediateSuccessor(nil, key)
+		k, _, err := ParseCellKey(nil, key)
+		if err != nil {
+			return
+		}
+		// A key that parses has exactly one encoding.
+		again := AppendCellKey(nil, k.ID, k.Row, string(k.Family), k.Qualifier, k.Timestamp)
+		if !bytes.Equal(again, key) {
+			t.Fatalf("parse(%x) re-encodes as %x", key, again)
+		}
+	})
+}
