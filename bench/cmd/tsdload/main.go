@@ -1,0 +1,142 @@
+// Command tsdload streams the bench dataset (or a file of lines) to a running
+// tsd over telnet, /api/put, Influx /write or remote_write and reports the
+// client's view (points/s, request latency p50/p99, errors) and, with -pid,
+// the server's CPU seconds and peak resident memory read from /proc/<pid>.
+// It is a separate process from the server on purpose.
+//
+// Usage:
+//
+//	tsdload -proto telnet -conns 4 -batch 1000 -pid $(pgrep -x tsd)
+//	tsdload -proto remotewrite -batch 1000 -hosts 1000 -span 1h
+//	tsdload -proto influx -file lines.txt
+//
+// See package bench/load for what one request is in each protocol.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/bench/load"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type flags struct {
+	o      load.Options
+	proto  string
+	batch  int
+	limit  int
+	file   string
+	cfg    gen.Config
+	values string
+	shape  string
+}
+
+func parse(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("tsdload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.o.Addr, "addr", "127.0.0.1:4242", "server host:port")
+	fs.StringVar(&f.proto, "proto", "telnet", "protocol: telnet, json, influx or remotewrite")
+	fs.StringVar(&f.o.Path, "path", "", "HTTP path and query (default per protocol: /api/put, /write?precision=ns, /api/v1/write)")
+	fs.IntVar(&f.o.Conns, "conns", 4, "connections, one sender each")
+	fs.IntVar(&f.batch, "batch", 1000, "points per request (telnet: lines between barriers)")
+	fs.BoolVar(&f.o.NoBarrier, "no-barrier", false, "telnet: stream without the version barrier (no latency)")
+	fs.IntVar(&f.o.BarrierLines, "barrier-lines", 2, "telnet: lines the server answers to version")
+	fs.DurationVar(&f.o.Timeout, "timeout", time.Minute, "per-request timeout")
+	fs.BoolVar(&f.o.Preload, "preload", false, "encode every request before the clock starts")
+	fs.IntVar(&f.o.PID, "pid", 0, "server pid for CPU and memory from /proc (0: skip)")
+	fs.IntVar(&f.limit, "limit", 0, "stop after this many points (0: whole dataset)")
+	fs.StringVar(&f.file, "file", "", "send this file of telnet or Influx lines instead of generating")
+	fs.IntVar(&f.cfg.Hosts, "hosts", 100, "dataset hosts")
+	fs.DurationVar(&f.cfg.Span, "span", 24*time.Hour, "dataset span")
+	fs.Uint64Var(&f.cfg.Seed, "seed", 1, "dataset seed")
+	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
+	fs.StringVar(&f.shape, "shape", "devops", "dataset shape: devops, highcard or counters")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.o.Format, err = gen.ParseFormat(f.proto); err != nil {
+		return nil, err
+	}
+	if f.cfg.Values, err = gen.ParseValueMode(f.values); err != nil {
+		return nil, err
+	}
+	f.cfg.Shape, err = gen.ParseShape(f.shape)
+	return f, err
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	f, err := parse(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdload: %v\n", err)
+		return 2
+	}
+	src, closeSrc, err := source(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdload: %v\n", err)
+		return 2
+	}
+	defer closeSrc()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := load.Run(ctx, f.o, src)
+	if res != nil {
+		report(stdout, f, res)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdload: %v\n", err)
+		return 1
+	}
+	if res.Errors > 0 {
+		return 1
+	}
+	return 0
+}
+
+func source(f *flags) (load.Source, func(), error) {
+	if f.file == "" {
+		g, err := gen.New(f.cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return load.NewGenSource(g, f.o.Format, f.batch, f.limit), func() {}, nil
+	}
+	if f.o.Format != gen.FormatTelnet && f.o.Format != gen.FormatInflux {
+		return nil, nil, fmt.Errorf("-file needs -proto telnet or influx (line formats)")
+	}
+	fh, err := os.Open(f.file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return load.NewLineSource(fh, f.o.Format == gen.FormatInflux, f.batch), func() { fh.Close() }, nil
+}
+
+func report(w io.Writer, f *flags, r *load.Result) {
+	fmt.Fprintf(w, "tsdload: %s to %s, %d conns, batch %d: %d points in %v\n",
+		f.proto, f.o.Addr, f.o.Conns, f.batch, r.Points, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "points/s: %.0f\n", r.PointsPerSecond())
+	fmt.Fprintf(w, "requests: %d ok, %d errors\n", r.Requests, r.Errors)
+	for _, e := range r.ErrorSamples {
+		fmt.Fprintf(w, "  error: %s\n", e)
+	}
+	if len(r.Latencies) > 0 {
+		fmt.Fprintf(w, "latency: p50 %v, p99 %v, max %v\n",
+			r.Percentile(0.5), r.Percentile(0.99), r.Latencies[len(r.Latencies)-1])
+	}
+	if s := r.Server; s != nil {
+		fmt.Fprintf(w, "server pid %d: %.2f CPU s (%.2f cores), peak RSS %.1f MiB, %.0f points per CPU second\n",
+			f.o.PID, s.CPUSeconds, s.CPUSeconds/r.Elapsed.Seconds(), float64(s.PeakRSS)/(1<<20),
+			float64(r.Points)/max(s.CPUSeconds, 0.01))
+	}
+}
