@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -587,5 +591,33 @@ func TestOptionsValidate(t *testing.T) {
 	o := Options{}.EnsureDefaults()
 	if !*o.CreateTables || o.BulkMaxMutations != 20_000 || o.MaxAttempts != 4 || o.Clock == nil {
 		t.Fatalf("defaults: %+v", o)
+	}
+}
+
+// TestClientOptionsConn opens through ClientOptions with a connection the
+// test dials itself, the way a caller with its own gRPC setup would.
+func TestClientOptionsConn(t *testing.T) {
+	srv := startEmulator(t, "127.0.0.1:0")
+	conn, err := grpc.NewClient("passthrough:///"+srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	db, err := Open(ctx, Options{Project: "p", Instance: "i", DisableClientMetrics: true,
+		ClientOptions: []option.ClientOption{option.WithGRPCConn(conn)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := mustTable(t, db, oneFamily("t", "f", 0, 0))
+	if err := tbl.Put(ctx, []byte("r"), []storage.Cell{{Family: "f", Timestamp: ms(7), Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	if cells, err := tbl.Get(ctx, []byte("r"), nil); err != nil || cellString(cells) != "r/f:@7=v" {
+		t.Fatalf("get: %s %v", cellString(cells), err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v", err)
 	}
 }

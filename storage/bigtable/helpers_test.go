@@ -14,17 +14,27 @@ import (
 	"github.com/tsd-db/tsd/storage"
 )
 
-// startEmulator starts an in-process Bigtable emulator on an ephemeral
-// loopback port with Bigtable's own 256 MiB message limit.
-func startEmulator(t testing.TB, addr string, extra ...grpc.ServerOption) *bttest.Server {
+// emulator is an in-process Bigtable emulator whose Close may be called
+// more than once (bttest panics on a second Close once its GC loop runs).
+type emulator struct {
+	*bttest.Server
+	once sync.Once
+}
+
+func (e *emulator) Close() { e.once.Do(e.Server.Close) }
+
+// startEmulator starts an emulator on addr ("127.0.0.1:0" for an ephemeral
+// port) with Bigtable's own 256 MiB message limit, closed at cleanup.
+func startEmulator(t testing.TB, addr string, extra ...grpc.ServerOption) *emulator {
 	t.Helper()
 	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageSize), grpc.MaxSendMsgSize(maxMessageSize)}, extra...)
 	srv, err := bttest.NewServer(addr, opts...)
 	if err != nil {
 		t.Fatalf("start emulator: %v", err)
 	}
-	t.Cleanup(srv.Close)
-	return srv
+	e := &emulator{Server: srv}
+	t.Cleanup(e.Close)
+	return e
 }
 
 // rpcCounter counts the unary requests an emulator serves, by method name
