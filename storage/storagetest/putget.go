@@ -2,8 +2,10 @@ package storagetest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tsd-db/tsd/storage"
@@ -30,6 +32,7 @@ func (s *suite) putGetCases() []testCase {
 		{"FamilyQualifierBoundary", s.testFamilyQualifierBoundary},
 		{"LargeValuesAndRows", s.testLarge},
 		{"BuffersNotRetained", s.testBuffersNotRetained},
+		{"ConcurrentWritersAndReaders", s.testConcurrentRW},
 	}
 }
 
@@ -407,4 +410,53 @@ func (s *suite) testBuffersNotRetained(t *testing.T) {
 		}
 	}
 	wantGet(t, tbl, "row", nil, rc("row", famA, "qual", ms(1), "value"))
+}
+
+// testConcurrentRW runs writers on their own rows next to a scanning reader;
+// each writer reads back what it wrote, and the end state holds every row.
+func (s *suite) testConcurrentRW(t *testing.T) {
+	tbl := s.std(t)
+	g, per := s.opts.Goroutines, max(1, s.opts.OpsPerGoroutine/4)
+	ctx, stop := context.WithCancel(t.Context())
+	errs := make(chan error, g+1)
+	var readers, writers sync.WaitGroup
+	readers.Go(func() {
+		for ctx.Err() == nil {
+			if _, err := scanAll(ctx, tbl, &storage.ScanOptions{Reverse: true}); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("scan: %w", err)
+				return
+			}
+		}
+	})
+	for i := range g {
+		writers.Go(func() { errs <- writeAndRead(t.Context(), tbl, i, per) })
+	}
+	writers.Wait()
+	stop()
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cells, err := scanAll(t.Context(), tbl, nil)
+	if err != nil || len(cells) != 2*g*per {
+		t.Fatalf("final scan: %d cells, %v; want %d", len(cells), err, 2*g*per)
+	}
+}
+
+func writeAndRead(ctx context.Context, tbl storage.Table, w, n int) error {
+	for j := range n {
+		row := []byte(fmt.Sprintf("w%02d-%04d", w, j))
+		cells := []storage.Cell{cell(famA, "q", ms(int64(j+1)), string(row)), cell(famB, "", ms(1), "b")}
+		if err := tbl.Put(ctx, row, cells); err != nil {
+			return fmt.Errorf("put %q: %w", row, err)
+		}
+		got, err := tbl.Get(ctx, row, nil)
+		if err != nil || len(got) != 2 || string(got[0].Value) != string(row) {
+			return fmt.Errorf("get %q after put = %s, %v", row, fmtCells(got), err)
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -49,10 +50,21 @@ func (o Options) EnsureDefaults() Options {
 	return o
 }
 
+// Validate rejects negative counts.
+func (o Options) Validate() error {
+	if o.ModelSteps < 0 || o.Goroutines < 0 || o.OpsPerGoroutine < 0 {
+		return fmt.Errorf("storagetest: negative ModelSteps, Goroutines or OpsPerGoroutine in %+v", o)
+	}
+	return nil
+}
+
 // Run runs every conformance test as subtests. open returns a fresh, empty
 // DB and registers its own t.Cleanup to close it; that cleanup must accept a
 // DB the suite has already closed.
 func Run(t *testing.T, open func(t testing.TB) storage.DB, opts Options) {
+	if err := opts.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	opts = opts.EnsureDefaults()
 	s := &suite{open: open, opts: opts}
 	for _, g := range s.groups() {
