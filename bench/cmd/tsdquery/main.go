@@ -1,0 +1,90 @@
+// Command tsdquery runs the bench query set (package bench/queryset) against
+// a running tsd, each query as an OpenTSDB /api/query request and as PromQL
+// range queries, a chosen number of times, and prints mean, p50 and p99 per
+// query and API. Load the dataset first with tsdload (same -span; the
+// highcard-10 query needs the highcard shape with 100,000 hosts).
+//
+// Usage:
+//
+//	tsdquery -addr 127.0.0.1:4242 -n 20
+//	tsdquery -api promql -only 'single|groupby' -n 50
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tsd-db/tsd/bench/queryset"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tsdquery", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:4242", "server host:port")
+	apis := fs.String("api", "opentsdb,promql", "comma-separated APIs: opentsdb, promql")
+	n := fs.Int("n", 20, "runs per query and API")
+	span := fs.Duration("span", 24*time.Hour, "span of the loaded dataset; queries end at its last point")
+	only := fs.String("only", "", "regexp: run only queries whose name matches")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	filter, err := regexp.Compile(*only)
+	if err != nil || *n < 1 {
+		fmt.Fprintf(stderr, "tsdquery: bad -only or -n: %v\n", err)
+		return 2
+	}
+	var list []queryset.API
+	for _, a := range strings.Split(*apis, ",") {
+		if a != string(queryset.OpenTSDB) && a != string(queryset.PromQL) {
+			fmt.Fprintf(stderr, "tsdquery: unknown api %q\n", a)
+			return 2
+		}
+		list = append(list, queryset.API(a))
+	}
+	c := &queryset.Client{Base: "http://" + *addr}
+	if failed := report(stdout, c, list, filter, queryset.End(*span), *n); failed {
+		return 1
+	}
+	return 0
+}
+
+// report runs the selected queries and prints one Markdown table; it returns
+// whether any run failed.
+func report(w io.Writer, c *queryset.Client, apis []queryset.API, filter *regexp.Regexp, end time.Time, n int) bool {
+	fmt.Fprintf(w, "tsdquery: %s, %d runs each, ranges ending %s\n\n", c.Base, n, end.Format(time.RFC3339))
+	fmt.Fprintln(w, "| query | api | mean | p50 | p99 | errors |")
+	fmt.Fprintln(w, "| ----- | --- | ---- | --- | --- | ------ |")
+	failed := false
+	for i := range queryset.Set {
+		q := &queryset.Set[i]
+		if !filter.MatchString(q.Name) {
+			continue
+		}
+		for _, api := range apis {
+			s := c.Repeat(context.Background(), api, q, end, n)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d |\n", q.Name, api, ms(s.Mean), ms(s.P50), ms(s.P99), s.Errors)
+			if s.FirstError != nil {
+				failed = true
+				fmt.Fprintf(w, "|   | first error: %.200s | | | | |\n", s.FirstError)
+			}
+		}
+	}
+	return failed
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}

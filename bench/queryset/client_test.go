@@ -1,0 +1,92 @@
+package queryset
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// queryServer is a tiny real HTTP server that checks each request the way a
+// server would parse it and answers an empty result.
+type queryServer struct {
+	opentsdb, promql atomic.Int64
+	bad              atomic.Value
+}
+
+func (s *queryServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/query":
+		var req Request
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &req); err != nil || req.End <= req.Start || len(req.Queries) == 0 {
+			s.fail(w, "bad opentsdb body: "+string(body))
+			return
+		}
+		s.opentsdb.Add(1)
+		w.Write([]byte("[]"))
+	case "/api/v1/query_range":
+		q := r.URL.Query()
+		start, _ := strconv.ParseInt(q.Get("start"), 10, 64)
+		end, _ := strconv.ParseInt(q.Get("end"), 10, 64)
+		step, _ := strconv.ParseFloat(q.Get("step"), 64)
+		if _, err := parser.ParseExpr(q.Get("query")); err != nil || end <= start || step <= 0 {
+			s.fail(w, "bad promql request: "+r.URL.RawQuery)
+			return
+		}
+		s.promql.Add(1)
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *queryServer) fail(w http.ResponseWriter, msg string) {
+	s.bad.CompareAndSwap(nil, msg)
+	http.Error(w, msg, http.StatusBadRequest)
+}
+
+func TestClientAgainstServer(t *testing.T) {
+	srv := &queryServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := &Client{Base: ts.URL}
+	end := End(24 * time.Hour)
+	exprs := 0
+	for i := range Set {
+		q := &Set[i]
+		exprs += len(q.PromQL)
+		for _, api := range []API{OpenTSDB, PromQL} {
+			s := c.Repeat(context.Background(), api, q, end, 3)
+			if s.Errors != 0 || s.Runs != 3 || s.P50 <= 0 || s.P99 < s.P50 || s.Mean <= 0 {
+				t.Fatalf("%s %s: %+v", q.Name, api, s)
+			}
+		}
+	}
+	if b := srv.bad.Load(); b != nil {
+		t.Fatal(b)
+	}
+	if srv.opentsdb.Load() != int64(3*len(Set)) || srv.promql.Load() != int64(3*exprs) {
+		t.Fatalf("server saw %d opentsdb and %d promql requests", srv.opentsdb.Load(), srv.promql.Load())
+	}
+}
+
+func TestClientErrors(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	defer ts.Close()
+	c := &Client{Base: ts.URL}
+	s := c.Repeat(context.Background(), PromQL, &Set[0], End(time.Hour*24), 2)
+	if s.Errors != 2 || s.FirstError == nil || s.P50 != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	if _, err := c.Do(context.Background(), "sql", &Set[0], time.Now()); err == nil {
+		t.Fatal("unknown api accepted")
+	}
+}

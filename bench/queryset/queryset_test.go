@@ -1,0 +1,79 @@
+package queryset
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/bench/promtsdb"
+)
+
+func loadProm(t *testing.T, cfg gen.Config) *tsdb.DB {
+	d, err := promtsdb.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := promtsdb.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := promtsdb.Append(context.Background(), db, d, 1000); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestPromQLOnPrometheus runs every PromQL query on Prometheus itself: each
+// must parse, evaluate and return the series it is meant to.
+func TestPromQLOnPrometheus(t *testing.T) {
+	span := 12 * time.Hour
+	dbs := map[gen.Shape]*tsdb.DB{
+		gen.ShapeDevops:   loadProm(t, gen.Config{Hosts: 10, Span: span}),
+		gen.ShapeHighCard: loadProm(t, gen.Config{Hosts: 30, Span: span, Shape: gen.ShapeHighCard}),
+	}
+	// Series per expression, expressions per query.
+	want := map[string][2]int{"single-1h": {1, 1}, "single-5-12h": {1, 5}, "groupby-12h": {10, 1}, "max-all-8": {1, 10}, "highcard-10": {10, 1}}
+	eng := promtsdb.NewEngine()
+	for _, q := range Set {
+		if len(q.PromQL) != want[q.Name][1] {
+			t.Fatalf("%s: %d expressions", q.Name, len(q.PromQL))
+		}
+		for _, e := range q.PromQL {
+			pq := promtsdb.Query{Expr: e, Range: q.Range, Step: q.Step}
+			_, n, err := promtsdb.Run(context.Background(), eng, dbs[q.Shape], pq, End(span).UnixMilli())
+			if err != nil {
+				t.Fatalf("%s: %v", q.Name, err)
+			}
+			if n != want[q.Name][0] {
+				t.Errorf("%s: %s: %d series, want %d", q.Name, e, n, want[q.Name][0])
+			}
+		}
+	}
+}
+
+func TestOpenTSDBBodies(t *testing.T) {
+	want := map[string]int{"single-1h": 1, "single-5-12h": 5, "groupby-12h": 1, "max-all-8": 10, "highcard-10": 1}
+	end := End(24 * time.Hour)
+	for _, q := range Set {
+		var r Request
+		if err := json.Unmarshal(q.OpenTSDBBody(end), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.End != end.UnixMilli() || r.End-r.Start != q.Range.Milliseconds() || len(r.Queries) != want[q.Name] {
+			t.Fatalf("%s: body %+v", q.Name, r)
+		}
+		for _, s := range r.Queries {
+			if s.Metric == "" || s.Aggregator == "" || len(s.Filters) != 1 || s.Filters[0].Tagk != "hostname" {
+				t.Fatalf("%s: sub-query %+v", q.Name, s)
+			}
+		}
+	}
+	if End(24*time.Hour).Unix() != gen.DefaultStart.Unix()+86390 {
+		t.Fatal("End is not the last 10 s step of the day")
+	}
+}
