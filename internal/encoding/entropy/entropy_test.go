@@ -48,8 +48,11 @@ func TestRANSRoundTrip(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		h.Add(uint8(r.IntN(5) * 3))
 	}
-	var tm Model
-	tm.Normalize(&h)
+	var norm, tm Model
+	norm.Normalize(&h)
+	if _, err := tm.ParseTable(norm.AppendTable(nil)); err != nil || tm.Freq != norm.Freq {
+		t.Fatal(err)
+	}
 	g := Parametric(8)
 	var ops []op
 	for i := 0; i < 5000; i++ {

@@ -32,25 +32,28 @@ type Model struct {
 	cost [256]float32
 }
 
-// build fills Cum, the decode table and costs from Freq, which must sum to
-// 1<<M. dec is reused when it has the capacity.
-func (m *Model) build() {
+// build fills Cum and the costs from Freq, which must sum to 1<<M, and
+// the decode table when dec is set (reusing its capacity).
+func (m *Model) build(dec bool) {
 	total := 1 << m.M
 	m.mask = uint64(total - 1)
-	if cap(m.dec) < total {
+	if dec && cap(m.dec) < total {
 		m.dec = make([]uint32, total)
 	}
-	m.dec = m.dec[:total]
+	m.dec = m.dec[:0]
+	if dec {
+		m.dec = m.dec[:total]
+	}
 	c := 0
 	for s := 0; s < 256; s++ {
 		f := int(m.Freq[s])
 		m.Cum[s] = uint16(c)
-		for k := 0; k < f; k++ {
+		for k := 0; dec && k < f; k++ {
 			m.dec[c+k] = uint32(s)<<24 | uint32(f)<<12 | uint32(k)
 		}
-		m.cost[s] = float32(math.Inf(1))
+		m.cost[s] = inf32
 		if f > 0 {
-			m.cost[s] = float32(float64(m.M) - math.Log2(float64(f)))
+			m.cost[s] = float32(m.M) - log2Tab()[f]
 		}
 		c += f
 	}
@@ -99,6 +102,17 @@ func (m *Model) Cost(h *Hist) float64 {
 	return c
 }
 
+var inf32 = float32(math.Inf(1))
+
+// log2Tab holds log2(f) for every frequency a model can hold.
+var log2Tab = sync.OnceValue(func() *[1 << ParamBits]float32 {
+	var t [1 << ParamBits]float32
+	for f := 1; f < len(t); f++ {
+		t[f] = float32(math.Log2(float64(f)))
+	}
+	return &t
+})
+
 var (
 	paramOnce   [NumParametric]sync.Once
 	paramModels [NumParametric]Model
@@ -113,21 +127,58 @@ func Parametric(id uint8) *Model {
 		for s, f := range paramFreqs[id] {
 			m.Freq[s] = f
 		}
-		m.build()
+		m.build(true)
 	})
 	return m
 }
 
-// BestParametric returns the built-in model that codes h in the fewest bits.
+// BestParametric returns the built-in model that codes h in the fewest
+// bits. It searches each family's scales coarse to fine (a family's cost
+// is close to unimodal in its scale), pricing about 80 of the 256 models.
 func BestParametric(h *Hist) (id uint8, bits float64) {
 	bits = math.Inf(1)
-	for i := 0; i < NumParametric; i++ {
-		if c := parametricCost(uint8(i), h); c < bits {
-			id, bits = uint8(i), c
+	for fam := 0; fam < NumParametric; fam += 64 {
+		best, bestBits := fam, math.Inf(1)
+		for j := 2; j < 64; j += 4 {
+			if c := parametricCost(uint8(fam+j), h); c < bestBits {
+				best, bestBits = fam+j, c
+			}
+		}
+		for j := max(fam, best-2); j <= min(fam+63, best+2); j++ {
+			if c := parametricCost(uint8(j), h); c < bestBits {
+				best, bestBits = j, c
+			}
+		}
+		if bestBits < bits {
+			id, bits = uint8(best), bestBits
 		}
 	}
 	return id, bits
 }
+
+// BestParametricNear is BestParametric guided by the data's moments: it
+// prices only the scales within a factor of about 1.7 of each family's
+// moment estimate (Gaussian: rms; Laplace: mean absolute value, divided by
+// the non-spike mass for the spiked families), 28 models in all.
+func BestParametricNear(h *Hist, absMean, rms float64) (id uint8, bits float64) {
+	bits = math.Inf(1)
+	for fam := 0; fam < NumParametric/64; fam++ {
+		scale := absMean / (1 - spikeMass[fam])
+		if fam == 0 {
+			scale = rms
+		}
+		j0 := int(math.Round(4 * (math.Log2(scale) + 2)))
+		for j := max(0, min(j0, 63)-3); j <= min(63, max(j0, 0)+3); j++ {
+			if c := parametricCost(uint8(fam*64+j), h); c < bits {
+				id, bits = uint8(fam*64+j), c
+			}
+		}
+	}
+	return id, bits
+}
+
+// spikeMass is each family's extra probability at zero.
+var spikeMass = [4]float64{0, 0, 0.5, 0.9}
 
 // parametricCost prices h under a model without building its decode table.
 func parametricCost(id uint8, h *Hist) float64 {
@@ -153,7 +204,8 @@ var paramCosts = sync.OnceValue(func() *[NumParametric][256]float32 {
 })
 
 // Normalize sets m to a table model (TableBits) fitted to h, which must
-// have at least two distinct symbols.
+// have at least two distinct symbols. It fills what encoding needs; only
+// ParseTable builds the decode table.
 func (m *Model) Normalize(h *Hist) {
 	const total = 1 << TableBits
 	m.M = TableBits
@@ -168,7 +220,7 @@ func (m *Model) Normalize(h *Hist) {
 		}
 	}
 	m.fixSum(sum, total, big)
-	m.build()
+	m.build(false)
 }
 
 // fixSum moves the rounding error onto the largest symbols, never below 1.
@@ -254,7 +306,7 @@ func (m *Model) ParseTable(src []byte) ([]byte, error) {
 	if sum != total || nz < 2 {
 		return nil, fmt.Errorf("%w: table frequencies sum to %d", ErrCorrupt, sum)
 	}
-	m.build()
+	m.build(true)
 	return src, nil
 }
 

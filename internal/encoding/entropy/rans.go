@@ -161,3 +161,36 @@ func (d *Decoder) Done() error {
 	}
 	return nil
 }
+
+// Bucketed decodes one bucket symbol coded with m and its raw bits: the
+// value Bucket split. One call per value keeps the decoder's hot loop
+// short.
+func (d *Decoder) Bucketed(m *Model) uint64 {
+	e := m.dec[d.x&m.mask]
+	d.x = uint64(e>>12&0xfff)*(d.x>>m.M) + uint64(e&0xfff)
+	if d.x < ransL {
+		d.refill()
+	}
+	s := uint8(e >> 24)
+	n := symExtra[s]
+	switch {
+	case n == 0:
+		return symBase[s]
+	case n <= RawChunk:
+		v := d.x & (1<<n - 1)
+		d.x >>= n
+		if d.x < ransL {
+			d.refill()
+		}
+		return symBase[s] | v
+	}
+	return symBase[s] | d.Bits(n)
+}
+
+// BucketedConst decodes the raw bits of constant symbol s.
+func (d *Decoder) BucketedConst(s uint8) uint64 {
+	if n := symExtra[s]; n > 0 {
+		return symBase[s] | d.Bits(n)
+	}
+	return symBase[s]
+}

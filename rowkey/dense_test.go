@@ -1,0 +1,136 @@
+package rowkey
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+const testBase = int64(1356998400)
+
+func regular(n int, step int64, val func(i int) series.Point) []series.Point {
+	pts := make([]series.Point, n)
+	for i := range pts {
+		p := val(i)
+		p.T = testBase*1000 + int64(i)*step
+		pts[i] = p
+	}
+	return pts
+}
+
+func roundTrip(t *testing.T, name string, pts []series.Point) []byte {
+	t.Helper()
+	var enc DenseEncoder
+	v, err := enc.Append(nil, testBase, pts)
+	if err != nil {
+		t.Fatalf("%s: encode: %v", name, err)
+	}
+	var it DenseIter
+	got, err := it.DecodeDense(nil, testBase, v)
+	if err != nil {
+		t.Fatalf("%s: decode: %v (value %x)", name, err, v)
+	}
+	if len(got) != len(pts) {
+		t.Fatalf("%s: %d points, want %d", name, len(got), len(pts))
+	}
+	for i := range pts {
+		if got[i] != pts[i] {
+			t.Fatalf("%s: point %d = %+v, want %+v", name, i, got[i], pts[i])
+		}
+	}
+	return v
+}
+
+func TestDenseRoundTripShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	walk := int64(50)
+	fwalk := int64(5000)
+	cases := map[string][]series.Point{
+		"one int":  regular(1, 10000, func(int) series.Point { return series.IntPoint(0, 42) }),
+		"two ints": regular(2, 10000, func(i int) series.Point { return series.IntPoint(0, int64(i)) }),
+		"constant": regular(360, 10000, func(int) series.Point { return series.IntPoint(0, 7) }),
+		"int walk": regular(360, 10000, func(int) series.Point {
+			walk = min(max(walk+int64(math.RoundToEven(r.NormFloat64())), 0), 100)
+			return series.IntPoint(0, walk)
+		}),
+		"decimal walk": regular(360, 10000, func(int) series.Point {
+			fwalk += int64(math.RoundToEven(100 * r.NormFloat64()))
+			return series.Float64Point(0, float64(fwalk)/100)
+		}),
+		"float32 decimals": regular(100, 1000, func(i int) series.Point { return series.Float32Point(0, float32(i)/10) }),
+		"random floats":    regular(240, 15000, func(int) series.Point { return series.Float64Point(0, r.Float64()*1e6) }),
+		"random float32":   regular(50, 15000, func(int) series.Point { return series.Float32Point(0, r.Float32()) }),
+		"extremes": regular(6, 1, func(i int) series.Point {
+			return series.IntPoint(0, []int64{math.MinInt64, math.MaxInt64, 0, -1, math.MinInt64, 1}[i])
+		}),
+		"counter": regular(360, 10000, func(i int) series.Point { return series.IntPoint(0, int64(i)*1000+int64(r.IntN(50))) }),
+		"specials": regular(8, 10, func(i int) series.Point {
+			bits := []uint64{series.StaleNaN, math.Float64bits(math.Inf(1)), math.Float64bits(math.Copysign(0, -1)),
+				0x7ff8000000000001, math.Float64bits(0.1 + 0.2), math.Float64bits(1e300), 1, math.Float64bits(-2.5)}[i]
+			return series.Point{Bits: bits, Kind: series.Float64}
+		}),
+		"mixed": regular(200, 5000, func(i int) series.Point {
+			switch i % 5 {
+			case 0:
+				return series.IntPoint(0, int64(i))
+			case 1:
+				return series.Float32Point(0, float32(i)+0.5)
+			case 2:
+				return series.Float64Point(0, float64(i)/100)
+			case 3:
+				return series.Point{Bits: series.StaleNaN, Kind: series.Float64}
+			}
+			return series.Float32Point(0, float32(math.Pi))
+		}),
+		"ints and decimals": regular(50, 5000, func(i int) series.Point {
+			if i%2 == 0 {
+				return series.IntPoint(0, int64(i))
+			}
+			return series.Float64Point(0, float64(i)+0.25)
+		}),
+		"huge ints with decimals": regular(10, 5000, func(i int) series.Point {
+			if i%2 == 0 {
+				return series.IntPoint(0, math.MaxInt64-int64(i))
+			}
+			return series.Float64Point(0, float64(i)+0.5)
+		}),
+	}
+	jitter := regular(360, 10000, func(int) series.Point { return series.IntPoint(0, 1) })
+	for i := range jitter {
+		jitter[i].T += int64(r.IntN(20))
+	}
+	cases["jittered times"] = jitter
+	for name, pts := range cases {
+		roundTrip(t, name, pts)
+	}
+}
+
+func TestDenseStaleMarkerKeepsDecimalChain(t *testing.T) {
+	pts := regular(360, 10000, func(i int) series.Point { return series.Float64Point(0, float64(i%17)/4) })
+	pts[200] = series.Point{T: pts[200].T, Bits: series.StaleNaN, Kind: series.Float64}
+	v := roundTrip(t, "stale", pts)
+	if len(v) > 200 {
+		t.Fatalf("one stale marker cost the whole row: %d bytes", len(v))
+	}
+}
+
+func TestDenseEncoderRejects(t *testing.T) {
+	var enc DenseEncoder
+	ok := series.IntPoint(testBase*1000, 1)
+	for name, pts := range map[string][]series.Point{
+		"empty":       nil,
+		"unsorted":    {ok, series.IntPoint(testBase*1000-1, 1)},
+		"duplicate":   {ok, ok},
+		"before row":  {series.IntPoint(testBase*1000-1, 1)},
+		"after row":   {series.IntPoint(testBase*1000+RowSpanMs, 1)},
+		"bad kind":    {{T: testBase * 1000, Kind: 9}},
+		"bad float32": {{T: testBase * 1000, Bits: math.Float64bits(0.1), Kind: series.Float32}},
+	} {
+		if _, err := enc.Append(nil, testBase, pts); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
