@@ -182,14 +182,18 @@ func (db *DB) EnsureTable(ctx context.Context, spec storage.TableSpec) error {
 	if err != nil {
 		return err
 	}
+	changed := false
 	for _, f := range spec.Families {
-		if err := db.ensureFamily(ctx, cur, f); err != nil {
+		c, err := db.ensureFamily(ctx, cur, f)
+		if err != nil {
 			return err
 		}
+		changed = changed || c
 	}
-	cur, err = db.getTable(ctx, spec.Name)
-	if err != nil {
-		return err
+	if changed {
+		if cur, err = db.getTable(ctx, spec.Name); err != nil {
+			return err
+		}
 	}
 	db.cache(cur)
 	return nil
@@ -217,29 +221,29 @@ func (db *DB) createTable(ctx context.Context, spec storage.TableSpec) (storage.
 }
 
 // ensureFamily creates f if cur lacks it and updates its GC policy if its
-// limits differ.
-func (db *DB) ensureFamily(ctx context.Context, cur storage.TableSpec, f storage.FamilySpec) error {
+// limits differ; changed reports an admin write.
+func (db *DB) ensureFamily(ctx context.Context, cur storage.TableSpec, f storage.FamilySpec) (changed bool, err error) {
 	have, ok := cur.Family(f.Name)
 	if ok && have == normalizeFamily(f) {
-		return nil
+		return false, nil
 	}
 	if !db.createTables() {
 		if !ok {
-			return fmt.Errorf("bigtable: table %q has no column family %q and table creation is off (tsd.storage.bigtable.create_tables=false): %w",
+			return false, fmt.Errorf("bigtable: table %q has no column family %q and table creation is off (tsd.storage.bigtable.create_tables=false): %w",
 				cur.Name, f.Name, storage.ErrNotFound)
 		}
-		return nil // the operator owns the schema; reads follow the server's policy
+		return false, nil // the operator owns the schema; reads follow the server's policy
 	}
-	step := fmt.Sprintf("create family %s:%s", cur.Name, f.Name)
 	if !ok {
-		err := db.callOnce(ctx, step, func(ctx context.Context) error {
+		err := db.callOnce(ctx, fmt.Sprintf("create family %s:%s", cur.Name, f.Name), func(ctx context.Context) error {
 			return db.admin.CreateColumnFamilyWithConfig(ctx, cur.Name, f.Name, bt.Family{GCPolicy: gcPolicy(f)})
 		})
 		if !errors.Is(err, errExists) {
-			return err
+			return true, err
 		}
+		// Another daemon created it first; make its policy ours.
 	}
-	return db.call(ctx, fmt.Sprintf("set gc policy %s:%s", cur.Name, f.Name), func(ctx context.Context) error {
+	return true, db.call(ctx, fmt.Sprintf("set gc policy %s:%s", cur.Name, f.Name), func(ctx context.Context) error {
 		return db.admin.SetGCPolicy(ctx, cur.Name, f.Name, gcPolicy(f))
 	})
 }
