@@ -115,10 +115,15 @@ func (u *UIDs) storedName(kind Kind, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assign uid for %s: %w", kind, err)
 	}
-	if len(row) > storage.MaxRowKeySize {
-		return nil, fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalidName, kind.what(), len(row), storage.MaxRowKeySize)
+	return row, checkNameLen(kind, row)
+}
+
+// checkNameLen refuses names too long to be a row key.
+func checkNameLen(kind Kind, stored []byte) error {
+	if len(stored) > storage.MaxRowKeySize {
+		return fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalidName, kind.what(), len(stored), storage.MaxRowKeySize)
 	}
-	return row, nil
+	return nil
 }
 
 // tryAssign is one attempt. done=false means start again from the

@@ -45,7 +45,7 @@ func ParseID(src []byte, width int) (id ID, rest []byte, err error) {
 // parseExactID reads a cell value that must be exactly one UID.
 func parseExactID(v []byte, width int) (ID, error) {
 	if len(v) != width {
-		return 0, fmt.Errorf("uid value of %d bytes, expected %d", len(v), width)
+		return 0, fmt.Errorf("uid of %d bytes, expected %d", len(v), width)
 	}
 	id, _, err := ParseID(v, width)
 	return id, err

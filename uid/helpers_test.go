@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 )
@@ -19,6 +20,19 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func openDB(t testing.TB) storage.DB {
 	t.Helper()
 	db, err := pebble.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openMemDB opens the real embedded engine on an in-memory filesystem, for
+// tests whose subject is the assignment protocol rather than durability:
+// it spares them one fsync per write.
+func openMemDB(t testing.TB) storage.DB {
+	t.Helper()
+	db, err := pebble.Open("/uid", &pebble.Options{FS: vfs.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +92,6 @@ func rawDelete(t testing.TB, tbl storage.Table, row []byte, fam, qual string) {
 }
 
 func be8(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
-
 
 // flakyTable injects retryable failures in front of a real table: the
 // next failIncr Increments and failCAS CheckAndPuts fail before reaching it.

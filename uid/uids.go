@@ -154,6 +154,9 @@ func (u *UIDs) lookupSlow(ctx context.Context, kind Kind, name []byte) (ID, erro
 		return 0, &NameError{Kind: kind, Empty: true}
 	}
 	row, err := u.opts.Format.EncodeName(nil, name)
+	if err == nil {
+		err = checkNameLen(kind, row)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("lookup uid for %s: %w", kind, err)
 	}
