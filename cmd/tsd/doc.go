@@ -1,0 +1,31 @@
+// Command tsd is the tsd daemon. `tsd` (or `tsd serve`) opens the store
+// chosen by tsd.storage.engine (the embedded pebble engine in
+// tsd.storage.directory, or Cloud Bigtable), makes sure the data, UID and
+// meta tables and the settings record exist, and serves every API on
+// tsd.network.port (4242) through package api until SIGINT or SIGTERM,
+// when it shuts the server down and closes the store.
+//
+// # Configuration
+//
+// This is the only package that reads flags, files and the environment.
+// Settings are OpenTSDB's property names where one exists and tsd.storage.*
+// names for new ones. Each has a type (int, bool, string, duration or an
+// enum) checked at start. They come from their defaults, then the
+// --config file (Java properties, as opentsdb.conf), then --key=value or
+// --key value flags. A key nobody knows or a bad value exits with status 2
+// and a message naming the key and where it was set; a known OpenTSDB key
+// that tsd does not use is a warning, so an existing opentsdb.conf starts.
+// `tsd --help` lists every key with its type, default and description.
+//
+// The table of keys is keyTable in keys.go: one line per key binding its
+// name, default and description to a field that wiring code (serve.go)
+// passes into the options struct of the package using it. The Bigtable
+// emulator address comes from BIGTABLE_EMULATOR_HOST, as the Bigtable
+// client expects.
+//
+// # Logging
+//
+// log/slog text lines on stderr. Once listening, tsd logs
+// `listening on HOST:PORT` with the bound address, so a caller that asked
+// for port 0 learns the port.
+package main

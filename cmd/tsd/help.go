@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// writeHelp prints usage and every key with its type, default and
+// description.
+func writeHelp(w io.Writer, c *config) {
+	fmt.Fprint(w, `Usage: tsd [serve] [--config FILE] [--KEY=VALUE | --KEY VALUE]...
+
+tsd is a time-series database in the lineage of OpenTSDB. "serve" (the
+default command) runs the daemon: OpenTSDB's telnet protocol and HTTP API,
+the Prometheus and InfluxDB write and read APIs, all on one port.
+
+Settings come from their defaults, then the --config file (OpenTSDB's
+opentsdb.conf format: "key = value" lines, # or ! comments), then flags;
+each later source wins. Any key is also a flag: --tsd.network.port=4242 or
+--tsd.network.port 4242. OpenTSDB keys tsd does not use are ignored with a
+warning; unknown keys and bad values stop tsd at start.
+
+Commands:
+  serve          run the daemon (default)
+  help           print this help
+
+Flags:
+  --config FILE  read settings from FILE
+  --help, -h     print this help
+
+Keys:
+`)
+	for _, k := range c.keys {
+		alias := ""
+		if k.alias != "" {
+			alias = ", alias --" + k.alias
+		}
+		fmt.Fprintf(w, "  %s (%s%s)\n        %s [default %q]\n", k.name, k.typ, alias, k.desc, k.def)
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"math"
+
+	"github.com/tsd-db/tsd/uid"
+)
+
+// config is every setting tsd reads at start, typed and validated. The key
+// table in keys fills it; wiring.go turns it into other packages' options.
+type config struct {
+	port    int
+	bind    string
+	engine  string
+	dataDir string
+	// settings are recorded with the store and cannot change once data
+	// exists (format, salt, UID widths); uid.EnsureRecord checks them.
+	settings          uid.Settings
+	autoCreateMetrics bool
+	maxTags           int
+	dataTable         string
+	uidTable          string
+	metaTable         string
+	noDieDieDie       bool
+	allowSpecialChars string
+	bigtableProject   string
+	bigtableInstance  string
+	bigtableCreate    bool
+	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
+	bigtableEmulator string
+
+	keys   []*key          // in --help order
+	byName map[string]*key // by name and by alias
+}
+
+// keyTable lists every setting tsd knows, in --help order. To add one, add a
+// field above (or bind straight into an options struct) and one line here;
+// only add keys whose feature exists.
+func (c *config) keyTable() []*key {
+	s := &c.settings
+	return []*key{
+		intKey(&c.port, "tsd.network.port", 4242, 0, 65535, "TCP port for telnet and HTTP; 0 picks a free port").withAlias("port"),
+		stringKey(&c.bind, "tsd.network.bind", "0.0.0.0", "IP address to listen on"),
+		enumKey(&c.engine, "tsd.storage.engine", "pebble", []string{"pebble", "bigtable"}, "storage engine: embedded pebble, or Cloud Bigtable"),
+		stringKey(&c.dataDir, "tsd.storage.directory", "./data", "data directory of the pebble engine").withAlias("data"),
+		newKey(&s.Format, "tsd.storage.format", uid.FormatDense, "dense|opentsdb", uid.ParseFormat, uid.Format.String, "format of a new store: dense (tsd's) or opentsdb (shared with OpenTSDB 2.4); fixed once data exists"),
+		intKey(&s.SaltWidth, "tsd.storage.salt.width", uid.DefaultSaltWidth, 0, 8, "salt bytes in front of each row key, 0 = no salt; fixed once data exists"),
+		intKey(&s.SaltBuckets, "tsd.storage.salt.buckets", uid.DefaultSaltBuckets, 1, math.MaxInt32, "number of salt buckets; fixed once data exists"),
+		intKey(&s.Widths.Metric, "tsd.storage.uid.width.metric", 3, 1, 8, "bytes of a metric UID; fixed once data exists"),
+		intKey(&s.Widths.TagK, "tsd.storage.uid.width.tagk", 3, 1, 8, "bytes of a tag key UID; fixed once data exists"),
+		intKey(&s.Widths.TagV, "tsd.storage.uid.width.tagv", 3, 1, 8, "bytes of a tag value UID; fixed once data exists"),
+		boolKey(&c.autoCreateMetrics, "tsd.core.auto_create_metrics", true, "assign UIDs to new metrics (false refuses points of unknown metrics)"),
+		intKey(&c.maxTags, "tsd.storage.max_tags", 32, 1, 1024, "most tags a point may have"),
+		stringKey(&c.allowSpecialChars, "tsd.core.tag.allow_specialchars", "", "extra characters allowed in names on the telnet and /api/put paths"),
+		stringKey(&c.dataTable, "tsd.storage.hbase.data_table", "tsdb", "name of the data point table"),
+		stringKey(&c.uidTable, "tsd.storage.hbase.uid_table", uid.DefaultTable, "name of the UID table"),
+		stringKey(&c.metaTable, "tsd.storage.hbase.meta_table", "tsdb-meta", "name of the meta table (settings record, series index)"),
+		boolKey(&c.noDieDieDie, "tsd.no_diediedie", true, "refuse the telnet and HTTP diediedie shutdown command"),
+		stringKey(&c.bigtableProject, "google.bigtable.project.id", "", "Google Cloud project of the Bigtable instance (engine bigtable)"),
+		stringKey(&c.bigtableInstance, "google.bigtable.instance.id", "", "Bigtable instance ID (engine bigtable)"),
+		boolKey(&c.bigtableCreate, "tsd.storage.bigtable.create_tables", true, "create missing Bigtable tables and families at start (false only checks them)"),
+	}
+}

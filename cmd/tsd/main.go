@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// Exit codes of run.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the daemon failed while starting or running
+	exitUsage  = 2 // bad command line or configuration
+)
+
+// run is tsd without the process around it: it parses args, loads the
+// configuration and runs the command, logging to stderr.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	c := newConfig()
+	cl, err := parseArgs(args, c.isBoolFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsd: %v\nRun 'tsd --help' for usage.\n", err)
+		return exitUsage
+	}
+	if cl.command == "help" {
+		writeHelp(stdout, c)
+		return exitOK
+	}
+	if err := c.load(cl, log); err != nil {
+		fmt.Fprintf(stderr, "tsd: %v\n", err)
+		return exitUsage
+	}
+	// The emulator is the Bigtable client's convention, not a tsd key.
+	c.bigtableEmulator = getenv("BIGTABLE_EMULATOR_HOST")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
+	if err := serve(ctx, c, log); err != nil {
+		log.Error("tsd failed", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+
+	"github.com/tsd-db/tsd/api"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/storage/bigtable"
+	"github.com/tsd-db/tsd/storage/pebble"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// serve opens the store, makes sure its tables and settings record exist,
+// and serves the API until ctx ends (SIGINT or SIGTERM) or the listener
+// fails; then it shuts the server down and closes the store.
+func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
+	db, err := c.openStore(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
+	}()
+	if err := c.prepareStore(ctx, db, log); err != nil {
+		return err
+	}
+	srv, err := api.New(c.apiOptions(log))
+	if err != nil {
+		return err
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	log.Info("listening on "+ln.Addr().String(), "addr", ln.Addr().String())
+	return runServer(ctx, srv, ln, log)
+}
+
+// runServer serves ln until ctx ends or Serve fails, then closes srv.
+func runServer(ctx context.Context, srv *api.Server, ln net.Listener, log *slog.Logger) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		srv.Close()
+		<-served
+		return nil
+	case err := <-served:
+		srv.Close()
+		return err
+	}
+}
+
+// openStore opens the configured engine.
+func (c *config) openStore(ctx context.Context, log *slog.Logger) (storage.DB, error) {
+	switch c.engine {
+	case "bigtable":
+		db, err := bigtable.Open(ctx, bigtable.Options{
+			Project: c.bigtableProject, Instance: c.bigtableInstance,
+			CreateTables: bigtable.Bool(c.bigtableCreate), EmulatorHost: c.bigtableEmulator,
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("opened store", "engine", "bigtable", "project", c.bigtableProject,
+			"instance", c.bigtableInstance, "emulator", c.bigtableEmulator)
+		return db, nil
+	default:
+		db, err := pebble.Open(c.dataDir, &pebble.Options{Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("opened store", "engine", "pebble", "directory", c.dataDir)
+		return db, nil
+	}
+}
+
+// prepareStore ensures the data, UID and meta tables exist and that the
+// settings recorded with the store agree with the configured ones (the
+// first start records them).
+func (c *config) prepareStore(ctx context.Context, db storage.DB, log *slog.Logger) error {
+	for _, spec := range []storage.TableSpec{
+		dataTableSpec(c.dataTable), uid.TableSpec(c.uidTable), uid.MetaTableSpec(c.metaTable),
+	} {
+		if err := db.EnsureTable(ctx, spec); err != nil {
+			return fmt.Errorf("ensure table %s: %w", spec.Name, err)
+		}
+	}
+	meta, err := db.Table(ctx, c.metaTable)
+	if err != nil {
+		return err
+	}
+	uidTbl, err := db.Table(ctx, c.uidTable)
+	if err != nil {
+		return err
+	}
+	s, err := uid.EnsureRecord(ctx, meta, uidTbl, c.storeSettings())
+	if err != nil {
+		return fmt.Errorf("store settings: %w", err)
+	}
+	c.settings = s
+	log.Info("store ready", "format", s.Format.String(), "salt_width", s.SaltWidth,
+		"salt_buckets", s.SaltBuckets, "uid_widths", fmt.Sprintf("%d/%d/%d", s.Widths.Metric, s.Widths.TagK, s.Widths.TagV))
+	return nil
+}
+
+// dataTableSpec is the data point table as OpenTSDB creates it: family t,
+// one version, no TTL (spec/opentsdb.md §1.1).
+func dataTableSpec(name string) storage.TableSpec {
+	return storage.TableSpec{Name: name, Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
+}
+
+// apiOptions wires the network settings into api.Options.
+func (c *config) apiOptions(log *slog.Logger) api.Options {
+	return api.Options{
+		Addr:    net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
+		Version: versionInfo(),
+		Logger:  log,
+	}
+}
