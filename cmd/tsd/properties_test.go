@@ -48,7 +48,7 @@ func TestParseProperties(t *testing.T) {
 
 func TestParsePropertiesErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		"a = 1\nb = \\u12\n":       `line 2: key "b": malformed \uxxxx escape`,
+		"a = 1\nb = \\u12\n":      `line 2: key "b": malformed \uxxxx escape`,
 		"a = 1\n\nk\\uZZZZ = v\n": `line 3: malformed \uZZZZ escape`,
 	} {
 		_, err := parseProperties(src)
