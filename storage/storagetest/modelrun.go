@@ -80,7 +80,7 @@ func (r *modelRun) randomOp() {
 		fn     func()
 		write  bool
 	}{
-		{20, r.opPut, true}, {10, r.opDelete, true}, {3, r.opDeleteRange, true},
+		{25, r.opPut, true}, {8, r.opDelete, true}, {2, r.opDeleteRange, true},
 		{8, r.opApply, true}, {8, r.opIncrement, true}, {8, r.opCheckAndPut, true},
 		{6, r.opAppend, true}, {2, r.opBadPut, true}, {15, r.opGet, false}, {20, r.opScan, false},
 	}
