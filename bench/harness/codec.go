@@ -22,21 +22,26 @@ func denseBytes(vm gen.ValueMode) Measure {
 }
 
 func denseDecode(vm gen.ValueMode) Measure {
-	return func(e *Env) (float64, error) {
-		enc, err := encodedRows(e, vm)
-		if err != nil {
-			return 0, err
-		}
-		return enc.DecodeDense()
-	}
+	return decodeRate(vm, (*codecbench.Encoded).DecodeDense)
 }
 
 func xorDecode(vm gen.ValueMode) Measure {
+	return decodeRate(vm, (*codecbench.Encoded).DecodeXOR)
+}
+
+func decodeRate(vm gen.ValueMode, decode func(*codecbench.Encoded) (float64, error)) Measure {
 	return func(e *Env) (float64, error) {
 		enc, err := encodedRows(e, vm)
 		if err != nil {
 			return 0, err
 		}
-		return enc.DecodeXOR()
+		d, err := e.Time(func() error {
+			_, err := decode(enc)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		return rate(enc.Points, d)
 	}
 }

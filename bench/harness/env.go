@@ -57,6 +57,8 @@ type Env struct {
 	OpenStore func(dir string) (storage.DB, error)
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Clock times the CPU-bound figures. Default ClockCPU (NewEnv).
+	Clock Clock
 
 	cache   map[string]any
 	closers []func() error
@@ -70,7 +72,7 @@ func NewEnv(size Size, parent string) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench scratch dir: %w", err)
 	}
-	return &Env{Size: size, Dir: dir, cache: map[string]any{}}, nil
+	return &Env{Size: size, Dir: dir, Clock: ClockCPU, cache: map[string]any{}}, nil
 }
 
 // TempDir returns a new empty directory under Dir.

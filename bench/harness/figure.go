@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 )
 
@@ -74,6 +75,7 @@ func measure(e *Env, f *Figure, who string, s Side, vs []float64, err error) ([]
 	if s.Measure == nil || err != nil {
 		return vs, err
 	}
+	runtime.GC() // start every run from a collected heap
 	v, err := s.Measure(e)
 	if err != nil {
 		e.Logf("%s: %s: %v", f.Name, who, err)

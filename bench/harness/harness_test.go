@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMedian(t *testing.T) {
@@ -75,5 +76,34 @@ func TestRunAlternatesAndTables(t *testing.T) {
 func TestMachine(t *testing.T) {
 	if m := Machine(); !strings.Contains(m, "logical CPUs") || !strings.Contains(m, "go1.") {
 		t.Fatalf("Machine() = %q", m)
+	}
+}
+
+func TestClocks(t *testing.T) {
+	// Spin until both 30 ms of CPU and 30 ms of wall time have passed, so
+	// either clock must read at least 30 ms however loaded the machine is.
+	for _, c := range []Clock{ClockCPU, ClockWall} {
+		e := &Env{Clock: c}
+		x := 0
+		d, err := e.Time(func() error {
+			cpu0, err := processCPU()
+			for start := time.Now(); err == nil; x++ {
+				var cpu time.Duration
+				cpu, err = processCPU()
+				if cpu-cpu0 >= 30*time.Millisecond && time.Since(start) >= 30*time.Millisecond {
+					break
+				}
+			}
+			return err
+		})
+		if err != nil || d < 30*time.Millisecond || d > time.Minute {
+			t.Fatalf("%s clock: %v, %v (x=%d)", c, d, err, x)
+		}
+	}
+	if _, err := ParseClock("sundial"); err == nil {
+		t.Fatal("ParseClock accepted sundial")
+	}
+	if _, err := rate(10, 0); err == nil {
+		t.Fatal("rate accepted a zero duration")
 	}
 }

@@ -26,7 +26,15 @@ func parseRate(f gen.Format, p func() parsebench.Parser) Measure {
 		if err != nil {
 			return 0, err
 		}
-		return parsebench.Rate(b.bodies, b.points, p())
+		parse := p()
+		d, err := e.Time(func() error {
+			_, err := parsebench.Rate(b.bodies, b.points, parse)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		return rate(b.points, d)
 	}
 }
 

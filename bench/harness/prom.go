@@ -79,14 +79,17 @@ func promAppendRate(e *Env) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	el, err := promtsdb.Append(context.Background(), db, d, promtsdb.DefaultCommitEvery)
+	el, err := e.Time(func() error {
+		_, err := promtsdb.Append(context.Background(), db, d, promtsdb.DefaultCommitEvery)
+		return err
+	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return 0, err
 	}
-	return float64(d.NumSamples()) / el.Seconds(), nil
+	return rate(d.NumSamples(), el)
 }
 
 func promChunkBytes(vm gen.ValueMode) Measure {
@@ -121,7 +124,11 @@ func promQuery(i int) Measure {
 		}
 		ds := make([]float64, 0, e.Size.QueryRepeats)
 		for r := 0; r < max(e.Size.QueryRepeats, 1); r++ {
-			d, n, err := promtsdb.Run(context.Background(), l.eng, l.db, promQueries[i], l.data.MaxTime())
+			var n int
+			d, err := e.Time(func() (err error) {
+				_, n, err = promtsdb.Run(context.Background(), l.eng, l.db, promQueries[i], l.data.MaxTime())
+				return err
+			})
 			if err != nil {
 				return 0, err
 			}

@@ -36,14 +36,29 @@ func TestSmoke(t *testing.T) {
 	if rows < 14 {
 		t.Fatalf("%d rows, want at least 14", rows)
 	}
-	if !strings.Contains(table, "machine: ") {
+	if !strings.Contains(table, "machine: ") || !strings.Contains(table, "clock: cpu time") {
 		t.Fatal("no machine line")
 	}
 }
 
 func TestBadFlags(t *testing.T) {
 	var out, errs bytes.Buffer
-	if code := run([]string{"-only", "("}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "-only") {
-		t.Fatalf("exit %d, stderr %q", code, errs.String())
+	for _, args := range [][]string{{"-only", "("}, {"-clock", "sundial"}} {
+		out.Reset()
+		errs.Reset()
+		if code := run(args, &out, &errs); code != 2 || !strings.Contains(errs.String(), args[0]) {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errs.String())
+		}
+	}
+}
+
+// TestWallClock runs a few CPU-bound rows with the wall clock.
+func TestWallClock(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run([]string{"-smoke", "-clock", "wall", "-only", "^decode,|PromQL", "-dir", t.TempDir()}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	if n := strings.Count(out.String(), "\n| "); n != 4+2 || strings.Contains(out.String(), "error") {
+		t.Fatalf("want 4 rows:\n%s", out.String())
 	}
 }
