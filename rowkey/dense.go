@@ -1,6 +1,9 @@
 package rowkey
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // MaxDensePoints is the most points one dense cell holds. A writer with
 // more points for one row (finer than about 55 ms) writes several cells.
@@ -100,7 +103,7 @@ func unRaw32(r uint64) uint64 {
 // symbol (1+lz), the significant-length symbol (sig-1) and the sig-1 bits
 // below the leading one.
 func xorSymbols(x uint64) (lzSym, sigSym uint8, mid uint64) {
-	lz, tz := leadingZeros(x), trailingZeros(x)
+	lz, tz := bits.LeadingZeros64(x), bits.TrailingZeros64(x)
 	sig := 64 - lz - tz
 	return uint8(1 + lz), uint8(sig - 1), (x >> uint(tz)) & (1<<uint(sig-1) - 1)
 }
