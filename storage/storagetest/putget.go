@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,8 @@ func (s *suite) putGetCases() []testCase {
 		{"ZeroTimestampUsesClock", s.testZeroTimestamp},
 		{"EqualTimestampLaterWins", s.testEqualTimestamp},
 		{"TimeRange", s.testTimeRange},
+		{"ExtremeTimestamps", s.testExtremeTimestamps},
+		{"EmptyWrites", s.testEmptyWrites},
 		{"QualifierFilters", s.testQualifierFilters},
 		{"FamilyFilter", s.testFamilyFilter},
 		{"UnknownFamily", s.testUnknownFamily},
@@ -459,4 +462,37 @@ func writeAndRead(ctx context.Context, tbl storage.Table, w, n int) error {
 		}
 	}
 	return nil
+}
+
+// testExtremeTimestamps stores the smallest and largest legal timestamps,
+// where an engine's descending encoding or unbounded-range sentinel breaks.
+func (s *suite) testExtremeTimestamps(t *testing.T) {
+	tbl := s.std(t)
+	top := int64(math.MaxInt64 - math.MaxInt64%1000)
+	mid := int64(1<<53 - (1<<53)%1000)
+	mustPut(t, tbl, "r", cell(famA, "q", 1000, "min"), cell(famA, "q", top, "max"), cell(famA, "q", mid, "mid"))
+	all := []storage.Cell{rc("r", famA, "q", top, "max"), rc("r", famA, "q", mid, "mid"), rc("r", famA, "q", 1000, "min")}
+	wantGet(t, tbl, "r", nil, all...)
+	wantScan(t, tbl, &storage.ScanOptions{Reverse: true}, all...)
+	wantGet(t, tbl, "r", &storage.ReadOptions{MinTime: top}, all[0])
+	wantGet(t, tbl, "r", &storage.ReadOptions{MinTime: mid, MaxTime: top}, all[1])
+	wantGet(t, tbl, "r", &storage.ReadOptions{MaxTime: 2000}, all[2])
+	wantGet(t, tbl, "r", &storage.ReadOptions{MaxVersions: 1}, all[0])
+	mustDelete(t, tbl, "r", storage.Deletion{Kind: storage.DeleteColumn, Family: famA, Qualifier: []byte("q"), MinTime: top})
+	wantGet(t, tbl, "r", nil, all[1:]...)
+}
+
+// testEmptyWrites checks that writes with nothing in them succeed and
+// change nothing.
+func (s *suite) testEmptyWrites(t *testing.T) {
+	tbl := s.std(t)
+	if err := tbl.Put(t.Context(), []byte("r"), nil); err != nil {
+		t.Fatalf("Put with no cells: %v", err)
+	}
+	wantGet(t, tbl, "r", nil)
+	mustPut(t, tbl, "r", cell(famA, "q", ms(1), "v"))
+	if err := tbl.Put(t.Context(), []byte("r"), []storage.Cell{}); err != nil {
+		t.Fatalf("Put with no cells: %v", err)
+	}
+	wantGet(t, tbl, "r", nil, rc("r", famA, "q", ms(1), "v"))
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tsd-db/tsd/storage"
 )
@@ -18,6 +19,7 @@ func (s *suite) incrementCases() []testCase {
 		{"Existing", s.testIncrementExisting},
 		{"Negative", s.testIncrementNegative},
 		{"NotEightBytes", s.testIncrementNotEightBytes},
+		{"OverFutureTimestamp", s.testIncrementFuture},
 		{"Concurrent", s.testIncrementConcurrent},
 	}
 }
@@ -28,6 +30,7 @@ func (s *suite) checkAndPutCases() []testCase {
 		{"EmptyExpected", s.testCASEmpty},
 		{"MatchAndMismatch", s.testCASMatch},
 		{"NewestVersion", s.testCASNewest},
+		{"NoCells", s.testCASNoCells},
 		{"Race", s.testCASRace},
 		{"Counter", s.testCASCounter},
 	}
@@ -36,6 +39,7 @@ func (s *suite) checkAndPutCases() []testCase {
 func (s *suite) appendCases() []testCase {
 	return []testCase{
 		{"CreatesAndAppends", s.testAppend},
+		{"OverFutureTimestamp", s.testAppendFuture},
 		{"Concurrent", s.testAppendConcurrent},
 	}
 }
@@ -328,4 +332,46 @@ func (s *suite) testAppendConcurrent(t *testing.T) {
 	if len(pieces) != g*per || len(seen) != g*per {
 		t.Fatalf("after %d appends: %d pieces, %d distinct", g*per, len(pieces), len(seen))
 	}
+}
+
+// testIncrementFuture increments a counter stamped ahead of the clock: the
+// result must become the newest version (Bigtable stamps it with the later
+// of now and the old cell's time), or the next increment reads the old value
+// again and an increment is lost.
+func (s *suite) testIncrementFuture(t *testing.T) {
+	tbl := s.std(t)
+	future := s.nowMicros() + time.Hour.Microseconds()
+	mustPut(t, tbl, "r", storage.Cell{Family: famA, Qualifier: []byte("n"), Timestamp: future, Value: be64(10)})
+	mustIncrement(t, tbl, "r", famA, "n", 1, 11)
+	mustIncrement(t, tbl, "r", famA, "n", 1, 12)
+	wantValue(t, tbl, "r", famA, "n", be64(12))
+}
+
+func (s *suite) testAppendFuture(t *testing.T) {
+	tbl := s.std(t)
+	future := s.nowMicros() + time.Hour.Microseconds()
+	mustPut(t, tbl, "r", cell(famA, "log", future, "a"))
+	for _, want := range []string{"ab", "abb"} {
+		v, err := tbl.Append(t.Context(), []byte("r"), famA, []byte("log"), []byte("b"))
+		if err != nil || string(v) != want {
+			t.Fatalf("Append over a future-stamped cell = %q, %v; want %q", v, err, want)
+		}
+	}
+	wantValue(t, tbl, "r", famA, "log", []byte("abb"))
+}
+
+// testCASNoCells uses CheckAndPut as a pure check.
+func (s *suite) testCASNoCells(t *testing.T) {
+	tbl := s.std(t)
+	ctx := t.Context()
+	if err := tbl.CheckAndPut(ctx, []byte("r"), famA, []byte("q"), nil, nil); err != nil {
+		t.Fatalf("CheckAndPut absent with no cells: %v", err)
+	}
+	wantGet(t, tbl, "r", nil)
+	mustPut(t, tbl, "r", cell(famA, "q", ms(1), "v"))
+	wantErr(t, "CheckAndPut absent with no cells on a present column", tbl.CheckAndPut(ctx, []byte("r"), famA, []byte("q"), nil, nil), storage.ErrConflict)
+	if err := tbl.CheckAndPut(ctx, []byte("r"), famA, []byte("q"), []byte("v"), nil); err != nil {
+		t.Fatalf("CheckAndPut match with no cells: %v", err)
+	}
+	wantGet(t, tbl, "r", nil, rc("r", famA, "q", ms(1), "v"))
 }

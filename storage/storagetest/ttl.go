@@ -3,6 +3,7 @@ package storagetest
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ func (s *suite) ttlCases() []testCase {
 		{"ExpiredInvisible", s.testExpiredInvisible},
 		{"MixedVersions", s.testTTLMixedVersions},
 		{"ReadModifyWriteIgnoresExpired", s.testTTLReadModifyWrite},
+		{"WithMaxVersions", s.testTTLWithMaxVersions},
+		{"FutureTimestampNotExpired", s.testTTLFuture},
 		{"ExpiresWhileStored", s.testExpiresWhileStored},
 	}
 }
@@ -99,4 +102,28 @@ func (s *suite) testExpiresWhileStored(t *testing.T) {
 	time.Sleep(time.Until(time.UnixMicro(ts).Add(2*time.Second + 500*time.Millisecond)))
 	wantGet(t, tbl, "r", nil)
 	wantScan(t, tbl, nil)
+}
+
+// testTTLWithMaxVersions combines both limits on one family: a version is
+// shown only if it is among the newest MaxVersions and younger than TTL.
+func (s *suite) testTTLWithMaxVersions(t *testing.T) {
+	spec := storage.TableSpec{Name: "both", Families: []storage.FamilySpec{{Name: "f", MaxVersions: 2, TTL: time.Hour}}}
+	_, tbl := s.table(t, spec)
+	fresh, old := s.nowMicros()-time.Minute.Microseconds(), s.hoursAgo(2)
+	mustPut(t, tbl, "r", cell("f", "q", fresh, "1"), cell("f", "q", fresh-1000, "2"), cell("f", "q", fresh-2000, "3"))
+	mustPut(t, tbl, "r", cell("f", "p", fresh, "new"), cell("f", "p", old, "old"), cell("f", "p", old-1000, "older"))
+	wantGet(t, tbl, "r", nil, rc("r", "f", "p", fresh, "new"), rc("r", "f", "q", fresh, "1"), rc("r", "f", "q", fresh-1000, "2"))
+	wantGet(t, tbl, "r", &storage.ReadOptions{MaxTime: fresh - 1000})
+	wantGet(t, tbl, "r", &storage.ReadOptions{MaxTime: fresh}, rc("r", "f", "q", fresh-1000, "2"))
+}
+
+// testTTLFuture checks that a cell stamped far ahead is not taken as
+// expired, as it would be if cell time plus TTL overflowed.
+func (s *suite) testTTLFuture(t *testing.T) {
+	tbl := s.std(t)
+	far := int64(math.MaxInt64 - math.MaxInt64%1000)
+	soon := s.nowMicros() + time.Hour.Microseconds()
+	mustPut(t, tbl, "r", cell(famTTL, "far", far, "far"), cell(famTTL, "soon", soon, "soon"))
+	wantGet(t, tbl, "r", nil, rc("r", famTTL, "far", far, "far"), rc("r", famTTL, "soon", soon, "soon"))
+	wantScan(t, tbl, nil, rc("r", famTTL, "far", far, "far"), rc("r", famTTL, "soon", soon, "soon"))
 }
