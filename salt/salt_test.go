@@ -136,3 +136,21 @@ func TestZeroAllocs(t *testing.T) {
 		t.Fatalf("Append allocates %v", n)
 	}
 }
+
+// TestHashMatchesByteLoop checks the four-byte steps against the plain
+// Java loop on every length and byte sign.
+func TestHashMatchesByteLoop(t *testing.T) {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = byte(i*37 + 200)
+	}
+	for n := 0; n <= len(b); n++ {
+		want := HashInit
+		for _, c := range b[:n] {
+			want = 31*want + int32(int8(c))
+		}
+		if got := Hash(HashInit, b[:n]); got != want {
+			t.Fatalf("len %d: %d, want %d", n, got, want)
+		}
+	}
+}
