@@ -31,8 +31,13 @@ type DenseIter struct {
 	valid        bool
 	err          error
 	bi, bn       int
-	buf          [denseBatch]series.Point
-	uts, uval    [denseBatch]uint64
+	sc           *denseScratch
+}
+
+// denseScratch holds a DenseIter's batch buffers, kept across Reset.
+type denseScratch struct {
+	buf       [denseBatch]series.Point
+	uts, uval [denseBatch]uint64
 }
 
 // denseBatch is how many points Next decodes at a time.
@@ -41,8 +46,11 @@ const denseBatch = 64
 // Reset starts decoding value, the dense cell of the row whose base time
 // is baseSec. A malformed header is reported here and by Err.
 func (it *DenseIter) Reset(baseSec int64, value []byte) error {
-	tbl := it.tbl
-	*it = DenseIter{base: baseSec * 1000, tbl: tbl}
+	tbl, sc := it.tbl, it.sc
+	if sc == nil {
+		sc = new(denseScratch)
+	}
+	*it = DenseIter{base: baseSec * 1000, tbl: tbl, sc: sc}
 	it.err = it.parseHeader(value)
 	if it.err != nil {
 		it.n = 0
@@ -198,7 +206,6 @@ func (it *DenseIter) bucketed(st int) int64 {
 // Next implements series.Iterator.
 func (it *DenseIter) Next() bool {
 	if it.bi < it.bn {
-		it.cur = it.buf[it.bi]
 		it.bi++
 		return true
 	}
@@ -206,11 +213,12 @@ func (it *DenseIter) Next() bool {
 }
 
 func (it *DenseIter) nextBatch() bool {
-	it.bi, it.bn = 0, it.fill(it.buf[:])
-	it.valid = it.bn > 0
-	if it.valid {
-		it.cur, it.bi = it.buf[0], 1
+	if it.sc == nil {
+		return false
 	}
+	it.bn = it.fill(it.sc.buf[:])
+	it.valid = it.bn > 0
+	it.bi = min(it.bn, 1)
 	return it.valid
 }
 
@@ -359,11 +367,11 @@ func (it *DenseIter) fail(format string, args ...any) bool {
 
 // SeekTime implements series.Iterator.
 func (it *DenseIter) SeekTime(t int64) bool {
-	if it.valid && it.cur.T >= t {
+	if it.valid && it.At().T >= t {
 		return true
 	}
 	for it.Next() {
-		if it.cur.T >= t {
+		if it.At().T >= t {
 			return true
 		}
 	}
@@ -371,7 +379,7 @@ func (it *DenseIter) SeekTime(t int64) bool {
 }
 
 // At implements series.Iterator.
-func (it *DenseIter) At() series.Point { return it.cur }
+func (it *DenseIter) At() series.Point { return it.sc.buf[it.bi-1] }
 
 // Err implements series.Iterator.
 func (it *DenseIter) Err() error { return it.err }

@@ -29,7 +29,7 @@ func (it *DenseIter) fillChain(out []series.Point, cls uint8) int {
 func (it *DenseIter) chainBatch(out []series.Point, cls uint8) int {
 	m := len(out)
 	regular, order2 := it.h0&hRegular != 0, it.h0&hOrder2 != 0
-	uval, uts := it.uval[:m], it.uts[:m]
+	uval, uts := it.sc.uval[:m], it.sc.uts[:m]
 	if regular {
 		it.dec.BucketedN(it.st[stVal], uval)
 	} else {

@@ -134,3 +134,47 @@ func TestDenseEncoderRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestDenseIterSeekAndErrors(t *testing.T) {
+	pts := regular(1000, 3000, func(i int) series.Point { return series.IntPoint(0, int64(i*i%97)) })
+	var enc DenseEncoder
+	v, err := enc.Append(nil, testBase, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var it DenseIter
+	if err := it.Reset(testBase, v); err != nil || it.Len() != 1000 {
+		t.Fatalf("Reset: %v, %d points", err, it.Len())
+	}
+	var s series.Iterator = &it
+	if !s.SeekTime(pts[500].T-1) || s.At() != pts[500] {
+		t.Fatalf("SeekTime to 500: %v", s.At())
+	}
+	if !s.SeekTime(0) || s.At() != pts[500] {
+		t.Fatal("SeekTime went backwards")
+	}
+	n := 501
+	for s.Next() {
+		if s.At() != pts[n] {
+			t.Fatalf("point %d = %v", n, s.At())
+		}
+		n++
+	}
+	if n != 1000 || s.Err() != nil || s.SeekTime(0) {
+		t.Fatalf("ended at %d: %v", n, s.Err())
+	}
+	// A trailing byte or a missing one is caught by the end-of-stream check.
+	for _, bad := range [][]byte{append(append([]byte{}, v...), 0), v[:len(v)-1]} {
+		it.Reset(testBase, bad)
+		for it.Next() {
+		}
+		if !errors.Is(it.Err(), ErrCorrupt) {
+			t.Fatalf("corrupt tail: %v", it.Err())
+		}
+	}
+	for _, hdr := range [][]byte{{}, {0x20, 1, 0}, {0x05, 1, 0}, {0x10, 0, 0}, {0x10, 2, 0}} {
+		if err := it.Reset(testBase, hdr); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("header %x: %v", hdr, err)
+		}
+	}
+}
