@@ -621,3 +621,24 @@ func TestClientOptionsConn(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 }
+
+func TestTTLCutoffBoundaries(t *testing.T) {
+	for _, tc := range []struct {
+		now  int64
+		ttl  time.Duration
+		want int64
+	}{
+		{ms(10), 2 * time.Millisecond, ms(9)},    // ts 8ms is exactly ttl old: expired
+		{ms(10), 1500 * time.Microsecond, ms(9)}, // 8.5ms is the edge
+		{ms(10), 1000 * time.Millisecond, 0},     // nothing can be that old
+		{ms(10), time.Millisecond - 1, ms(10)},   // TTL in whole microseconds: 999µs
+		{ms(1 << 40), time.Hour, ms(1<<40) - ms(3_600_000) + ms(1)},
+	} {
+		if got := ttlCutoff(tc.now, tc.ttl); got != tc.want {
+			t.Errorf("ttlCutoff(%d, %v) = %d, want %d", tc.now, tc.ttl, got, tc.want)
+		}
+	}
+	if got := ceilMilli(1<<63 - 1); got%1000 != 0 || got <= 0 {
+		t.Errorf("ceilMilli(max) = %d", got)
+	}
+}

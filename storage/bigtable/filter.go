@@ -14,7 +14,7 @@ import (
 // against now), then the read's time range and MaxVersions. Families are
 // disjoint branches of an interleave, so no cell comes back twice. A nil
 // filter reads everything.
-func readFilter(spec storage.TableSpec, o *storage.ReadOptions, nowNanos int64) bt.Filter {
+func readFilter(spec storage.TableSpec, o *storage.ReadOptions, nowMicros int64) bt.Filter {
 	var ro storage.ReadOptions
 	if o != nil {
 		ro = *o
@@ -24,7 +24,7 @@ func readFilter(spec storage.TableSpec, o *storage.ReadOptions, nowNanos int64) 
 	}
 	var branches []bt.Filter
 	for _, f := range selectedFamilies(spec, ro.Families) {
-		if b := familyFilter(f, &ro, nowNanos); b != nil {
+		if b := familyFilter(f, &ro, nowMicros); b != nil {
 			branches = append(branches, b)
 		}
 	}
@@ -64,7 +64,7 @@ func selectedFamilies(spec storage.TableSpec, names []string) []storage.FamilySp
 }
 
 // familyFilter is one family's branch, or nil when it cannot match.
-func familyFilter(f storage.FamilySpec, ro *storage.ReadOptions, nowNanos int64) bt.Filter {
+func familyFilter(f storage.FamilySpec, ro *storage.ReadOptions, nowMicros int64) bt.Filter {
 	cols, ok := columnFilter(f.Name, ro)
 	if !ok {
 		return nil
@@ -74,7 +74,7 @@ func familyFilter(f storage.FamilySpec, ro *storage.ReadOptions, nowNanos int64)
 		chain = append(chain, bt.LatestNFilter(f.MaxVersions))
 	}
 	if f.TTL > 0 {
-		chain = append(chain, bt.TimestampRangeFilterMicros(bt.Timestamp(ttlCutoff(nowNanos, f.TTL)), 0))
+		chain = append(chain, bt.TimestampRangeFilterMicros(bt.Timestamp(ttlCutoff(nowMicros, f.TTL)), 0))
 	}
 	if ro.MinTime != 0 || ro.MaxTime != 0 {
 		lo, hi := ceilMilli(ro.MinTime), ceilMilli(ro.MaxTime)
@@ -184,13 +184,13 @@ func ceilMilli(us int64) int64 {
 	return (us + 999) / 1000 * 1000
 }
 
-// ttlCutoff is the oldest timestamp (microseconds) still alive at now: a
-// cell lives while now - ts < ttl, that is ts > now - ttl, computed in
-// nanoseconds and rounded up to a whole millisecond.
-func ttlCutoff(nowNanos int64, ttl time.Duration) int64 {
-	x := nowNanos - int64(ttl)
+// ttlCutoff is the oldest timestamp still alive at now (microseconds at
+// whole milliseconds, as cells are stamped): a cell lives while
+// ts > now - ttl, so the cutoff is the next whole millisecond above it.
+func ttlCutoff(nowMicros int64, ttl time.Duration) int64 {
+	x := nowMicros - ttl.Microseconds()
 	if x < 0 {
 		return 0
 	}
-	return ceilMilli(x/1000 + 1)
+	return ceilMilli(x + 1)
 }

@@ -94,7 +94,7 @@ func (t *table) visibleColumn(f storage.FamilySpec, qualifier []byte) bt.Filter 
 	q := string(qualifier)
 	fs := []bt.Filter{bt.ColumnRangeFilter(f.Name, q, q+"\x00")}
 	if f.TTL > 0 {
-		fs = append(fs, bt.TimestampRangeFilterMicros(bt.Timestamp(ttlCutoff(t.db.now(), f.TTL)), 0))
+		fs = append(fs, bt.TimestampRangeFilterMicros(bt.Timestamp(ttlCutoff(t.db.nowTimestamp(), f.TTL)), 0))
 	}
 	return chainOf(fs)
 }

@@ -55,7 +55,7 @@ func (s *scanner) init(o *storage.ScanOptions) error {
 	if o.Limit < 0 {
 		return storage.Invalidf("scan limit %d is negative", o.Limit)
 	}
-	s.filter = readFilter(spec, &o.ReadOptions, s.t.db.now())
+	s.filter = readFilter(spec, &o.ReadOptions, s.t.db.nowTimestamp())
 	if o.RowRegex != "" {
 		rx, err := rowRegex(o.RowRegex)
 		if err != nil {

@@ -43,7 +43,7 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	if err := validateRead(spec, row, opts); err != nil {
 		return nil, err
 	}
-	filter := readFilter(spec, opts, t.db.now())
+	filter := readFilter(spec, opts, t.db.nowTimestamp())
 	var r bt.Row
 	err := t.db.call(ctx, t.step("get", row), func(ctx context.Context) (err error) {
 		r, err = t.bt.ReadRow(ctx, string(row), readOpts(filter)...)

@@ -9,11 +9,8 @@ import (
 	"github.com/tsd-db/tsd/storage"
 )
 
-// now is the clock in nanoseconds, for read-time TTL.
-func (db *DB) now() int64 { return db.opts.Clock().UnixNano() }
-
-// nowTimestamp is the clock as a cell timestamp: microseconds at whole
-// milliseconds.
+// nowTimestamp is the clock as a cell timestamp, microseconds at whole
+// milliseconds: it stamps zero timestamps and measures TTL.
 func (db *DB) nowTimestamp() int64 {
 	us := db.opts.Clock().UnixMicro()
 	return us - us%1000
