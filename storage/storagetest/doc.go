@@ -28,6 +28,14 @@
 //     errors.Is(err, context.Canceled) (or DeadlineExceeded) holds.
 //   - Tables lists tables, and each table's families, in name order.
 //   - A Scan row Limit counts rows that pass the filters.
+//   - Increment and Append stamp their result with the later of the clock
+//     and the old cell's timestamp, so the result is the newest version even
+//     over a cell stamped in the future (Bigtable's rule); otherwise the next
+//     increment would read the old value again.
+//   - Put with no cells and CheckAndPut with no cells (a pure check) succeed
+//     and write nothing.
+//   - Rows of one Apply are independent: the suite never puts one row twice
+//     in a batch, nor two cells of one version in one Put.
 //
 // This package reads no flags; an engine's test file may define flags such
 // as -storagetest.steps and pass them in Options.
