@@ -57,7 +57,7 @@ func TestUIDCommandLifecycle(t *testing.T) {
 metrics: max id 2, 1 forward and 1 reverse mappings
 tagk: max id 1, 1 forward and 1 reverse mappings
 tagv: max id 0, 0 forward and 0 reverse mappings
-7 cells analyzed; 0 errors found, 0 unfixed
+6 cells analyzed; 0 errors found, 0 unfixed
 `, "fsck")
 }
 
