@@ -60,6 +60,26 @@
 // a fixed overhead, its chunk buffer's capacity and its out-of-order
 // buffer's capacity: the figure the head.max_memory limit is held to.
 //
+// # Flush
+//
+// A Flusher writes complete rows to the data table: a row is complete when
+// its hour is over and no point arrived for Grace (default 10 min), plus a
+// per-series share of Spread (a hash of the key) so that the rows of one hour
+// do not all come due together. Each row is written with one put (Apply,
+// BatchRows rows per call) as one dense column (rowkey.DenseEncoder; a row
+// beyond rowkey.MaxDensePoints gets several), qualifier 0x80 | writer id |
+// flush number, cell timestamp the flush time. Flush numbers come from
+// FLUSHSEQ in the log directory, a 4-byte big-endian bound reserved 65,536
+// at a time (written, synced, renamed) before use, so they never repeat for
+// the directory. A row is taken out of the head before its write; if the
+// write fails it goes back, merged with any points that arrived meanwhile
+// (those win ties). A point arriving for a flushed hour opens a new row,
+// flushed later as another column of the same row key; rowkey.RowDecoder
+// merges them, the newer cell winning ties. After writing, the log segments
+// below both the oldest segment any row still needs and the segment of
+// every commit still in flight (commitMu) are deleted; a full flush
+// (all=true, at shutdown) first rotates the log so every segment can go.
+//
 // # Restart
 //
 // OpenHead replays the log: series records recreate series (registering

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -14,10 +15,12 @@ import (
 // log. Appends go through Appenders; reads through AppendPoints and
 // Iterator. All methods are safe for concurrent use.
 //
-// Lock order: a series shard's lock, then a series' lock, then the ref
-// table's lock; the append path takes only series locks.
+// Lock order: commitMu, then a series shard's lock, then a series' lock,
+// then the ref table's lock; the append path takes commitMu shared and
+// series locks.
 type Head struct {
 	opts   HeadOptions
+	fs     vfs.FS
 	log    *wal.Log
 	series *seriesShards
 	refs   refTable
@@ -25,6 +28,10 @@ type Head struct {
 
 	mem     atomic.Int64 // bytes held by series and rows
 	nseries atomic.Int64
+	// commitMu is held shared by a commit from reading the log segment
+	// until its points are in the head, so the flusher can tell which
+	// segments no commit still needs (truncateLog).
+	commitMu sync.RWMutex
 }
 
 // ReplayStats describe how a Head was rebuilt from its log at open.
@@ -45,7 +52,7 @@ type ReplayStats struct {
 // uses) and rebuilds the head from it. A damaged log tail is dropped with a
 // warning, never an error.
 func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
-	h := &Head{}
+	h := &Head{fs: fs}
 	if opts != nil {
 		h.opts = *opts
 	}

@@ -3,8 +3,6 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"time"
-	"unsafe"
 
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/series"
@@ -82,6 +80,8 @@ func (a *Appender) Commit(sync bool) error {
 	if len(a.samples) == 0 {
 		return nil
 	}
+	a.h.commitMu.RLock()
+	defer a.h.commitMu.RUnlock()
 	for {
 		seg := a.h.log.Segment()
 		a.encode(seg)
@@ -110,7 +110,7 @@ func (a *Appender) encode(seg uint32) {
 		if start < 0 {
 			a.buf, start = wal.BeginRecord(a.buf, wal.TypeSeries)
 		}
-		a.buf = wal.AppendSeries(a.buf, uint64(s.ref), unsafe.Slice(unsafe.StringData(s.key), len(s.key)))
+		a.buf = wal.AppendSeries(a.buf, uint64(s.ref), keyBytes(s.key))
 		if len(a.buf)-start >= maxPayload {
 			wal.FinishRecord(a.buf, start)
 			start = -1
@@ -164,7 +164,7 @@ func (a *Appender) encodeSamples() {
 // apply adds the logged points to their series, holding each series' lock
 // across a run of its points.
 func (a *Appender) apply(seg uint32) {
-	now := time.Now().UnixMilli()
+	now := a.h.opts.Clock().UnixMilli()
 	var cur *memSeries
 	var delta int64
 	for i := range a.samples {

@@ -333,7 +333,7 @@ type faultFS struct {
 	full bool
 }
 
-func (fs *faultFS) isFull() bool { fs.mu.Lock(); defer fs.mu.Unlock(); return fs.full }
+func (fs *faultFS) isFull() bool   { fs.mu.Lock(); defer fs.mu.Unlock(); return fs.full }
 func (fs *faultFS) setFull(v bool) { fs.mu.Lock(); fs.full = v; fs.mu.Unlock() }
 
 func (fs *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"errors"
-	"time"
 
 	"github.com/tsd-db/tsd/ingest/wal"
 )
@@ -21,7 +20,7 @@ type headReplay struct {
 }
 
 func newHeadReplay(h *Head) *headReplay {
-	return &headReplay{h: h, ids: make(map[uint64]*memSeries), now: time.Now().UnixMilli()}
+	return &headReplay{h: h, ids: make(map[uint64]*memSeries), now: h.opts.Clock().UnixMilli()}
 }
 
 // record is the wal.ReplayFunc.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"time"
 
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/series"
@@ -40,6 +41,9 @@ type HeadOptions struct {
 	// Logger receives warnings (damaged log, undecodable records).
 	// Default slog.Default().
 	Logger *slog.Logger
+	// Clock stamps each row with the arrival time of its latest point,
+	// which the flush grace is measured from. Default time.Now.
+	Clock func() time.Time
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
@@ -55,6 +59,9 @@ func (o *HeadOptions) EnsureDefaults() *HeadOptions {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	if o.WAL.Logger == nil {
 		o.WAL.Logger = o.Logger

@@ -66,9 +66,7 @@ func (s *memSeries) append(p series.Point, seg uint32, now int64) int64 {
 // rowIndex returns the index of the row at base, creating it, and the
 // memory the new row costs.
 func (s *memSeries) rowIndex(base int64) (int, int64) {
-	i, found := slices.BinarySearchFunc(s.rows, base, func(r openRow, b int64) int {
-		return cmpInt64(r.base, b)
-	})
+	i, found := s.findRow(base)
 	if found {
 		return i, 0
 	}
@@ -80,6 +78,13 @@ func (s *memSeries) rowIndex(base int64) (int, int64) {
 	}
 	s.rows = slices.Insert(s.rows, i, r)
 	return i, rowOverhead + int64(cap(r.chunk.w.b))
+}
+
+// findRow returns where the row at base is, or would be inserted.
+func (s *memSeries) findRow(base int64) (int, bool) {
+	return slices.BinarySearchFunc(s.rows, base, func(r openRow, b int64) int {
+		return cmpInt64(r.base, b)
+	})
 }
 
 func cmpInt64(a, b int64) int {
@@ -163,3 +168,6 @@ var pointsPool = sync.Pool{New: func() any { return new([]series.Point) }}
 
 func getPoints() *[]series.Point  { return pointsPool.Get().(*[]series.Point) }
 func putPoints(p *[]series.Point) { *p = (*p)[:0]; pointsPool.Put(p) }
+
+// keyBytes views a series key as bytes without copying; callers only read.
+func keyBytes(key string) []byte { return unsafe.Slice(unsafe.StringData(key), len(key)) }

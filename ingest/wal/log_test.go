@@ -480,3 +480,25 @@ func FuzzReplay(f *testing.F) {
 		}
 	})
 }
+
+func TestRotate(t *testing.T) {
+	fs := vfs.NewMem()
+	l, _ := mustOpen(t, fs, quietOpts(0))
+	if err := l.Rotate(); err != nil || l.Segment() != 1 {
+		t.Fatalf("rotating an empty segment: %v, segment %d", err, l.Segment())
+	}
+	appendPayload(l, "one", false)
+	if err := l.Rotate(); err != nil || l.Segment() != 2 {
+		t.Fatalf("rotate: %v, segment %d", err, l.Segment())
+	}
+	appendPayload(l, "two", false)
+	if err := l.TruncateBefore(l.Segment()); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, c := mustOpen(t, fs, quietOpts(0))
+	defer l.Close()
+	if got := c.payloads(); !slicesEqual(got, []string{"two"}) {
+		t.Fatalf("after rotate and truncate: %q", got)
+	}
+}

@@ -95,3 +95,22 @@ func (l *Log) initSegment(f vfs.File, hdr []byte) error {
 	}
 	return nil
 }
+
+// Rotate starts a new segment now, so that every record written so far is
+// in segments before Segment() and TruncateBefore can free them all (the
+// flusher does this after flushing the whole head). A log whose current
+// segment holds no record stays where it is.
+func (l *Log) Rotate() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.mu.rotating || l.mu.writing {
+		l.mu.cond.Wait()
+	}
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.mu.segLen == l.mu.segStart && len(l.mu.pending) == 0 {
+		return nil
+	}
+	return l.rotateLocked()
+}
