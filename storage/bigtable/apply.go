@@ -3,6 +3,7 @@ package bigtable
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	bt "cloud.google.com/go/bigtable"
 
@@ -36,21 +37,32 @@ func (t *table) Apply(ctx context.Context, muts []storage.Mutation) error {
 	return nil
 }
 
-// rowMutations builds each row's mutation, skipping rows with nothing to do.
+// rowMutations builds each row's mutation, skipping rows with nothing to
+// do. Mutations of one row are merged into one entry, in order: Bigtable
+// applies a request's entries in any order, which would let an earlier
+// write of the same row and timestamp win.
 func (t *table) rowMutations(ctx context.Context, muts []storage.Mutation) ([]rowMutation, error) {
 	now := t.db.nowTimestamp()
 	rows := make([]rowMutation, 0, len(muts))
+	index := make(map[string]int, len(muts))
 	for i := range muts {
-		rm := rowMutation{row: string(muts[i].Row), m: bt.NewMutation()}
-		if err := t.addDeletes(ctx, &rm, muts[i].Deletes); err != nil {
+		key := string(muts[i].Row)
+		j, seen := index[key]
+		if !seen {
+			j = len(rows)
+			index[key] = j
+			rows = append(rows, rowMutation{row: key, m: bt.NewMutation()})
+		}
+		rm := &rows[j]
+		if err := t.addDeletes(ctx, rm, muts[i].Deletes); err != nil {
 			return nil, err
 		}
 		rm.addCells(muts[i].Cells, now)
-		if rm.ops > 0 {
-			rows = append(rows, rm)
+		if rm.ops > bigtableMaxMutations {
+			return nil, storage.Invalidf("apply %s row %q: %d mutations exceed Bigtable's %d per row", t.name, key, rm.ops, bigtableMaxMutations)
 		}
 	}
-	return rows, nil
+	return slices.DeleteFunc(rows, func(rm rowMutation) bool { return rm.ops == 0 }), nil
 }
 
 // chunkLen is how many leading rows fit one ApplyBulk request; always at

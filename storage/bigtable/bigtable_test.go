@@ -642,3 +642,36 @@ func TestTTLCutoffBoundaries(t *testing.T) {
 		t.Errorf("ceilMilli(max) = %d", got)
 	}
 }
+
+// TestApplySameRowInOrder checks that mutations of one row inside one Apply
+// take effect in order, although Bigtable applies a request's entries in
+// any order: the later write of a timestamp wins, and a family-range delete
+// sees columns an earlier mutation of the batch wrote.
+func TestApplySameRowInOrder(t *testing.T) {
+	ctx := context.Background()
+	db := openEmulated(t)
+	tbl := mustTable(t, db, oneFamily("t", "f", 0, 0))
+	cell := func(q, v string) []storage.Cell {
+		return []storage.Cell{{Family: "f", Qualifier: []byte(q), Timestamp: ms(5), Value: []byte(v)}}
+	}
+	err := tbl.Apply(ctx, []storage.Mutation{
+		{Row: []byte("r"), Cells: cell("a", "first")},
+		{Row: []byte("s"), Cells: cell("a", "other")},
+		{Row: []byte("r"), Cells: cell("a", "second")},
+		{Row: []byte("r"), Cells: cell("b", "gone")},
+		{Row: []byte("r"), Deletes: []storage.Deletion{{Kind: storage.DeleteFamily, Family: "f", Qualifier: nil, MinTime: ms(5), MaxTime: ms(6)}},
+			Cells: cell("c", "kept")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tbl.Get(ctx, []byte("r"), nil)
+	if s := cellString(got); err != nil || s != "r/f:c@5=kept" {
+		t.Fatalf("got %s, %v; want only r/f:c@5=kept", s, err)
+	}
+	err = tbl.Apply(ctx, []storage.Mutation{{Row: []byte("r"), Cells: cell("a", "1")}, {Row: []byte("r"), Cells: cell("a", "2")}})
+	got, _ = tbl.Get(ctx, []byte("r"), &storage.ReadOptions{Qualifiers: [][]byte{[]byte("a")}})
+	if s := cellString(got); err != nil || s != "r/f:a@5=2" {
+		t.Fatalf("got %s, %v; want the later write", s, err)
+	}
+}

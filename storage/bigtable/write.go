@@ -23,6 +23,7 @@ type rowMutation struct {
 	m     *bt.Mutation
 	ops   int
 	bytes int
+	cells [][]storage.Cell // written so far, for a later family-range delete
 }
 
 // Put writes cells to one row atomically; cells with a zero timestamp get
@@ -84,6 +85,9 @@ func (t *table) applyRow(ctx context.Context, op string, rm rowMutation) error {
 }
 
 func (rm *rowMutation) addCells(cells []storage.Cell, now int64) {
+	if len(cells) > 0 {
+		rm.cells = append(rm.cells, cells)
+	}
 	for i := range cells {
 		c := &cells[i]
 		ts := c.Timestamp
@@ -129,7 +133,7 @@ func (t *table) addDelete(ctx context.Context, rm *rowMutation, d storage.Deleti
 		if err != nil {
 			return err
 		}
-		for _, q := range qs {
+		for _, q := range rm.pendingColumns(d.Family, qs) {
 			rm.m.DeleteTimestampRange(d.Family, q, bt.Timestamp(lo), bt.Timestamp(hi))
 			rm.count(d.Family, q)
 		}
@@ -141,6 +145,28 @@ func (t *table) addDelete(ctx context.Context, rm *rowMutation, d storage.Deleti
 	}
 	rm.count(d.Family, string(d.Qualifier))
 	return nil
+}
+
+// pendingColumns adds to qs the family's qualifiers this mutation already
+// writes (an earlier Mutation of the same row in one Apply), which the read
+// of stored columns cannot see yet; each qualifier appears once.
+func (rm *rowMutation) pendingColumns(family string, qs []string) []string {
+	if len(rm.cells) == 0 {
+		return qs
+	}
+	seen := make(map[string]bool, len(qs))
+	for _, q := range qs {
+		seen[q] = true
+	}
+	for _, cells := range rm.cells {
+		for i := range cells {
+			if q := string(cells[i].Qualifier); cells[i].Family == family && !seen[q] {
+				seen[q] = true
+				qs = append(qs, q)
+			}
+		}
+	}
+	return qs
 }
 
 func (rm *rowMutation) count(family, qualifier string) {
