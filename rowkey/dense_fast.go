@@ -37,6 +37,7 @@ func (it *DenseIter) chainBatch(out []series.Point, cls uint8) int {
 	}
 	t, delta, k, kd := it.t, it.delta, it.k, it.kd
 	kind, pow := chainKind(cls), pow10i[it.d]
+	plainInt := cls == clsInt && pow == 1 // no division in the common case
 	for q := range out {
 		if !regular {
 			delta += entropy.Unzigzag(uts[q])
@@ -55,18 +56,19 @@ func (it *DenseIter) chainBatch(out []series.Point, cls uint8) int {
 		}
 		p := &out[q]
 		p.T, p.Kind = it.base+t, kind
-		switch cls {
-		case clsInt:
-			if k%pow != 0 {
-				it.i += q
-				it.fail("integer %d not a multiple of 10^%d", k, it.d)
-				return q
-			}
-			p.Bits = uint64(k / pow)
-		case clsDec64:
+		switch {
+		case plainInt:
+			p.Bits = uint64(k)
+		case cls == clsDec64:
 			p.Bits = unDecimal64(k, it.d)
-		default:
+		case cls == clsDec32:
 			p.Bits = unDecimal32(k, it.d)
+		case k%pow != 0:
+			it.i += q
+			it.fail("integer %d not a multiple of 10^%d", k, it.d)
+			return q
+		default:
+			p.Bits = uint64(k / pow)
 		}
 	}
 	it.t, it.delta, it.k, it.kd = t, delta, k, kd
