@@ -18,7 +18,8 @@ type cmdline struct {
 	flags   []setting // --key=value settings, in order
 }
 
-// commands are the subcommands tsd accepts.
+// commands are the subcommands parseArgs accepts; run dispatches
+// `tsd uid ...` before parsing, since uid has flags of its own.
 var commands = []string{"serve", "help"}
 
 // parseArgs parses `tsd [command] [--config FILE] [--key=value | --key value]...`.
@@ -70,7 +71,10 @@ func (cl *cmdline) setCommand(a string, seen bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown command %q (want %s)", a, strings.Join(commands, " or "))
+	if a == "uid" {
+		return fmt.Errorf("uid must be the first argument: tsd uid [flags] COMMAND")
+	}
+	return fmt.Errorf("unknown command %q (want serve, help or uid)", a)
 }
 
 // flagValue takes the value of flag args[i] from the next argument and

@@ -47,7 +47,8 @@ func TestParseArgsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run"}, `unknown command "run" (want serve or help)`},
+		{[]string{"run"}, `unknown command "run" (want serve, help or uid)`},
+		{[]string{"--port=1", "uid"}, "uid must be the first argument"},
 		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
 		{[]string{"--port"}, "flag --port needs a value"},
 		{[]string{"--config"}, "flag --config needs a value"},

@@ -9,6 +9,7 @@ import (
 // description.
 func writeHelp(w io.Writer, c *config) {
 	fmt.Fprint(w, `Usage: tsd [serve] [--config FILE] [--KEY=VALUE | --KEY VALUE]...
+       tsd uid [--config FILE] [--KEY=VALUE]... COMMAND [ARGS]
 
 tsd is a time-series database in the lineage of OpenTSDB. "serve" (the
 default command) runs the daemon: OpenTSDB's telnet protocol and HTTP API,
@@ -22,6 +23,7 @@ warning; unknown keys and bad values stop tsd at start.
 
 Commands:
   serve          run the daemon (default)
+  uid ...        read and repair the UID table (tsd uid --help)
   help           print this help
 
 Flags:

@@ -24,6 +24,9 @@ const (
 // run is tsd without the process around it: it parses args, loads the
 // configuration and runs the command, logging to stderr.
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "uid" {
+		return runUID(args[1:], stdout, stderr)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	c := newConfig()
 	cl, err := parseArgs(args, c.isBoolFlag)

@@ -279,6 +279,9 @@ func TestDaemonHelp(t *testing.T) {
 			t.Errorf("tsd --help lacks %s [default %q]", k.name, k.def)
 		}
 	}
+	if out, code := runTSD(t, "uid", "--help"); code != exitOK || !strings.HasPrefix(out, "Usage: tsd uid") {
+		t.Errorf("tsd uid --help: exit %d\n%s", code, out)
+	}
 	for _, want := range []string{"tsd.network.port (int, alias --port)", `[default "4242"]`,
 		"tsd.storage.directory (string, alias --data)", `[default "./data"]`} {
 		if !strings.Contains(out, want) {
