@@ -32,8 +32,8 @@ type Model struct {
 	cost [256]float32
 }
 
-// build fills Cum and the costs from Freq, which must sum to 1<<M, and
-// the decode table when dec is set (reusing its capacity).
+// build fills Cum from Freq, which must sum to 1<<M, then either the
+// decode table (dec, reusing its capacity) or the encoder's costs.
 func (m *Model) build(dec bool) {
 	total := 1 << m.M
 	m.mask = uint64(total - 1)
@@ -51,9 +51,11 @@ func (m *Model) build(dec bool) {
 		for k := 0; dec && k < f; k++ {
 			m.dec[c+k] = uint32(s)<<24 | uint32(f)<<12 | uint32(k)
 		}
-		m.cost[s] = inf32
-		if f > 0 {
-			m.cost[s] = float32(m.M) - log2Tab()[f]
+		if !dec {
+			m.cost[s] = inf32
+			if f > 0 {
+				m.cost[s] = float32(m.M) - log2Tab()[f]
+			}
 		}
 		c += f
 	}
@@ -93,7 +95,8 @@ func (h *Hist) Distinct() int { return len(h.used) }
 func (h *Hist) Only() uint8 { return h.used[0] }
 
 // Cost returns the bits m needs for the counted symbols (+Inf if one of
-// them has no code).
+// them has no code). It prices built-in and Normalize'd models; a model
+// read by ParseTable is for decoding and has no costs.
 func (m *Model) Cost(h *Hist) float64 {
 	var c float64
 	for _, s := range h.used {
@@ -127,6 +130,7 @@ func Parametric(id uint8) *Model {
 		for s, f := range paramFreqs[id] {
 			m.Freq[s] = f
 		}
+		m.build(false)
 		m.build(true)
 	})
 	return m
