@@ -7,14 +7,16 @@ import (
 
 // Error classes. Engines wrap them with context; callers test with errors.Is.
 var (
-	// ErrNotFound: a table, family or row (for Get, any matching cell) does not exist.
+	// ErrNotFound: a table, family or row (for Get, any matching cell) does
+	// not exist. An unknown family named in a call is ErrNotFound, and the
+	// error names the table and the family.
 	ErrNotFound = errors.New("storage: not found")
 	// ErrConflict: a CheckAndPut found another value than expected.
 	ErrConflict = errors.New("storage: check-and-put conflict")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("storage: closed")
-	// ErrInvalidArgument: bad input such as an empty row key, an unknown
-	// family or an invalid regular expression. Retrying cannot help.
+	// ErrInvalidArgument: bad input such as an empty row key, a bad table or
+	// family name or an invalid regular expression. Retrying cannot help.
 	ErrInvalidArgument = errors.New("storage: invalid argument")
 	// ErrRetryable: a transient failure (unavailable, timeout, throttled);
 	// the same call may succeed later.
