@@ -3,6 +3,7 @@ package uid
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 // cacheLine is the padding unit that keeps neighbouring shards' mutexes
@@ -37,21 +38,29 @@ func shardCount(size int) int {
 	return n
 }
 
+// shardCounters count one shard's use; atomic because hits happen under
+// the read lock.
+type shardCounters struct {
+	hits, misses, evicted atomic.Uint64
+}
+
+func (sc *shardCounters) stats(live, limit int) CacheStats {
+	return CacheStats{Entries: live, Limit: limit, Hits: sc.hits.Load(), Misses: sc.misses.Load(), Evictions: sc.evicted.Load()}
+}
+
 // nameShard is one lock domain of the name→ID cache.
 type nameShard struct {
 	mu struct {
-		sync.Mutex
-		m       map[string]int32
-		l       lruList[string, ID]
-		hits    uint64
-		misses  uint64
-		evicted uint64
+		sync.RWMutex
+		m map[string]int32
+		c clock[string, ID]
 	}
+	shardCounters
 	_ [cacheLine]byte
 }
 
-// nameCache maps names to IDs for one kind: a sharded LRU. A lookup locks
-// only its shard; there is no global lock.
+// nameCache maps names to IDs for one kind: sharded CLOCK caches. A hit
+// takes only its shard's read lock; there is no global lock.
 type nameCache struct {
 	shards []nameShard
 	mask   uint64
@@ -67,7 +76,7 @@ func (c *nameCache) init(size int) {
 	for i := range c.shards {
 		s := &c.shards[i].mu
 		s.m = make(map[string]int32)
-		s.l.init(per)
+		s.c.init(per)
 	}
 }
 
@@ -78,27 +87,28 @@ func (c *nameCache) shardBytes(name []byte) *nameShard {
 // get looks name up and counts a hit or a miss. It does not allocate.
 func (c *nameCache) get(name []byte) (ID, bool) {
 	s := c.shardBytes(name)
-	s.mu.Lock()
+	var id ID
+	s.mu.RLock()
 	i, ok := s.mu.m[string(name)]
-	if !ok {
-		s.mu.misses++
-		s.mu.Unlock()
-		return 0, false
+	if ok {
+		id = s.mu.c.hit(i)
 	}
-	s.mu.hits++
-	s.mu.l.touch(i)
-	id := s.mu.l.slots[i].val
-	s.mu.Unlock()
-	return id, true
+	s.mu.RUnlock()
+	if ok {
+		s.hits.Add(1)
+	} else {
+		s.misses.Add(1)
+	}
+	return id, ok
 }
 
-// peek is get without counting or reordering.
+// peek is get without counting or marking.
 func (c *nameCache) peek(name string) (ID, bool) {
 	s := &c.shards[maphash.String(c.seed, name)&c.mask]
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if i, ok := s.mu.m[name]; ok {
-		return s.mu.l.slots[i].val, true
+		return s.mu.c.slots[i].val, true
 	}
 	return 0, false
 }
@@ -108,14 +118,13 @@ func (c *nameCache) put(name string, id ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i, ok := s.mu.m[name]; ok {
-		s.mu.l.slots[i].val = id
-		s.mu.l.touch(i)
+		s.mu.c.slots[i].val = id
 		return
 	}
-	i, old, evicted := s.mu.l.add(name, id)
+	i, old, evicted := s.mu.c.add(name, id)
 	if evicted {
 		delete(s.mu.m, old)
-		s.mu.evicted++
+		s.evicted.Add(1)
 	}
 	s.mu.m[name] = i
 }
@@ -126,7 +135,7 @@ func (c *nameCache) remove(name string) {
 	defer s.mu.Unlock()
 	if i, ok := s.mu.m[name]; ok {
 		delete(s.mu.m, name)
-		s.mu.l.remove(i)
+		s.mu.c.remove(i)
 	}
 }
 
@@ -136,17 +145,17 @@ func (c *nameCache) reset() {
 		s := &c.shards[i].mu
 		s.Lock()
 		s.m = make(map[string]int32)
-		s.l.init(s.l.limit)
+		s.c.init(s.c.limit)
 		s.Unlock()
 	}
 }
 
 func (c *nameCache) stats() (st CacheStats) {
 	for i := range c.shards {
-		s := &c.shards[i].mu
-		s.Lock()
-		st.add(CacheStats{Entries: s.l.live, Limit: s.l.limit, Hits: s.hits, Misses: s.misses, Evictions: s.evicted})
-		s.Unlock()
+		s := &c.shards[i]
+		s.mu.RLock()
+		st.add(s.shardCounters.stats(s.mu.c.live, s.mu.c.limit))
+		s.mu.RUnlock()
 	}
 	return st
 }
@@ -154,13 +163,11 @@ func (c *nameCache) stats() (st CacheStats) {
 // idShard is one lock domain of the ID→name cache.
 type idShard struct {
 	mu struct {
-		sync.Mutex
-		m       map[ID]int32
-		l       lruList[ID, string]
-		hits    uint64
-		misses  uint64
-		evicted uint64
+		sync.RWMutex
+		m map[ID]int32
+		c clock[ID, string]
 	}
+	shardCounters
 	_ [cacheLine]byte
 }
 
@@ -181,7 +188,7 @@ func (c *idCache) init(size int) {
 	for i := range c.shards {
 		s := &c.shards[i].mu
 		s.m = make(map[ID]int32)
-		s.l.init(per)
+		s.c.init(per)
 	}
 }
 
@@ -195,18 +202,19 @@ func (c *idCache) shard(id ID) *idShard {
 
 func (c *idCache) get(id ID) (string, bool) {
 	s := c.shard(id)
-	s.mu.Lock()
+	var name string
+	s.mu.RLock()
 	i, ok := s.mu.m[id]
-	if !ok {
-		s.mu.misses++
-		s.mu.Unlock()
-		return "", false
+	if ok {
+		name = s.mu.c.hit(i)
 	}
-	s.mu.hits++
-	s.mu.l.touch(i)
-	name := s.mu.l.slots[i].val
-	s.mu.Unlock()
-	return name, true
+	s.mu.RUnlock()
+	if ok {
+		s.hits.Add(1)
+	} else {
+		s.misses.Add(1)
+	}
+	return name, ok
 }
 
 func (c *idCache) put(id ID, name string) {
@@ -214,14 +222,13 @@ func (c *idCache) put(id ID, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i, ok := s.mu.m[id]; ok {
-		s.mu.l.slots[i].val = name
-		s.mu.l.touch(i)
+		s.mu.c.slots[i].val = name
 		return
 	}
-	i, old, evicted := s.mu.l.add(id, name)
+	i, old, evicted := s.mu.c.add(id, name)
 	if evicted {
 		delete(s.mu.m, old)
-		s.mu.evicted++
+		s.evicted.Add(1)
 	}
 	s.mu.m[id] = i
 }
@@ -232,7 +239,7 @@ func (c *idCache) remove(id ID) {
 	defer s.mu.Unlock()
 	if i, ok := s.mu.m[id]; ok {
 		delete(s.mu.m, id)
-		s.mu.l.remove(i)
+		s.mu.c.remove(i)
 	}
 }
 
@@ -241,17 +248,17 @@ func (c *idCache) reset() {
 		s := &c.shards[i].mu
 		s.Lock()
 		s.m = make(map[ID]int32)
-		s.l.init(s.l.limit)
+		s.c.init(s.c.limit)
 		s.Unlock()
 	}
 }
 
 func (c *idCache) stats() (st CacheStats) {
 	for i := range c.shards {
-		s := &c.shards[i].mu
-		s.Lock()
-		st.add(CacheStats{Entries: s.l.live, Limit: s.l.limit, Hits: s.hits, Misses: s.misses, Evictions: s.evicted})
-		s.Unlock()
+		s := &c.shards[i]
+		s.mu.RLock()
+		st.add(s.shardCounters.stats(s.mu.c.live, s.mu.c.limit))
+		s.mu.RUnlock()
 	}
 	return st
 }

@@ -50,9 +50,14 @@
 //
 // # Caches
 //
-// Each kind has a name→UID and a UID→name LRU cache, sharded by hash with
-// one mutex per padded shard and no global lock; a warm lookup does not
-// allocate. Sizes are bounded by Options (default 1,048,576 entries each).
+// Each kind has a name→UID and a UID→name cache, sharded by hash with one
+// read-write mutex per padded shard and no global lock. Eviction is CLOCK
+// (second chance), an LRU approximation chosen so that a hit takes only its
+// shard's read lock and sets a reference bit that is usually already set:
+// hot names such as the tag key "host", looked up by every point on every
+// core, never serialise on a mutex. A warm lookup does not allocate. Sizes
+// are bounded by Options (default 1,048,576 entries each); hits, misses and
+// evictions are counted (Stats).
 // Other processes' renames and deletes are not seen until DropCaches, as in
 // OpenTSDB.
 //

@@ -21,6 +21,8 @@ var (
 	ErrInvalidName = errors.New("uid: invalid name")
 	// ErrNotLatin1: a name cannot be stored in an opentsdb-format table.
 	ErrNotLatin1 = errors.New("uid: name not representable in Latin-1")
+	// ErrDuplicateTag: a point names one tag key twice.
+	ErrDuplicateTag = errors.New("uid: duplicate tag key")
 	// ErrNameExists: a rename target already has a UID.
 	ErrNameExists = errors.New("uid: name already exists")
 	// ErrSettingMismatch: configured settings differ from the recorded ones.

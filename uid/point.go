@@ -24,13 +24,13 @@ func compareTagKeys(a, b Tag) int { return bytes.Compare(a.Key, b.Key) }
 //
 // The row key orders tag pairs by their UID bytes instead; that is package
 // rowkey's business. A repeated tag key is an error (parsers drop exact
-// duplicates first). When every name is cached it does not allocate. On
+// duplicates first): ErrDuplicateTag. When every name is cached it does not allocate. On
 // error dst is returned with what was appended so far.
 func (u *UIDs) ResolvePoint(ctx context.Context, dst, metric []byte, tags []Tag) ([]byte, error) {
 	slices.SortFunc(tags, compareTagKeys)
 	for i := 1; i < len(tags); i++ {
 		if bytes.Equal(tags[i].Key, tags[i-1].Key) {
-			return dst, fmt.Errorf("duplicate tag key %q", tags[i].Key)
+			return dst, fmt.Errorf("%w %q", ErrDuplicateTag, tags[i].Key)
 		}
 	}
 	id, err := u.Resolve(ctx, Metric, metric)

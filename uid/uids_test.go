@@ -168,7 +168,7 @@ func TestResolvePoint(t *testing.T) {
 		t.Errorf("zero tags: %x %v", got, err)
 	}
 	_, err = u.ResolvePoint(ctx, nil, []byte("m"), []Tag{{[]byte("a"), []byte("1")}, {[]byte("a"), []byte("2")}})
-	if err == nil || !strings.Contains(err.Error(), `duplicate tag key "a"`) {
+	if !errors.Is(err, ErrDuplicateTag) || !strings.Contains(err.Error(), `duplicate tag key "a"`) {
 		t.Errorf("duplicate key: %v", err)
 	}
 }
