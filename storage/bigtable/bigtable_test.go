@@ -213,6 +213,9 @@ func TestRowRegexRewrite(t *testing.T) {
 		{"a.c", `\A(?:a(?s:.)c)\z`},
 		{`\Q` + "\xa1." + `\E`, `\A(?:\x{a1}\.)\z`},
 		{"[\x80-\xff]", `\A(?:[\x80-\x{ff}])\z`},
+		{"[^a]", `\A(?:[\x00-` + "`" + `b-\x{ff}])\z`},
+		{`\pN`, `\A(?:[0-9\x{b2}-\x{b3}\x{b9}\x{bc}-\x{be}])\z`},
+		{`a\x{100}|b`, `\A(?:[^\x00-\x{ff}]|b)\z`}, // the whole literal can never match
 	} {
 		got, err := rowRegex(tc.in)
 		if err != nil || got != tc.want {

@@ -26,7 +26,39 @@ func rowRegex(pattern string) (string, error) {
 	if err != nil {
 		return "", storage.Invalidf("row regex %q: %v", pattern, err)
 	}
-	return `\A(?:` + escapeHigh(re.String()) + `)\z`, nil
+	clipLatin1(re)
+	s := strings.ReplaceAll(re.String(), noMatchClass, `[^\x00-\x{ff}]`)
+	return `\A(?:` + escapeHigh(s) + `)\z`, nil
+}
+
+// noMatchClass is how the printer writes a class that matches nothing.
+const noMatchClass = `[^\x00-\x{10FFFF}]`
+
+// clipLatin1 drops every character above 0xff from re: no key byte can
+// match one, and the Latin-1 RE2 of Bigtable need not accept them. A Unicode
+// class such as \pL shrinks to its Latin-1 part, and a literal above 0xff
+// becomes a class that matches nothing.
+func clipLatin1(re *syntax.Regexp) {
+	for _, sub := range re.Sub {
+		clipLatin1(sub)
+	}
+	switch re.Op {
+	case syntax.OpCharClass:
+		out := re.Rune[:0]
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if lo := re.Rune[i]; lo <= 0xff {
+				out = append(out, lo, min(re.Rune[i+1], 0xff))
+			}
+		}
+		re.Rune = out
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r > 0xff {
+				re.Op, re.Rune, re.Flags = syntax.OpCharClass, nil, re.Flags&^syntax.FoldCase
+				return
+			}
+		}
+	}
 }
 
 // latin1ToUTF8 maps each byte of s to the rune of the same value.
