@@ -123,6 +123,7 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// String names the instance, for errors and logs.
 func (o Options) String() string {
 	return fmt.Sprintf("bigtable project %q instance %q", o.Project, o.Instance)
 }
