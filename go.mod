@@ -136,3 +136,5 @@ require (
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect
 )
+
+tool cloud.google.com/go/bigtable/cmd/emulator
