@@ -10,7 +10,7 @@ import (
 )
 
 // TestScanZeroAllocsPerCell asserts that stepping a scan allocates nothing in
-// the steady state, with and without escaping, filters and reverse order.
+// the steady state, with and without 0xFF codes, filters and reverse order.
 func TestScanZeroAllocsPerCell(t *testing.T) {
 	if invariants.RaceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
@@ -21,7 +21,7 @@ func TestScanZeroAllocsPerCell(t *testing.T) {
 		{Name: "f", MaxVersions: 2}, {Name: "t", TTL: 1 << 62},
 	}})
 	for r := 0; r < 40; r++ {
-		row := binary.BigEndian.AppendUint32([]byte{0, 0xFF}, uint32(r)) // 0x00 forces unescaping
+		row := binary.BigEndian.AppendUint32([]byte{0, 0xFF}, uint32(r)) // 0xFF takes the two-byte code
 		cells := make([]storage.Cell, 0, 60)
 		for q := 0; q < 30; q++ {
 			qual := binary.BigEndian.AppendUint16(nil, uint16(q)) // often holds 0x00

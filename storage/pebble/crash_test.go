@@ -33,7 +33,7 @@ var crashSpec = storage.TableSpec{Name: crashTable, Families: []storage.FamilySp
 type batchID struct{ run, writer, seq int }
 
 func (b batchID) row(j int) []byte {
-	// 0x00 separators make every key go through the escaping path.
+	// 0x00 separators exercise the field coding.
 	return fmt.Appendf(nil, "%03d\x00%02d\x00%08d\x00%02d", b.run, b.writer, b.seq, j)
 }
 

@@ -38,11 +38,11 @@ type DB struct {
 		tables map[string]*table
 		nextID uint32
 	}
-	// scanners tracks open scanners so Close can release their iterators.
-	scanners struct {
-		sync.Mutex
-		set map[*scanner]struct{}
-	}
+	// refs counts the DB's own reference plus one per open scanner; pebble
+	// closes when it drops to zero, so a scanner's iterator never outlives
+	// pebble and Next needs no lock to be safe against Close.
+	refs     atomic.Int64
+	closeErr chan error // receives pebble's close error if Close did it
 
 	rows rowLocks
 
@@ -84,7 +84,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		lock.Close()
 		return nil, err
 	}
-	d.scanners.set = make(map[*scanner]struct{})
+	d.refs.Store(1)
+	d.closeErr = make(chan error, 1)
 	d.startGC()
 	return d, nil
 }
@@ -150,8 +151,11 @@ func (d *DB) enter() error {
 // leave ends a call started by a successful enter.
 func (d *DB) leave() { d.opMu.RUnlock() }
 
-// Close stops the background collector, waits for calls in flight, releases
-// open scanners and closes pebble. Later calls return storage.ErrClosed.
+// Close stops the background collector, waits for calls in flight and
+// closes pebble. Later calls return storage.ErrClosed, and open scanners end
+// with it at their next Next. If a scanner is still open, pebble and the
+// directory lock are released when the last one is closed instead, and
+// Close returns nil.
 func (d *DB) Close() error {
 	if d.closed.Swap(true) {
 		return storage.ErrClosed
@@ -159,25 +163,32 @@ func (d *DB) Close() error {
 	d.stopGC()
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
-	d.closeScanners()
+	d.unref()
+	select {
+	case err := <-d.closeErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// ref takes a reference for a scanner; the caller is inside enter.
+func (d *DB) ref() { d.refs.Add(1) }
+
+// unref drops a reference and closes pebble with the last one.
+func (d *DB) unref() {
+	if d.refs.Add(-1) != 0 {
+		return
+	}
 	err := d.pdb.Close()
 	if lerr := d.lock.Close(); err == nil {
 		err = lerr
 	}
 	if err != nil {
-		return fmt.Errorf("close pebble store %s: %w", d.dir, err)
+		err = fmt.Errorf("close pebble store %s: %w", d.dir, err)
+		d.opts.Logger.Error("close pebble store", "dir", d.dir, "err", err)
 	}
-	return nil
-}
-
-// closeScanners ends every open scanner with ErrClosed.
-func (d *DB) closeScanners() {
-	d.scanners.Lock()
-	defer d.scanners.Unlock()
-	for s := range d.scanners.set {
-		s.abort(storage.ErrClosed)
-	}
-	clear(d.scanners.set)
+	d.closeErr <- err
 }
 
 // Compact runs the TTL and version collector now and then compacts the whole

@@ -11,16 +11,27 @@
 //	0x10 id row* family 0x00 qualifier* ^ts
 //	                               one cell version
 //
-// id is the table's 4-byte big-endian id; ids are never reused, so a dropped
-// table's range deletion cannot touch a newer table. x* is x escaped: each
-// 0x00 byte becomes 0x00 0xFF and the field ends with 0x00 0x01. An escaped
-// field therefore never is a prefix of another one, and the bytewise order of
-// escaped fields is the bytewise order of the raw values ("a" < "a\x00" <
-// "a\x01" < "ab"). Family names never contain 0x00, so a single 0x00 ends
-// them. ^ts is the bitwise complement of the timestamp as 8 big-endian
-// bytes, so newer versions sort first. Sorting keys bytewise thus orders
-// cells by row, family, qualifier and timestamp descending, which is the
-// contract's order, and a scan is a plain pebble iteration.
+// id is the table id as an order-preserving varint: ids below 0xF8 are one
+// byte, larger ids are 0xF7+n followed by n big-endian bytes (n = 1..4,
+// minimal). Ids are never reused, so a dropped table's range deletion cannot
+// touch a newer table.
+//
+// x* is the field coding of x: each byte b below 0xFE is written b+1, 0xFE
+// is written 0xFF 0x00 and 0xFF is written 0xFF 0x01, and a single 0x00 ends
+// the field. 0x00 is never the first byte of a code and 0xFF always is, so a
+// 0x00 not preceded by 0xFF is a terminator. The terminator sorts below every
+// continuation, so a field is never a prefix of another and the bytewise
+// order of coded fields is the bytewise order of the raw values ("a" <
+// "a\x00" < "a\x01" < "ab" < "\xfe" < "\xff"). OpenTSDB row keys are full
+// of 0x00 (small UIDs) and free of 0xFE/0xFF, so they cost one byte more than
+// their length.
+//
+// Family names never contain 0x00, so a single 0x00 ends them. ^ts is the
+// bitwise complement of the timestamp as 8 big-endian bytes, so newer
+// versions sort first. Sorting keys bytewise thus orders cells by row,
+// family, qualifier and timestamp descending, which is the contract's order,
+// and a scan is a plain pebble iteration. A 26-byte OpenTSDB row, family "t"
+// and a 2-byte qualifier make a 42-byte key in table ids below 0xF8.
 //
 // The value of a cell key is the raw cell value.
 //
@@ -31,9 +42,9 @@
 // # Prefixes and bloom filters
 //
 // The store uses its own pebble Comparer ("tsd.storage.rowsplit.v1"): keys
-// compare bytewise, and Split ends a data key's prefix after its escaped row,
+// compare bytewise, and Split ends a data key's prefix after its row field,
 // so pebble's bloom filters answer "does this row exist" (Get uses a prefix
-// seek) and NextPrefix skips to the next row. Because an escaped row is never
+// seek) and NextPrefix skips to the next row. Because a row field is never
 // a prefix of another, (prefix, rest) order equals bytewise order, as
 // pebble requires. Value separation by suffix is disabled: every cell of a
 // row shares the prefix, and scans want the values inline.

@@ -159,7 +159,7 @@ func (p *gcPass) step(ctx context.Context) error {
 // locked recount, because a delete could have made them visible again.
 func (p *gcPass) visit(b *pebble.Batch, key []byte) error {
 	colLen := len(key) - tsLen
-	if colLen <= headerLen || !bytes.Equal(key[:colLen], p.col) {
+	if colLen <= 0 || !bytes.Equal(key[:colLen], p.col) {
 		if err := p.enterColumn(key); err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (p *gcPass) trimSurplus(ctx context.Context) error {
 }
 
 func (p *gcPass) trimRow(ctx context.Context, rowPrefix []byte) error {
-	row, _, _, err := parseEscaped(nil, rowPrefix[headerLen:])
+	row, _, _, err := parseField(nil, rowPrefix[max(rowStart(rowPrefix), 0):])
 	if err != nil {
 		return &storage.CorruptionError{Table: p.t.name, Err: err}
 	}
@@ -237,7 +237,7 @@ func (p *gcPass) trimRow(ctx context.Context, rowPrefix []byte) error {
 // visitLocked deletes a version beyond its family's MaxVersions.
 func (p *gcPass) visitLocked(b *pebble.Batch, key []byte) error {
 	colLen := len(key) - tsLen
-	if colLen <= headerLen || !bytes.Equal(key[:colLen], p.col) {
+	if colLen <= 0 || !bytes.Equal(key[:colLen], p.col) {
 		if err := p.enterColumn(key); err != nil {
 			return err
 		}

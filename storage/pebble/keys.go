@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -13,97 +14,141 @@ import (
 const (
 	tagCatalog byte = 0x01 // 0x01 table-name: a table's spec
 	tagMeta    byte = 0x02 // 0x02 name: engine bookkeeping (the table id counter)
-	tagData    byte = 0x10 // 0x10 table-id row* family 0x00 qualifier* ^ts
+	tagData    byte = 0x10 // 0x10 id row* family 0x00 qualifier* ^ts
 )
-
-// headerLen is the tag byte plus the 4-byte table id that start a data key.
-const headerLen = 5
 
 // tsLen is the length of the inverted timestamp that ends a data key.
 const tsLen = 8
 
-// Escape bytes: inside an escaped field 0x00 is written 0x00 0xFF, and the
-// field ends with 0x00 0x01, so a field's encoding is never a prefix of
-// another's and byte order of encodings equals byte order of the raw values.
+// Field coding (see doc.go): byte b < 0xFE is written b+1, 0xFE is written
+// 0xFF 0x00 and 0xFF is written 0xFF 0x01; a single 0x00 ends the field.
+// 0x00 is thus never the first byte of a code, so the terminator sorts below
+// any continuation, and row keys full of 0x00 (OpenTSDB's UIDs) cost one
+// byte more than their length, not one per zero.
 const (
-	escByte  byte = 0x00
-	escZero  byte = 0xFF
-	escTerm  byte = 0x01
-	famTerm  byte = 0x00
-	metaNext      = "next-table-id"
+	fieldEnd  byte = 0x00
+	fieldWide byte = 0xFF // first byte of the two-byte codes of 0xFE and 0xFF
+	famTerm   byte = 0x00
+	metaNext       = "next-table-id"
 )
 
 var errBadKey = errors.New("malformed key")
 
-// appendEscaped appends the order-preserving escape of src and its
-// terminator to dst.
-func appendEscaped(dst, src []byte) []byte {
-	for {
-		i := bytes.IndexByte(src, escByte)
-		if i < 0 {
-			dst = append(dst, src...)
-			return append(dst, escByte, escTerm)
+// appendField appends the code of src and its terminator to dst.
+func appendField(dst, src []byte) []byte {
+	for _, b := range src {
+		if b < 0xFE {
+			dst = append(dst, b+1)
+		} else {
+			dst = append(dst, fieldWide, b-0xFE)
 		}
-		dst = append(dst, src[:i+1]...)
-		dst = append(dst, escZero)
-		src = src[i+1:]
 	}
+	return append(dst, fieldEnd)
 }
 
-// appendEscapedOpen appends the escape of src without its terminator: every
-// escaped value that starts with src starts with these bytes.
-func appendEscapedOpen(dst, src []byte) []byte {
-	dst = appendEscaped(dst, src)
-	return dst[:len(dst)-2]
-}
-
-// parseEscaped decodes one escaped field at the start of src. When the field
-// has no escaped zero the value aliases src and dst is untouched; otherwise
-// the value is appended to dst. rest follows the terminator.
-func parseEscaped(dst, src []byte) (val, newDst, rest []byte, err error) {
-	i := bytes.IndexByte(src, escByte)
-	if i < 0 || i+1 >= len(src) {
-		return nil, dst, nil, errBadKey
-	}
-	if src[i+1] == escTerm {
-		return src[:i:i], dst, src[i+2:], nil
-	}
+// parseField decodes one field at the start of src, appending it to dst.
+// rest follows the terminator.
+func parseField(dst, src []byte) (val, newDst, rest []byte, err error) {
 	start := len(dst)
-	for {
-		if i < 0 || i+1 >= len(src) {
-			return nil, dst, nil, errBadKey
-		}
-		switch src[i+1] {
-		case escTerm:
-			dst = append(dst, src[:i]...)
-			return dst[start:], dst, src[i+2:], nil
-		case escZero:
-			dst = append(dst, src[:i+1]...)
-			src = src[i+2:]
-			i = bytes.IndexByte(src, escByte)
+	for i := 0; i < len(src); i++ {
+		switch b := src[i]; {
+		case b == fieldEnd:
+			return dst[start:], dst, src[i+1:], nil
+		case b != fieldWide:
+			dst = append(dst, b-1)
+		case i+1 < len(src) && src[i+1] <= 1:
+			i++
+			dst = append(dst, 0xFE+src[i])
 		default:
 			return nil, dst, nil, errBadKey
 		}
 	}
+	return nil, dst, nil, errBadKey
 }
 
-// appendTablePrefix appends the 5-byte prefix shared by a table's data keys.
+// fieldLen returns the length of the field code at the start of src,
+// terminator included, or -1 when src holds no terminator.
+func fieldLen(src []byte) int {
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], fieldEnd)
+		if i < 0 {
+			return -1
+		}
+		// A 0x00 after 0xFF is the second byte of a code: 0xFF is always a
+		// first byte, because second bytes are only 0x00 or 0x01.
+		if j := off + i; j == 0 || src[j-1] != fieldWide {
+			return j + 1
+		}
+		off += i + 1
+	}
+}
+
+// appendID appends a table id as an order-preserving varint: ids below 0xF8
+// take one byte, larger ones 0xF7+n and n big-endian bytes (n = 1..4).
+func appendID(dst []byte, id uint32) []byte {
+	if id < 0xF8 {
+		return append(dst, byte(id))
+	}
+	n := (bits.Len32(id) + 7) / 8
+	dst = append(dst, byte(0xF7+n))
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, byte(id>>(8*i)))
+	}
+	return dst
+}
+
+// parseID decodes an id written by appendID and returns its length.
+func parseID(src []byte) (uint32, int, error) {
+	if len(src) == 0 {
+		return 0, 0, errBadKey
+	}
+	if src[0] < 0xF8 {
+		return uint32(src[0]), 1, nil
+	}
+	n := int(src[0]) - 0xF7
+	if n > 4 || len(src) < 1+n {
+		return 0, 0, errBadKey
+	}
+	var id uint32
+	for _, b := range src[1 : 1+n] {
+		id = id<<8 | uint32(b)
+	}
+	if id < 0xF8 || (n > 1 && id < 1<<(8*(n-1))) {
+		return 0, 0, errBadKey // not minimal
+	}
+	return id, 1 + n, nil
+}
+
+// rowStart returns the length of a data key's tag and table id, or -1.
+func rowStart(key []byte) int {
+	if len(key) < 2 || key[0] != tagData {
+		return -1
+	}
+	if key[1] < 0xF8 {
+		return 2
+	}
+	if n := 2 + int(key[1]) - 0xF7; key[1] <= 0xFB && n <= len(key) {
+		return n
+	}
+	return -1
+}
+
+// appendTablePrefix appends the prefix shared by a table's data keys.
 func appendTablePrefix(dst []byte, id uint32) []byte {
-	dst = append(dst, tagData)
-	return binary.BigEndian.AppendUint32(dst, id)
+	return appendID(append(dst, tagData), id)
 }
 
 // appendRowPrefix appends the pebble prefix (see split) of a row: table
-// prefix and escaped row. All cells of the row start with it.
+// prefix and row field. All cells of the row start with it.
 func appendRowPrefix(dst []byte, id uint32, row []byte) []byte {
-	return appendEscaped(appendTablePrefix(dst, id), row)
+	return appendField(appendTablePrefix(dst, id), row)
 }
 
-// appendColumnPrefix appends family and escaped qualifier to a row prefix.
+// appendColumnPrefix appends family and qualifier field to a row prefix.
 func appendColumnPrefix(rowPrefix []byte, family string, qualifier []byte) []byte {
 	dst := append(rowPrefix, family...)
 	dst = append(dst, famTerm)
-	return appendEscaped(dst, qualifier)
+	return appendField(dst, qualifier)
 }
 
 // appendTimestamp appends the inverted big-endian timestamp, so newer
@@ -118,8 +163,8 @@ func AppendCellKey(dst []byte, id uint32, row []byte, family string, qualifier [
 	return appendTimestamp(dst, ts)
 }
 
-// cellKey is a decoded data key. Row and Qualifier alias the key or the
-// buffer passed to parseCellKey.
+// cellKey is a decoded data key. Row and Qualifier live in the buffer
+// passed to ParseCellKey; Family aliases the key.
 type cellKey struct {
 	ID        uint32
 	Row       []byte
@@ -130,15 +175,19 @@ type cellKey struct {
 	RowPrefixLen int
 }
 
-// ParseCellKey decodes a key written by AppendCellKey. Escaped fields that
-// need unescaping are appended to buf, which is returned grown.
+// ParseCellKey decodes a key written by AppendCellKey, appending the decoded
+// row and qualifier to buf, which is returned grown.
 func ParseCellKey(buf, key []byte) (k cellKey, newBuf []byte, err error) {
-	if len(key) < headerLen+2+1+2+tsLen || key[0] != tagData {
+	if len(key) < 1+1+1+2+1+tsLen || key[0] != tagData {
 		return k, buf, fmt.Errorf("%w: %d bytes", errBadKey, len(key))
 	}
-	k.ID = binary.BigEndian.Uint32(key[1:headerLen])
+	id, n, err := parseID(key[1:])
+	if err != nil {
+		return k, buf, fmt.Errorf("table id: %w", err)
+	}
+	k.ID = id
 	var rest []byte
-	k.Row, buf, rest, err = parseEscaped(buf, key[headerLen:])
+	k.Row, buf, rest, err = parseField(buf, key[1+n:])
 	if err != nil {
 		return k, buf, fmt.Errorf("row: %w", err)
 	}
@@ -149,12 +198,12 @@ func ParseCellKey(buf, key []byte) (k cellKey, newBuf []byte, err error) {
 // parseColumn decodes family, qualifier and timestamp after a row prefix.
 func parseColumn(k cellKey, buf, rest []byte) (cellKey, []byte, error) {
 	i := bytes.IndexByte(rest, famTerm)
-	if i < 0 {
+	if i <= 0 {
 		return k, buf, fmt.Errorf("family: %w", errBadKey)
 	}
 	k.Family = rest[:i:i]
 	var err error
-	k.Qualifier, buf, rest, err = parseEscaped(buf, rest[i+1:])
+	k.Qualifier, buf, rest, err = parseField(buf, rest[i+1:])
 	if err != nil {
 		return k, buf, fmt.Errorf("qualifier: %w", err)
 	}
@@ -169,23 +218,22 @@ func parseColumn(k cellKey, buf, rest []byte) (cellKey, []byte, error) {
 	return k, buf, nil
 }
 
-// split returns the length of a key's row prefix: table prefix plus escaped
-// row. Keys that are not data keys, or are cut short (index separators), are
-// their own prefix. Because an escaped row is never a prefix of another
-// escaped row, ordering keys by (prefix, rest) bytewise equals ordering them
-// bytewise, as pebble's Comparer.Split contract demands.
+// split returns the length of a key's row prefix: table prefix plus row
+// field. Keys that are not data keys, or are cut short (index separators),
+// are their own prefix. Because a row field is never a prefix of another,
+// ordering keys by (prefix, rest) bytewise equals ordering them bytewise, as
+// pebble's Comparer.Split contract demands.
 func split(key []byte) int {
-	if len(key) <= headerLen || key[0] != tagData {
+	s := rowStart(key)
+	if s < 0 {
 		return len(key)
 	}
-	i := bytes.Index(key[headerLen:], termSeq)
-	if i < 0 {
+	n := fieldLen(key[s:])
+	if n < 0 {
 		return len(key)
 	}
-	return headerLen + i + 2
+	return s + n
 }
-
-var termSeq = []byte{escByte, escTerm}
 
 // prefixSuccessor returns the smallest key greater than every key starting
 // with p, reusing dst. p must end with a byte below 0xFF (terminators do).
@@ -211,17 +259,17 @@ var comparer = func() *pebble.Comparer {
 }()
 
 // immediateSuccessor appends the smallest prefix key after prefix key a.
-// Every key that extends a row prefix has that row prefix, so the next
-// prefix key after a row prefix is its bytewise successor; any other prefix
-// key gains a 0x00, which cannot complete a terminator.
+// Every key extending a row prefix has that row prefix, so the next prefix
+// key after a row prefix is its bytewise successor (the terminator becomes
+// the code of byte 0x00). Any other prefix key gains a 0x00, which either
+// ends its row field or completes a two-byte code: a prefix key either way.
 func immediateSuccessor(dst, a []byte) []byte {
-	n := len(a)
-	if n > headerLen+1 && a[0] == tagData && a[n-2] == escByte && a[n-1] == escTerm {
-		dst = append(dst, a...)
+	dst = append(dst, a...)
+	if s := rowStart(a); s >= 0 && split(a) == len(a) && len(a) > s && fieldLen(a[s:]) == len(a)-s {
 		dst[len(dst)-1]++
 		return dst
 	}
-	return append(append(dst, a...), 0)
+	return append(dst, 0)
 }
 
 func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

@@ -8,14 +8,21 @@ import (
 func TestEscapedOrder(t *testing.T) {
 	// Raw order must equal encoded order, including 0x00/0xFF edges.
 	vals := [][]byte{{}, {0}, {0, 0}, {0, 1}, {0, 0xFF}, {1}, []byte("a"), []byte("a\x00"),
-		[]byte("a\x00\x01"), []byte("a\x01"), []byte("ab"), {0xFF}, {0xFF, 0}, {0xFF, 0xFF}}
+		[]byte("a\x00\x01"), []byte("a\x01"), []byte("ab"), {0xFD}, {0xFD, 0xFF}, {0xFE}, {0xFE, 0},
+		{0xFE, 0xFE}, {0xFE, 0xFF}, {0xFF}, {0xFF, 0}, {0xFF, 0xFE}, {0xFF, 0xFF}}
 	for i, a := range vals {
+		ea := appendField(nil, a)
+		if fieldLen(ea) != len(ea) {
+			t.Errorf("fieldLen(%x) = %d, want %d", ea, fieldLen(ea), len(ea))
+		}
 		for _, b := range vals[i+1:] {
-			ea, eb := appendEscaped(nil, a), appendEscaped(nil, b)
-			if bytes.Compare(ea, eb) >= 0 {
-				t.Errorf("escape(%x)=%x not below escape(%x)=%x", a, ea, b, eb)
+			if eb := appendField(nil, b); bytes.Compare(ea, eb) >= 0 {
+				t.Errorf("field(%x)=%x not below field(%x)=%x", a, ea, b, eb)
 			}
 		}
+	}
+	if n := len(appendField(nil, make([]byte, 26))); n != 27 {
+		t.Errorf("a 26-byte row of zeros codes to %d bytes, want 27", n)
 	}
 }
 
@@ -30,6 +37,12 @@ func TestCellKeyOrder(t *testing.T) {
 		AppendCellKey(nil, 7, []byte("r\x00"), "a", nil, 5000),
 		AppendCellKey(nil, 7, []byte("r\x01"), "a", nil, 5000),
 		AppendCellKey(nil, 8, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0xF7, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0xF8, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0xFF, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0x100, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0x10000, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 1<<32-1, []byte{0}, "a", nil, 5000),
 	}
 	for i := 1; i < len(keys); i++ {
 		if bytes.Compare(keys[i-1], keys[i]) >= 0 {
@@ -39,10 +52,10 @@ func TestCellKeyOrder(t *testing.T) {
 }
 
 func TestSplitAndSuccessor(t *testing.T) {
-	// The id 0x00000001 holds a 0x00 0x01 pair that split must not take for
-	// the row terminator.
-	k := AppendCellKey(nil, 1, []byte("row\x00"), "f", []byte("q"), 1000)
-	rp := appendRowPrefix(nil, 1, []byte("row\x00"))
+	// The id 0x100 holds a 0x00 byte and the row codes 0xFE as 0xFF 0x00:
+	// split must take neither for the row terminator.
+	k := AppendCellKey(nil, 0x100, []byte("row\xfe\x00"), "f", []byte("q"), 1000)
+	rp := appendRowPrefix(nil, 0x100, []byte("row\xfe\x00"))
 	if n := split(k); n != len(rp) {
 		t.Fatalf("split = %d, want %d", n, len(rp))
 	}
@@ -53,7 +66,7 @@ func TestSplitAndSuccessor(t *testing.T) {
 	if split(succ) != len(succ) || bytes.Compare(succ, k) <= 0 {
 		t.Fatalf("successor %x must be a prefix key above %x", succ, k)
 	}
-	next := appendRowPrefix(nil, 1, []byte("row\x00\x00"))
+	next := appendRowPrefix(nil, 0x100, []byte("row\xfe\x00\x00"))
 	if bytes.Compare(succ, next) > 0 {
 		t.Fatalf("successor %x skips the next row %x", succ, next)
 	}
@@ -65,7 +78,8 @@ func TestParseCellKeyRejects(t *testing.T) {
 		nil, {tagData}, good[:len(good)-1], append(bytes.Clone(good), 0),
 		append([]byte{tagCatalog}, good[1:]...),
 		AppendCellKey(nil, 3, []byte("r"), "f", []byte("q"), -1000), // sign bit set
-		append(appendTablePrefix(nil, 3), 'r', 0, 7, 'f', 0, 'q', 0, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+		append(appendTablePrefix(nil, 3), 'r', 0xFF, 7, 0, 'f', 0, 'q', 0, 0x80, 0, 0, 0, 0, 0, 0, 0), // bad code
+		append([]byte{tagData, 0xF8, 0x10}, good[2:]...), // id not minimal
 	}
 	for _, k := range bad {
 		if _, _, err := ParseCellKey(nil, k); err == nil {
@@ -109,7 +123,7 @@ func validFamilyBytes(s string) bool {
 func FuzzParseCellKey(f *testing.F) {
 	f.Add(AppendCellKey(nil, 1, []byte("row"), "f", []byte("q"), 1000))
 	f.Add(AppendCellKey(nil, 9, []byte{0, 0xFF, 0}, "g", []byte{0}, 0))
-	f.Add([]byte{tagData, 0, 0, 0, 1, 0, 1, 0})
+	f.Add([]byte{tagData, 0xF9, 1, 0, 's', 0xFF, 0, 0, 'f', 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, key []byte) {
 		_ = split(key)
 		_ = immediateSuccessor(nil, key)

@@ -29,8 +29,11 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	defer s.release()
 	s.t, s.st, s.ctx, s.prefixMode = t, st, ctx, true
 	s.f.reset(st, opts, t.db.nowMicros())
+	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo = appendRowPrefix(s.lo[:0], t.id, row)
 	s.hi = prefixSuccessor(s.hi, s.lo)
+	// The row is known: entering it needs no decoding.
+	s.rowPrefix, s.row = append(s.rowPrefix[:0], s.lo...), row
 	if err := s.open(); err != nil {
 		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
@@ -44,32 +47,35 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	return cells, nil
 }
 
-// collectRow copies every cell the scanner yields into one buffer.
+// collectRow gathers the cells the scanner yields in its scratch buffers,
+// then copies them into one exactly sized buffer the caller owns.
 func collectRow(s *scanner) []storage.Cell {
-	var cells []storage.Cell
-	var buf []byte
-	var offs []int
+	cells, data, offs := s.getCells[:0], s.getData[:0], s.getOffs[:0]
 	for s.next() {
-		c := &s.cell
-		if len(cells) == 0 {
-			buf = append(buf, c.Row...)
-		}
-		offs = append(offs, len(buf))
-		buf = append(buf, c.Qualifier...)
-		offs = append(offs, len(buf))
-		buf = append(buf, c.Value...)
+		c := s.current()
+		offs = append(offs, len(data))
+		data = append(data, c.Qualifier...)
+		offs = append(offs, len(data))
+		data = append(data, c.Value...)
 		cells = append(cells, storage.Cell{Family: c.Family, Timestamp: c.Timestamp})
 	}
+	s.getCells, s.getData, s.getOffs = cells, data, offs
 	if len(cells) == 0 {
 		return nil
 	}
-	row := buf[:offs[0]:offs[0]]
-	for i := range cells {
-		q, v, e := offs[2*i], offs[2*i+1], len(buf)
+	n := len(s.row)
+	buf := make([]byte, n+len(data))
+	copy(buf, s.row)
+	copy(buf[n:], data)
+	out := make([]storage.Cell, len(cells))
+	copy(out, cells)
+	row := buf[:n:n]
+	for i := range out {
+		q, v, e := n+offs[2*i], n+offs[2*i+1], len(buf)
 		if 2*i+2 < len(offs) {
-			e = offs[2*i+2]
+			e = n + offs[2*i+2]
 		}
-		cells[i].Row, cells[i].Qualifier, cells[i].Value = row, buf[q:v:v], buf[v:e:e]
+		out[i].Row, out[i].Qualifier, out[i].Value = row, buf[q:v:v], buf[v:e:e]
 	}
-	return cells
+	return out
 }

@@ -16,9 +16,6 @@ import (
 // through scannerPool, from scan to scan, so the steady state allocates
 // nothing per cell.
 type scanner struct {
-	// mu is held by every method, so DB.Close can abort a scanner that
-	// another goroutine is using without racing on the iterator.
-	mu  sync.Mutex
 	t   *table
 	st  *tableState
 	ctx context.Context
@@ -27,7 +24,7 @@ type scanner struct {
 	err error
 
 	done, started, pending, skipRow bool
-	reverse, prefixMode, registered bool
+	reverse, prefixMode, hasRef bool
 
 	limit, rows int
 	re          *binaryregexp.Regexp
@@ -36,17 +33,25 @@ type scanner struct {
 
 	lo, hi     []byte
 	rowPrefix  []byte // pebble prefix of the current row
-	row        []byte // decoded row; aliases rowPrefix or rowBuf
+	row        []byte // decoded row, in rowBuf
 	rowBuf     []byte
 	rowCounted bool
 
-	col               []byte // current column key without timestamp
+	col               []byte // current column: family and qualifier code
 	colOK             bool
+	countVersions     bool // a version limit applies, so columns are tracked
 	famIdx            int
 	qual, qualBuf     []byte
 	versions, emitted int
 
-	cell storage.Cell
+	val []byte // current cell's value
+	ts  int64  // current cell's timestamp
+
+	// Get's scratch: the row's cells are gathered here, then copied into
+	// exactly sized memory for the caller.
+	getCells []storage.Cell
+	getData  []byte
+	getOffs  []int
 }
 
 var scannerPool = sync.Pool{New: func() any { return &scanner{famIdx: -1} }}
@@ -58,6 +63,7 @@ func (s *scanner) release() {
 		lo:     s.lo[:0], hi: s.hi[:0],
 		rowPrefix: s.rowPrefix[:0], rowBuf: s.rowBuf[:0],
 		col: s.col[:0], qualBuf: s.qualBuf[:0], famIdx: -1,
+		getCells: s.getCells[:0], getData: s.getData[:0], getOffs: s.getOffs[:0],
 	}
 	scannerPool.Put(s)
 }
@@ -75,8 +81,11 @@ func (s *scanner) open() error {
 
 // next advances to the next visible cell.
 func (s *scanner) next() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if s.hasRef && s.t.db.closed.Load() {
+		s.err = storage.ErrClosed
+		s.finish()
+		return false
+	}
 	for !s.done {
 		if !s.pending && !s.advance() {
 			s.finish()
@@ -175,7 +184,7 @@ func (s *scanner) enterRow(key []byte) bool {
 	s.rowPrefix = append(s.rowPrefix[:0], key[:n]...)
 	s.col, s.rowCounted = s.col[:0], false
 	var err error
-	s.row, s.rowBuf, _, err = parseEscaped(s.rowBuf[:0], s.rowPrefix[min(headerLen, n):])
+	s.row, s.rowBuf, _, err = parseField(s.rowBuf[:0], s.rowPrefix[max(rowStart(s.rowPrefix), 0):])
 	if err != nil {
 		s.corrupt(fmt.Errorf("row of key %x: %w", key, err))
 		return false
@@ -191,7 +200,14 @@ func (s *scanner) emit(key []byte) bool {
 		s.corrupt(fmt.Errorf("key %x too short", key))
 		return false
 	}
-	if !bytes.Equal(key[:colLen], s.col) && !s.enterColumn(key[:colLen]) {
+	col := key[len(s.rowPrefix):colLen]
+	if s.countVersions {
+		if !bytes.Equal(col, s.col) && !s.enterColumn(col) {
+			return false
+		}
+	} else if !s.decodeColumn(col) {
+		// Without version limits every key is decoded afresh, which is
+		// cheaper than remembering the column to compare the next key to.
 		return false
 	}
 	v := s.versions
@@ -214,28 +230,40 @@ func (s *scanner) emit(key []byte) bool {
 		s.rowCounted = true
 		s.rows++
 	}
-	s.cell = storage.Cell{Row: s.row, Family: s.st.fams[s.famIdx].name, Qualifier: s.qual, Timestamp: ts, Value: val}
+	s.val, s.ts = val, ts
 	return true
 }
 
-// enterColumn decodes a new column's family and qualifier.
+// current returns the current cell; its slices alias the scanner's buffers.
+func (s *scanner) current() storage.Cell {
+	return storage.Cell{Row: s.row, Family: s.st.fams[s.famIdx].name, Qualifier: s.qual, Timestamp: s.ts, Value: s.val}
+}
+
+// enterColumn starts a new column: it remembers col, the part of the key
+// between row prefix and timestamp, for counting versions, and decodes it.
 func (s *scanner) enterColumn(col []byte) bool {
 	s.col = append(s.col[:0], col...)
 	s.versions, s.emitted = 0, 0
-	rest := s.col[len(s.rowPrefix):]
-	i := bytes.IndexByte(rest, famTerm)
+	return s.decodeColumn(col)
+}
+
+// decodeColumn decodes family and qualifier from col and applies the column
+// filters.
+func (s *scanner) decodeColumn(col []byte) bool {
+	i := s.familyEnd(col)
 	if i < 0 {
 		s.corrupt(fmt.Errorf("family: %w", errBadKey))
 		return false
 	}
-	if s.famIdx < 0 || s.st.fams[s.famIdx].name != string(rest[:i]) {
-		if s.famIdx = s.st.family(rest[:i]); s.famIdx < 0 {
-			s.corrupt(fmt.Errorf("unknown family %q", rest[:i]))
+	if s.famIdx < 0 || s.st.fams[s.famIdx].name != string(col[:i]) {
+		if s.famIdx = s.st.family(col[:i]); s.famIdx < 0 {
+			s.corrupt(fmt.Errorf("unknown family %q", col[:i]))
 			return false
 		}
 	}
 	var err error
-	s.qual, s.qualBuf, rest, err = parseEscaped(s.qualBuf[:0], rest[i+1:])
+	var rest []byte
+	s.qual, s.qualBuf, rest, err = parseField(s.qualBuf[:0], col[i+1:])
 	if err != nil || len(rest) != 0 {
 		s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
 		return false
@@ -244,30 +272,43 @@ func (s *scanner) enterColumn(col []byte) bool {
 	return true
 }
 
+// familyEnd returns the index of the terminator after the family name at the
+// start of col, trying the previous cell's family first.
+func (s *scanner) familyEnd(col []byte) int {
+	if s.famIdx >= 0 {
+		name := s.st.fams[s.famIdx].name
+		if len(col) > len(name) && col[len(name)] == famTerm && string(col[:len(name)]) == name {
+			return len(name)
+		}
+	}
+	return bytes.IndexByte(col, famTerm)
+}
+
 // corrupt ends the scan with a CorruptionError naming the current row.
 func (s *scanner) corrupt(err error) {
 	s.err = &storage.CorruptionError{Table: s.t.name, Row: bytes.Clone(s.row), Qualifier: bytes.Clone(s.qual), Err: err}
 	s.done = true
 }
 
-// finish ends the scan, keeping the iterator's error if there is one.
+// finish ends the scan, keeping the iterator's error if there is one, and
+// releases the iterator and the scanner's reference on the DB at once.
 func (s *scanner) finish() {
 	s.done = true
 	if s.err == nil && s.it != nil {
 		s.err = s.it.Error()
 	}
+	s.closeIter()
 }
 
 // close releases the iterator and returns the sticky error.
 func (s *scanner) close() error {
-	s.mu.Lock()
 	s.closeIter()
 	s.done = true
-	err := s.err
-	s.mu.Unlock()
-	return err
+	return s.err
 }
 
+// closeIter closes the iterator, then drops the DB reference that kept
+// pebble open under it.
 func (s *scanner) closeIter() {
 	if s.it == nil {
 		return
@@ -276,17 +317,10 @@ func (s *scanner) closeIter() {
 		s.err = err
 	}
 	s.it = nil
-}
-
-// abort ends a scanner on behalf of DB.Close.
-func (s *scanner) abort(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closeIter()
-	if s.err == nil {
-		s.err = err
+	if s.hasRef {
+		s.hasRef = false
+		s.t.db.unref()
 	}
-	s.done = true
 }
 
 // scanHandle is the storage.Scanner given to callers. It drops its pooled
@@ -306,7 +340,7 @@ func (h *scanHandle) Cell() storage.Cell {
 	if h.s == nil {
 		return storage.Cell{}
 	}
-	return h.s.cell
+	return h.s.current()
 }
 
 // Err returns the error that ended the scan, if any.
@@ -314,8 +348,6 @@ func (h *scanHandle) Err() error {
 	if h.s == nil {
 		return h.err
 	}
-	h.s.mu.Lock()
-	defer h.s.mu.Unlock()
 	return h.s.err
 }
 
@@ -327,24 +359,8 @@ func (h *scanHandle) Close() error {
 	}
 	h.s = nil
 	h.err = s.close()
-	if s.registered {
-		s.t.db.unregister(s)
-	}
 	s.release()
 	return h.err
-}
-
-func (d *DB) register(s *scanner) {
-	d.scanners.Lock()
-	d.scanners.set[s] = struct{}{}
-	s.registered = true
-	d.scanners.Unlock()
-}
-
-func (d *DB) unregister(s *scanner) {
-	d.scanners.Lock()
-	delete(d.scanners.set, s)
-	d.scanners.Unlock()
 }
 
 // Scan streams the cells of rows in [opts.Start, opts.Stop) that pass the
@@ -366,7 +382,8 @@ func (t *table) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Sca
 		return &scanHandle{err: fmt.Errorf("scan table %q: %w", t.name, err)}
 	}
 	if s.it != nil {
-		t.db.register(s)
+		t.db.ref()
+		s.hasRef = true
 	}
 	return &scanHandle{s: s}
 }
@@ -390,6 +407,7 @@ func (t *table) newScanner(ctx context.Context, st *tableState, opts *storage.Sc
 	s.t, s.st, s.ctx, s.re = t, st, ctx, re
 	s.reverse, s.limit = opts.Reverse, opts.Limit
 	s.f.reset(st, &opts.ReadOptions, t.db.nowMicros())
+	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo, s.hi = t.rowBounds(s.lo, s.hi, opts.Start, opts.Stop)
 	if bytes.Compare(s.lo, s.hi) >= 0 {
 		s.done = true

@@ -73,6 +73,17 @@ func (s *tableState) familyIndex(name string) int {
 	return -1
 }
 
+// hasVersionLimit reports whether any family keeps a limited number of
+// versions.
+func (s *tableState) hasVersionLimit() bool {
+	for i := range s.fams {
+		if s.fams[i].maxVersions > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Spec returns the table's name and families.
 func (t *table) Spec() storage.TableSpec {
 	return cloneSpec(t.state.Load().spec)

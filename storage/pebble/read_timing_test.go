@@ -1,0 +1,220 @@
+package pebble
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/tsd-db/tsd/storage"
+)
+
+// Read benchmarks: benchReadRows rows of an hour of per-minute points
+// (benchReadCells cells each) in both stores, flushed to sstables so reads
+// go through the block cache as they would on a running daemon.
+const (
+	benchReadRows  = 2000
+	benchReadCells = 60
+)
+
+type readFixture struct {
+	tb   storage.Table
+	raw  *pebble.DB
+	rows [][]byte
+}
+
+func newReadFixture(b *testing.B, cells int) *readFixture {
+	b.Helper()
+	ctx := context.Background()
+	db := openInternal(b, b.TempDir(), &Options{GCInterval: -1})
+	f := &readFixture{tb: ensure(b, db, benchSpec), raw: openRaw(b)}
+	var key []byte
+	for r := 0; r < benchReadRows; r++ {
+		row := benchRow(nil, r, 490000)
+		f.rows = append(f.rows, row)
+		rb := f.raw.NewBatch()
+		cs := make([]storage.Cell, cells)
+		for i := range cs {
+			cs[i] = storage.Cell{Family: "t", Qualifier: benchQualifier(i * 60), Timestamp: 1000,
+				Value: binary.BigEndian.AppendUint64(nil, uint64(r*i))}
+			key = rawKey(key, row, cs[i].Qualifier)
+			_ = rb.Set(key, cs[i].Value, nil)
+		}
+		if err := f.tb.Put(ctx, row, cs); err != nil {
+			b.Fatal(err)
+		}
+		if err := rb.Commit(pebble.NoSync); err != nil {
+			b.Fatal(err)
+		}
+		rb.Close()
+	}
+	if err := db.pdb.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.raw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+// rawRowEnd is the raw peer's exclusive bound for a row's keys.
+func rawRowEnd(dst, row []byte) []byte {
+	return append(append(dst[:0], row...), 0xFF)
+}
+
+// rawScanRow reads a row with a bounded iterator, as raw pebble must.
+func rawScanRow(b *testing.B, db *pebble.DB, io *pebble.IterOptions) int {
+	it, err := db.NewIter(io)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		v, _ := it.ValueAndErr()
+		n += len(v)
+	}
+	if err := it.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+var sink int
+
+// BenchmarkGetRow reads one row of one cell (a compacted OpenTSDB row) by
+// key: the engine's Get against raw pebble's Get. Target: at most 1.5x.
+func BenchmarkGetRow(b *testing.B) {
+	f := newReadFixture(b, 1)
+	ctx := context.Background()
+	b.Run("engine=tsd", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			cells, err := f.tb.Get(ctx, f.rows[i%len(f.rows)], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += len(cells[0].Value)
+		}
+	})
+	b.Run("engine=raw", func(b *testing.B) {
+		var key []byte
+		q := benchQualifier(0)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			key = rawKey(key, f.rows[i%len(f.rows)], q)
+			v, closer, err := f.raw.Get(key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += len(v)
+			closer.Close()
+		}
+	})
+}
+
+// BenchmarkScanRow reads one row of benchReadCells cells: the engine's
+// one-row Scan ([row, row+0x00)) against raw pebble iterating the row's
+// keys within bounds. Target: at most 1.5x,
+// and 0 allocations per cell (allocs/op stays flat as cells grow).
+func BenchmarkScanRow(b *testing.B) {
+	f := newReadFixture(b, benchReadCells)
+	ctx := context.Background()
+	b.Run("engine=tsd", func(b *testing.B) {
+		so := &storage.ScanOptions{}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			row := f.rows[i%len(f.rows)]
+			so.Start, so.Stop = row, append(append(so.Stop[:0], row...), 0)
+			sc := f.tb.Scan(ctx, so)
+			n := 0
+			for sc.Next() {
+				n += len(sc.Cell().Value)
+			}
+			if err := sc.Close(); err != nil || n != 8*benchReadCells {
+				b.Fatalf("scan: %d bytes, %v", n, err)
+			}
+			sink += n
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchReadCells), "ns/cell")
+	})
+	b.Run("engine=raw", func(b *testing.B) {
+		io := &pebble.IterOptions{}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			row := f.rows[i%len(f.rows)]
+			io.LowerBound, io.UpperBound = row, rawRowEnd(io.UpperBound, row)
+			if n := rawScanRow(b, f.raw, io); n != 8*benchReadCells {
+				b.Fatalf("scan: %d bytes", n)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchReadCells), "ns/cell")
+	})
+}
+
+// BenchmarkReadPaired alternates engine and raw pebble reads of the same
+// row in one loop and reports each side's ns per read and their ratio
+// (tsd/raw time; the target is <= 1.5), which stays meaningful when the
+// machine's load changes during the run.
+func BenchmarkReadPaired(b *testing.B) {
+	ctx := context.Background()
+	b.Run("op=get", func(b *testing.B) {
+		f := newReadFixture(b, 1)
+		var key []byte
+		q := benchQualifier(0)
+		pairedLoop(b, func(i int) {
+			cells, err := f.tb.Get(ctx, f.rows[i%len(f.rows)], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += len(cells[0].Value)
+		}, func(i int) {
+			key = rawKey(key, f.rows[i%len(f.rows)], q)
+			v, closer, err := f.raw.Get(key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += len(v)
+			closer.Close()
+		})
+	})
+	b.Run("op=scan", func(b *testing.B) {
+		f := newReadFixture(b, benchReadCells)
+		io := &pebble.IterOptions{}
+		so := &storage.ScanOptions{}
+		pairedLoop(b, func(i int) {
+			row := f.rows[i%len(f.rows)]
+			so.Start, so.Stop = row, append(append(so.Stop[:0], row...), 0)
+			sc := f.tb.Scan(ctx, so)
+			for sc.Next() {
+				sink += len(sc.Cell().Value)
+			}
+			if err := sc.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}, func(i int) {
+			row := f.rows[i%len(f.rows)]
+			io.LowerBound, io.UpperBound = row, rawRowEnd(io.UpperBound, row)
+			sink += rawScanRow(b, f.raw, io)
+		})
+	})
+}
+
+// pairedLoop runs tsd(i) and raw(i) alternately b.N times and reports their
+// mean times and ratio.
+func pairedLoop(b *testing.B, tsd, raw func(i int)) {
+	var tsdNs, rawNs time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		tsd(i)
+		mid := time.Now()
+		raw(i)
+		tsdNs += mid.Sub(start)
+		rawNs += time.Since(mid)
+	}
+	b.ReportMetric(float64(tsdNs.Nanoseconds())/float64(b.N), "tsd-ns/read")
+	b.ReportMetric(float64(rawNs.Nanoseconds())/float64(b.N), "raw-ns/read")
+	b.ReportMetric(float64(tsdNs)/float64(rawNs), "tsd/raw-time")
+}
