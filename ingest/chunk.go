@@ -9,6 +9,10 @@ import (
 // RowSpan is the time an OpenTSDB row covers, in milliseconds (one hour).
 const RowSpan = 3600_000
 
+// MaxTimestamp is the last millisecond a row key's 4-byte base time (in
+// seconds) can hold.
+const MaxTimestamp = (1<<32)*1000 - 1
+
 // rowBase returns the start of the hour row holding t (t >= 0).
 func rowBase(t int64) int64 { return t - t%RowSpan }
 

@@ -9,7 +9,7 @@ var (
 	// ErrUnknownRef marks a SeriesRef the head never handed out (or that was
 	// handed out by an earlier process: refs do not survive a restart).
 	ErrUnknownRef = errors.New("ingest: unknown series reference")
-	// ErrOutOfBounds marks a point the head cannot hold: a negative
-	// timestamp or an unknown value kind.
+	// ErrOutOfBounds marks a point the head cannot hold: a timestamp
+	// outside 0..MaxTimestamp or an unknown value kind.
 	ErrOutOfBounds = errors.New("ingest: point out of bounds")
 )

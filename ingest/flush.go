@@ -100,8 +100,8 @@ type Flusher struct {
 	opts FlushOptions
 	seed maphash.Seed
 	loop struct { // the background loop of Start
-		stop chan struct{}
-		wg   sync.WaitGroup
+		cancel context.CancelFunc
+		wg     sync.WaitGroup
 	}
 
 	mu struct {

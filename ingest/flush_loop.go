@@ -10,12 +10,14 @@ const DefaultFlushInterval = 10 * time.Second
 
 // Start runs Flush(now, false) every interval (DefaultFlushInterval if
 // zero) on a goroutine the Flusher owns until Stop. Errors go to the head's
-// logger; the rows stay in the head and the next round retries them.
+// logger; the rows stay in the head and the next round retries them. Start
+// and Stop are not safe for concurrent use with each other.
 func (f *Flusher) Start(interval time.Duration) {
 	if interval <= 0 {
 		interval = DefaultFlushInterval
 	}
-	f.loop.stop = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	f.loop.cancel = cancel
 	f.loop.wg.Add(1)
 	go func() {
 		defer f.loop.wg.Done()
@@ -23,38 +25,25 @@ func (f *Flusher) Start(interval time.Duration) {
 		defer t.Stop()
 		for {
 			select {
-			case <-f.loop.stop:
+			case <-ctx.Done():
 				return
 			case <-t.C:
-				f.round()
+				if _, err := f.Flush(ctx, f.h.opts.Clock(), false); err != nil && ctx.Err() == nil {
+					f.h.opts.Logger.Warn("ingest: background flush failed", "err", err)
+				}
 			}
 		}
 	}()
 }
 
-// round runs one background flush, cancelled by Stop.
-func (f *Flusher) round() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-f.loop.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if _, err := f.Flush(ctx, f.h.opts.Clock(), false); err != nil {
-		f.h.opts.Logger.Warn("ingest: background flush failed", "err", err)
-	}
-}
-
-// Stop ends the goroutine Start began and waits for it. It does not flush:
-// at shutdown call Flush(ctx, now, true) after Stop, then close the head.
+// Stop ends the goroutine Start began, cancelling a flush in progress, and
+// waits for it. It does not flush: at shutdown call Flush(ctx, now, true)
+// after Stop, then close the head.
 func (f *Flusher) Stop() {
-	if f.loop.stop == nil {
+	if f.loop.cancel == nil {
 		return
 	}
-	close(f.loop.stop)
+	f.loop.cancel()
 	f.loop.wg.Wait()
-	f.loop.stop = nil
+	f.loop.cancel = nil
 }

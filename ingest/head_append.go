@@ -56,7 +56,7 @@ func (a *Appender) AppendKey(key []byte, p series.Point) (SeriesRef, error) {
 }
 
 func (a *Appender) add(s *memSeries, p series.Point) error {
-	if p.T < 0 || p.Kind > series.Float64 {
+	if p.T < 0 || p.T > MaxTimestamp || p.Kind > series.Float64 {
 		return fmt.Errorf("%w: timestamp %d, kind %d", ErrOutOfBounds, p.T, p.Kind)
 	}
 	a.samples = append(a.samples, pendingSample{s, p})

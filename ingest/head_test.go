@@ -313,6 +313,9 @@ func TestHeadBadInput(t *testing.T) {
 	if _, err := a.AppendKey(seriesKey(1), series.IntPoint(-1, 1)); !errors.Is(err, ErrOutOfBounds) {
 		t.Errorf("negative timestamp: %v", err)
 	}
+	if _, err := a.AppendKey(seriesKey(1), series.IntPoint(MaxTimestamp+1, 1)); !errors.Is(err, ErrOutOfBounds) {
+		t.Errorf("timestamp beyond the row key's range: %v", err)
+	}
 	if err := a.Append(999, series.IntPoint(t0, 1)); !errors.Is(err, ErrUnknownRef) {
 		t.Errorf("unknown ref: %v", err)
 	}
