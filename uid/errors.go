@@ -80,8 +80,10 @@ type NameError struct {
 	Name string
 	// Char is the first offending character; meaningless when Empty or
 	// BadUTF8.
-	Char    rune
-	Empty   bool
+	Char rune
+	// Empty says the name is empty.
+	Empty bool
+	// BadUTF8 says the name is not valid UTF-8.
 	BadUTF8 bool
 }
 

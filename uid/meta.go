@@ -195,8 +195,11 @@ func (s *Settings) Validate() error {
 
 // SettingError names a setting whose given value differs from the record.
 type SettingError struct {
-	Setting          Setting
-	Table            string
+	// Setting is the one that differs.
+	Setting Setting
+	// Table is the meta table holding the record.
+	Table string
+	// Recorded and Wanted are the record's and the configured values.
 	Recorded, Wanted string
 }
 

@@ -23,9 +23,9 @@ func compareTagKeys(a, b Tag) int { return bytes.Compare(a.Key, b.Key) }
 //	metric ‖ (tagk ‖ tagv)*
 //
 // The row key orders tag pairs by their UID bytes instead; that is package
-// rowkey's business. A repeated tag key is an error (parsers drop exact
-// duplicates first): ErrDuplicateTag. When every name is cached it does not allocate. On
-// error dst is returned with what was appended so far.
+// rowkey's business. A repeated tag key is ErrDuplicateTag (parsers drop
+// exact duplicates first). When every name is cached it does not allocate.
+// On error dst is returned with what was appended so far.
 func (u *UIDs) ResolvePoint(ctx context.Context, dst, metric []byte, tags []Tag) ([]byte, error) {
 	slices.SortFunc(tags, compareTagKeys)
 	for i := 1; i < len(tags); i++ {
