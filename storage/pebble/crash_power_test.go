@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -98,7 +99,10 @@ func TestPowerLoss(t *testing.T) {
 	for run := 0; run < *crashIters; run++ {
 		db := openOn(t, mem, false)
 		tb, ctr := ensure(t, db, crashSpec), ensure(t, db, ctrSpec)
-		const writers, batches = 4, 150
+		writers, batches := 4, 150
+		if invariants.RaceEnabled {
+			batches = 40 // pebble runs ~10x slower under the race detector
+		}
 		w := startPowerWriters(tb, ctr, run, writers, batches)
 		targets := []int{rng.IntN(writers * batches), rng.IntN(writers * batches), rng.IntN(writers * batches)}
 		slices.Sort(targets)

@@ -97,7 +97,7 @@ func TestExpiredDataSpaceComesBack(t *testing.T) {
 	tb := ensure(t, db, storage.TableSpec{Name: "ts", Families: []storage.FamilySpec{{Name: "t", TTL: time.Hour}}})
 	rng := rand.New(rand.NewPCG(1, 2))
 	val := make([]byte, 256)
-	for r := 0; r < 200; r++ {
+	for r := 0; r < 80; r++ {
 		cells := make([]storage.Cell, 100)
 		for i := range cells {
 			for j := range val {
