@@ -90,8 +90,8 @@ func Open(ctx context.Context, meta storage.Table, res Resolver, opts *Options) 
 	}
 	ix := &Index{opts: o, meta: meta, res: res, stopCh: make(chan struct{})}
 	ix.mem.init(o.Widths)
-	ix.ids = blockAlloc{qual: qualMax, block: o.IDBlock, limit: math.MaxUint32}
-	ix.seqs = blockAlloc{qual: qualSeq, block: o.SeqBlock, limit: math.MaxInt64, lifetime: o.HoleTimeout / 2}
+	ix.ids = blockAlloc{qual: qualMax, block: o.IDBlock, limit: math.MaxUint32, next: 1}
+	ix.seqs = blockAlloc{qual: qualSeq, block: o.SeqBlock, limit: math.MaxInt64, lifetime: o.HoleTimeout / 2, next: 1}
 	ix.flight.m = make(map[string]*call)
 	ix.ctx, ix.cancel = context.WithCancel(context.Background())
 	if err := ix.load(ctx); err != nil {

@@ -138,6 +138,13 @@ func (m *memIndex) add(id uint32, tsuid []byte, sp span) (e *seriesEntry, fresh 
 	return e, true
 }
 
+// byID returns the series with id, or nil.
+func (m *memIndex) byID(id uint32) *seriesEntry {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.byIDLocked(id)
+}
+
 // byIDLocked returns the series with id; the caller holds mu (either way).
 func (m *memIndex) byIDLocked(id uint32) *seriesEntry {
 	p := int(id >> pageBits)

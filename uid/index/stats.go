@@ -23,12 +23,16 @@ type Stats struct {
 	// Conflicts counts stored series whose id already named another
 	// TSUID (corruption; the first one seen is kept).
 	Conflicts uint64
+	// Corrupt counts stored rows and records that could not be parsed and
+	// were skipped.
+	Corrupt uint64
 }
 
 type counters struct {
 	created, adopted, learned atomic.Uint64
 	refreshes, resyncs        atomic.Uint64
 	voided, spans, conflicts  atomic.Uint64
+	corrupt                   atomic.Uint64
 }
 
 // Stats returns the counters.
@@ -38,7 +42,7 @@ func (ix *Index) Stats() Stats {
 		Series:  ix.Len(),
 		Created: c.created.Load(), Adopted: c.adopted.Load(), Learned: c.learned.Load(),
 		Refreshes: c.refreshes.Load(), Resyncs: c.resyncs.Load(), Voided: c.voided.Load(),
-		SpansPersisted: c.spans.Load(), Conflicts: c.conflicts.Load(),
+		SpansPersisted: c.spans.Load(), Conflicts: c.conflicts.Load(), Corrupt: c.corrupt.Load(),
 	}
 }
 

@@ -1,0 +1,112 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func TestRegisterLookup(t *testing.T) {
+	s := openStore(t)
+	ix := s.open(t, nil)
+	a := s.tsuid(t, "sys.cpu", "host=web01", "dc=lga")
+	b := s.tsuid(t, "sys.cpu", "host=web02", "dc=lga")
+	ida := mustRegister(t, ix, a, 10*hourMs, 12*hourMs+5)
+	idb := mustRegister(t, ix, b, 11*hourMs, 11*hourMs)
+	if ida == 0 || idb == 0 || ida == idb {
+		t.Fatalf("ids %d %d: want distinct non-zero", ida, idb)
+	}
+	if again := mustRegister(t, ix, a, 9*hourMs, 9*hourMs); again != ida {
+		t.Fatalf("second registration got id %d, want %d", again, ida)
+	}
+	if id, ok := ix.Lookup(a); !ok || id != ida {
+		t.Fatalf("Lookup = %d %v, want %d", id, ok, ida)
+	}
+	got, ok := ix.Series(ida)
+	want := Series{ID: ida, TSUID: string(a), First: 9 * 3600, Last: 12 * 3600, HasSpan: true}
+	if !ok || got != want {
+		t.Fatalf("Series = %+v, want %+v", got, want)
+	}
+	if err := ix.RegisterSeries(b); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", ix.Len())
+	}
+}
+
+func TestRegisterSeriesHasNoSpan(t *testing.T) {
+	s := openStore(t)
+	ix := s.open(t, nil)
+	k := s.tsuid(t, "m", "a=b")
+	if err := ix.RegisterSeries(k); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := ix.Lookup(k)
+	if got, _ := ix.Series(id); got.HasSpan {
+		t.Fatalf("RegisterSeries gave a span: %+v", got)
+	}
+	if !ix.Touch(k, 5*hourMs+1) {
+		t.Fatal("Touch of a known series reported unknown")
+	}
+	got, _ := ix.Series(id)
+	slack := int64(DefaultLastSlack.Hours())
+	if !got.HasSpan || got.First != 5*3600 || got.Last != (5+slack)*3600 {
+		t.Fatalf("after Touch: %+v, want first hour 5, last 5+%d", got, slack)
+	}
+	if ix.Touch(s.tsuid(t, "m", "a=c"), 0) {
+		t.Fatal("Touch of an unknown series reported known")
+	}
+}
+
+func TestBadTSUID(t *testing.T) {
+	s := openStore(t)
+	ix := s.open(t, nil)
+	for name, k := range map[string][]byte{
+		"short":        {0, 0},
+		"half pair":    {0, 0, 1, 0, 0, 1, 0},
+		"metric zero":  {0, 0, 0},
+		"tagk zero":    {0, 0, 1, 0, 0, 0, 0, 0, 1},
+		"out of order": {0, 0, 1, 0, 0, 2, 0, 0, 1, 0, 0, 1, 0, 0, 1},
+		"repeated key": {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 2},
+	} {
+		if err := ix.RegisterSeries(k); !errors.Is(err, ErrBadTSUID) {
+			t.Errorf("%s %x: err %v, want ErrBadTSUID", name, k, err)
+		}
+	}
+	if ix.Len() != 0 {
+		t.Fatalf("Len = %d after bad registrations", ix.Len())
+	}
+}
+
+func TestPersistReload(t *testing.T) {
+	s := openStore(t)
+	ix := s.open(t, nil)
+	keys := [][]byte{s.tsuid(t, "m1", "host=a"), s.tsuid(t, "m1", "host=b"), s.tsuid(t, "m2")}
+	ids := make([]SeriesID, len(keys))
+	for i, k := range keys {
+		ids[i] = mustRegister(t, ix, k, int64(i)*hourMs, int64(i+1)*hourMs)
+	}
+	ix.Touch(keys[0], 40*hourMs)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := s.open(t, nil)
+	if re.Len() != len(keys) {
+		t.Fatalf("reloaded %d series, want %d", re.Len(), len(keys))
+	}
+	for i, k := range keys {
+		id, ok := re.Lookup(k)
+		if !ok || id != ids[i] {
+			t.Fatalf("series %d: id %d %v after reload, want %d", i, id, ok, ids[i])
+		}
+	}
+	got, _ := re.Series(ids[0])
+	if got.First != 0 || got.Last != (40+int64(DefaultLastSlack.Hours()))*3600 {
+		t.Fatalf("reloaded span %+v: want the touched extension", got)
+	}
+	b, err := re.Postings(context.Background(), s.assign(t, 0, "m1"), nil)
+	if err != nil || b.GetCardinality() != 2 {
+		t.Fatalf("m1 postings after reload: %v %v", b, err)
+	}
+}
