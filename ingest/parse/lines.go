@@ -24,6 +24,7 @@ type LineReader struct {
 	pos    int // first unconsumed byte of data
 	start  int // current line: data[start:end]
 	end    int
+	first  int  // end of the current line's first physical line (Rewind)
 	hadNL  bool // the current line ended with '\n'
 	scan   int  // data[pos:scan] is known to hold no '\n'
 	max    int
@@ -89,7 +90,7 @@ func (l *LineReader) Next() bool {
 
 // take makes data[pos:end] the current line.
 func (l *LineReader) take(end int, nl bool) bool {
-	l.start, l.end, l.hadNL = l.pos, end, nl
+	l.start, l.end, l.first, l.hadNL = l.pos, end, end, nl
 	l.pos = end
 	if nl {
 		l.pos++
@@ -177,6 +178,18 @@ func (l *LineReader) extendTo(end int, nl bool) bool {
 	return true
 }
 
+// Rewind undoes every Extend of the current line: it is its first physical
+// line again and the reader resumes after it.
+func (l *LineReader) Rewind() {
+	if l.end == l.first {
+		return
+	}
+	l.end, l.hadNL = l.first, true
+	l.pos = l.first + 1
+	l.scan = l.pos
+	l.next = l.num + 1
+}
+
 // fill moves data[keep:] to the front of the buffer and reads more,
 // growing the buffer up to the line limit. It returns false on a read
 // error; io.EOF sets eof and returns true.
@@ -187,6 +200,7 @@ func (l *LineReader) fill(keep int) bool {
 		l.pos -= keep
 		l.start -= keep
 		l.end -= keep
+		l.first -= keep
 		l.scan -= keep
 	}
 	if len(l.data) == len(l.buf) {

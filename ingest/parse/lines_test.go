@@ -86,6 +86,30 @@ func TestLineReaderExtend(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v", got)
 	}
+	// Rewind gives back the lines an extension swallowed.
+	var l LineReader
+	for _, stream := range []bool{false, true} {
+		body := "\"open\nb\nc\n"
+		if stream {
+			l.ResetReader(iotest.OneByteReader(strings.NewReader(body)), 0)
+		} else {
+			l.Reset([]byte(body), 0)
+		}
+		l.Next()
+		for l.Extend() {
+		}
+		if string(l.Line()) != "\"open\nb\nc" {
+			t.Fatalf("extended %q", l.Line())
+		}
+		l.Rewind()
+		var rest []string
+		for l.Next() {
+			rest = append(rest, fmt.Sprint(l.Num(), " ", string(l.Line())))
+		}
+		if fmt.Sprint(rest) != "[2 b 3 c]" {
+			t.Fatalf("after rewind %v", rest)
+		}
+	}
 	// Extension stops at the limit and leaves the line as it was.
 	got = both(t, "\"abc\ndefghijk\nl\"\n", 10, open)
 	want = []gotLine{{1, "\"abc", false}, {2, "defghijk", false}, {3, "l\"", false}}
