@@ -60,43 +60,13 @@ func (s *flushSeq) take() (uint32, error) {
 	return n, nil
 }
 
-// reserve durably records limit: write a temporary file, sync, rename.
+// reserve durably records limit.
 func (s *flushSeq) reserve(limit uint32) error {
-	tmp := s.fs.PathJoin(s.dir, seqFileName+".tmp")
-	f, err := s.fs.Create(tmp, "tsd-flushseq")
-	if err != nil {
-		return fmt.Errorf("ingest: reserve flush numbers: %w", err)
-	}
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], limit)
-	_, err = f.Write(b[:])
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.fs.Rename(tmp, s.fs.PathJoin(s.dir, seqFileName))
-	}
-	if err == nil {
-		err = syncDir(s.fs, s.dir)
-	}
-	if err != nil {
+	if err := writeFileAtomic(s.fs, s.dir, seqFileName, b[:]); err != nil {
 		return fmt.Errorf("ingest: reserve flush numbers: %w", err)
 	}
 	s.limit = limit
 	return nil
-}
-
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
