@@ -1,0 +1,209 @@
+package agg
+
+import (
+	"math"
+	"time"
+)
+
+// downsampler is one series' Downsampler or FillingDownsampler (fill set).
+// It reads buckets lazily from a rawSource owned by the caller.
+type downsampler struct {
+	spec         *Downsample
+	acc          Accumulator
+	qStart, qEnd int64 // the query range, for All
+
+	init  bool  // the first point has been read and the bucket set up
+	has   bool  // nxt is the next unread point
+	nxt   point //
+	bEnd  int64 // end (exclusive) of the current bucket, not calendar
+	bPrev time.Time
+	bNext time.Time // calendar bucket [bPrev, bNext)
+
+	fill      bool
+	expect    int64 // start of the next bucket a filling downsampler emits
+	expectEnd int64 // filling stops at this bucket start
+	expCal    time.Time
+}
+
+// reset prepares d for a series; start and end bound the buckets a filling
+// downsampler emits (the aggregation window).
+func (d *downsampler) reset(spec *Downsample, qStart, qEnd, start, end int64) {
+	acc := d.acc
+	*d = downsampler{spec: spec, acc: acc, qStart: qStart, qEnd: qEnd}
+	d.acc.Reset(spec.Agg)
+	d.fill = spec.Fill != FillNone && !spec.All
+	if !d.fill {
+		return
+	}
+	if !spec.Calendar {
+		d.expect, d.expectEnd = d.align(start), d.align(end)
+		return
+	}
+	first := calFloor(start, spec.CalendarN, spec.CalendarUnit, spec.loc())
+	last := calFloor(end, spec.CalendarN, spec.CalendarUnit, spec.loc())
+	if last.Equal(first) {
+		last = calStep(last, spec.CalendarN, spec.CalendarUnit)
+	}
+	d.expCal, d.expect, d.expectEnd = first, first.UnixMilli(), last.UnixMilli()
+}
+
+func (d *downsampler) align(t int64) int64 { return t - t%d.spec.Interval }
+
+// seek moves src to the first bucket boundary at or after t, so that the
+// first bucket is complete (Downsampler.seekInterval).
+func (d *downsampler) seek(src *rawSource, t int64) {
+	s := d.spec
+	switch {
+	case s.All:
+		src.seek(t)
+	case s.Calendar:
+		c := calFloor(t, s.CalendarN, s.CalendarUnit, s.loc())
+		if t > c.UnixMilli() {
+			c = calStep(c, s.CalendarN, s.CalendarUnit)
+		}
+		src.seek(c.UnixMilli())
+	default:
+		src.seek(d.align(t + s.Interval - 1))
+	}
+	d.init = false
+}
+
+// pull reads the next raw point; All keeps only [qStart, qEnd).
+func (d *downsampler) pull(src *rawSource) {
+	for {
+		p, ok := src.next()
+		if !ok || (d.spec.All && p.t >= d.qEnd) {
+			d.has = false
+			return
+		}
+		if d.spec.All && p.t < d.qStart {
+			continue
+		}
+		d.has, d.nxt = true, p
+		return
+	}
+}
+
+// initialize reads the first point and opens its bucket.
+func (d *downsampler) initialize(src *rawSource) {
+	if d.init {
+		return
+	}
+	d.init = true
+	d.pull(src)
+	if !d.has || d.spec.All {
+		return
+	}
+	s := d.spec
+	if s.Calendar {
+		d.bPrev = calFloor(d.nxt.t, s.CalendarN, s.CalendarUnit, s.loc())
+		d.bNext = calStep(d.bPrev, s.CalendarN, s.CalendarUnit)
+		return
+	}
+	d.bEnd = d.align(d.nxt.t) + s.Interval
+}
+
+// hasValue reports whether the current bucket has an unread point.
+func (d *downsampler) hasValue() bool {
+	switch {
+	case !d.has:
+		return false
+	case d.spec.All:
+		return true
+	case d.spec.Calendar:
+		return d.nxt.t < d.bNext.UnixMilli()
+	}
+	return d.nxt.t < d.bEnd
+}
+
+// bucketStart is the current bucket's timestamp.
+func (d *downsampler) bucketStart() int64 {
+	switch {
+	case d.spec.All:
+		return d.qStart
+	case d.spec.Calendar:
+		return d.bPrev.UnixMilli()
+	}
+	return d.align(d.bEnd - d.spec.Interval)
+}
+
+// consume aggregates the current bucket and moves to the bucket of the next
+// point; it returns the bucket's timestamp and value.
+func (d *downsampler) consume(src *rawSource) (int64, float64) {
+	d.acc.Reset(d.spec.Agg)
+	for d.hasValue() {
+		d.acc.AddFloat(d.nxt.f64())
+		d.pull(src)
+	}
+	t, v := d.bucketStart(), d.acc.Float()
+	d.nextBucket()
+	return t, v
+}
+
+// nextBucket opens the bucket holding the next point (resetEndOfInterval).
+func (d *downsampler) nextBucket() {
+	s := d.spec
+	switch {
+	case !d.has || s.All:
+	case s.Calendar:
+		for d.nxt.t >= d.bNext.UnixMilli() {
+			d.bPrev = calStep(d.bPrev, s.CalendarN, s.CalendarUnit)
+			d.bNext = calStep(d.bNext, s.CalendarN, s.CalendarUnit)
+		}
+	default:
+		d.bEnd = d.align(d.nxt.t) + s.Interval
+	}
+}
+
+// next returns the next downsampled point.
+func (d *downsampler) next(src *rawSource) (point, bool) {
+	if d.fill {
+		return d.nextFilled(src)
+	}
+	d.initialize(src)
+	if !d.hasValue() {
+		return point{}, false
+	}
+	t, v := d.consume(src)
+	return floatPt(t, v), true
+}
+
+// nextFilled emits every bucket from the window's start to its end: the
+// data bucket when one starts there, the fill value otherwise. Data buckets
+// before the expected one are read and dropped.
+func (d *downsampler) nextFilled(src *rawSource) (point, bool) {
+	if d.expect >= d.expectEnd {
+		return point{}, false
+	}
+	d.initialize(src)
+	for d.hasValue() && d.bucketStart() < d.expect {
+		d.consume(src)
+	}
+	t := d.expect
+	v := d.fillValue()
+	if d.hasValue() && d.bucketStart() == t {
+		_, v = d.consume(src)
+	}
+	d.advanceExpect()
+	return floatPt(t, v), true
+}
+
+func (d *downsampler) fillValue() float64 {
+	switch d.spec.Fill {
+	case FillZero:
+		return 0
+	case FillScalar:
+		return d.spec.FillValue
+	}
+	return math.NaN()
+}
+
+func (d *downsampler) advanceExpect() {
+	s := d.spec
+	if !s.Calendar {
+		d.expect += s.Interval
+		return
+	}
+	d.expCal = calStep(d.expCal, s.CalendarN, s.CalendarUnit)
+	d.expect = d.expCal.UnixMilli()
+}
