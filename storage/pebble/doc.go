@@ -4,17 +4,17 @@
 //
 // # Key layout
 //
-// Every pebble key starts with a tag byte:
+// The first byte of every pebble key says what it holds:
 //
 //	0x01 name                      catalog entry of table "name"
 //	0x02 "next-table-id"           4-byte big-endian id the next table gets
-//	0x10 id row* family 0x00 qualifier* ^ts
-//	                               one cell version
+//	id row* family 0x00 qualifier* ^ms
+//	                               one cell version (first byte 0x10..0xF4)
 //
-// id is the table id as an order-preserving varint: ids below 0xF8 are one
-// byte, larger ids are 0xF7+n followed by n big-endian bytes (n = 1..4,
-// minimal). Ids are never reused, so a dropped table's range deletion cannot
-// touch a newer table.
+// id is the table id coded to preserve order: ids up to 0xDF are the single
+// byte 0x10+id, larger ids are 0xF0+n followed by n minimal big-endian bytes
+// (n = 1..4). Ids are never reused, so a dropped table's range deletion
+// cannot touch a newer table.
 //
 // x* is the field coding of x: each byte b below 0xFE is written b+1, 0xFE
 // is written 0xFF 0x00 and 0xFF is written 0xFF 0x01, and a single 0x00 ends
@@ -26,12 +26,13 @@
 // of 0x00 (small UIDs) and free of 0xFE/0xFF, so they cost one byte more than
 // their length.
 //
-// Family names never contain 0x00, so a single 0x00 ends them. ^ts is the
-// bitwise complement of the timestamp as 8 big-endian bytes, so newer
-// versions sort first. Sorting keys bytewise thus orders cells by row,
+// Family names never contain 0x00, so a single 0x00 ends them. ^ms is the
+// timestamp in milliseconds (the contract's timestamps are whole
+// milliseconds) subtracted from 2^56-1, as 7 big-endian bytes, so newer
+// versions sort first; (2^63-1)/1000 < 2^56. Sorting keys bytewise thus orders cells by row,
 // family, qualifier and timestamp descending, which is the contract's order,
 // and a scan is a plain pebble iteration. A 26-byte OpenTSDB row, family "t"
-// and a 2-byte qualifier make a 42-byte key in table ids below 0xF8.
+// and a 2-byte qualifier make a 40-byte key in tables with ids up to 0xDF.
 //
 // The value of a cell key is the raw cell value.
 //

@@ -2,7 +2,6 @@ package pebble
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -10,15 +9,23 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// Key tags: the first byte of every pebble key says what it holds.
+// Key tags: the first byte of every pebble key says what it holds. Data
+// keys start with their table id, whose first byte is at least idBase.
 const (
 	tagCatalog byte = 0x01 // 0x01 table-name: a table's spec
 	tagMeta    byte = 0x02 // 0x02 name: engine bookkeeping (the table id counter)
-	tagData    byte = 0x10 // 0x10 id row* family 0x00 qualifier* ^ts
+	idBase     byte = 0x10 // id row* family 0x00 qualifier* ^ms
+	idOneMax        = 0xEF - 0x10 // largest id that fits the first byte
+	idLong     byte = 0xF0        // 0xF0+n: n big-endian id bytes follow
 )
 
-// tsLen is the length of the inverted timestamp that ends a data key.
-const tsLen = 8
+// tsLen is the length of the inverted millisecond timestamp that ends a
+// data key. The contract's timestamps are whole milliseconds in
+// microseconds, so (2^63-1)/1000 < 2^56 milliseconds fit 7 bytes.
+const (
+	tsLen  = 7
+	tsMask = 1<<56 - 1
+)
 
 // Field coding (see doc.go): byte b < 0xFE is written b+1, 0xFE is written
 // 0xFF 0x00 and 0xFF is written 0xFF 0x01; a single 0x00 ends the field.
@@ -83,14 +90,15 @@ func fieldLen(src []byte) int {
 	}
 }
 
-// appendID appends a table id as an order-preserving varint: ids below 0xF8
-// take one byte, larger ones 0xF7+n and n big-endian bytes (n = 1..4).
+// appendID appends a table id as the order-preserving start of a data key:
+// ids up to 0xDF are the single byte 0x10+id, larger ones 0xF0+n and n
+// minimal big-endian bytes (n = 1..4).
 func appendID(dst []byte, id uint32) []byte {
-	if id < 0xF8 {
-		return append(dst, byte(id))
+	if id <= idOneMax {
+		return append(dst, idBase+byte(id))
 	}
 	n := (bits.Len32(id) + 7) / 8
-	dst = append(dst, byte(0xF7+n))
+	dst = append(dst, idLong+byte(n))
 	for i := n - 1; i >= 0; i-- {
 		dst = append(dst, byte(id>>(8*i)))
 	}
@@ -99,43 +107,41 @@ func appendID(dst []byte, id uint32) []byte {
 
 // parseID decodes an id written by appendID and returns its length.
 func parseID(src []byte) (uint32, int, error) {
-	if len(src) == 0 {
+	n := rowStart(src)
+	if n < 0 {
 		return 0, 0, errBadKey
 	}
-	if src[0] < 0xF8 {
-		return uint32(src[0]), 1, nil
-	}
-	n := int(src[0]) - 0xF7
-	if n > 4 || len(src) < 1+n {
-		return 0, 0, errBadKey
+	if n == 1 {
+		return uint32(src[0] - idBase), 1, nil
 	}
 	var id uint32
-	for _, b := range src[1 : 1+n] {
+	for _, b := range src[1:n] {
 		id = id<<8 | uint32(b)
 	}
-	if id < 0xF8 || (n > 1 && id < 1<<(8*(n-1))) {
+	if id <= idOneMax || (n > 2 && id < 1<<(8*(n-2))) {
 		return 0, 0, errBadKey // not minimal
 	}
-	return id, 1 + n, nil
+	return id, n, nil
 }
 
-// rowStart returns the length of a data key's tag and table id, or -1.
+// rowStart returns the length of a data key's table id, or -1 when key is
+// not a data key.
 func rowStart(key []byte) int {
-	if len(key) < 2 || key[0] != tagData {
+	switch {
+	case len(key) == 0 || key[0] < idBase || key[0] > idLong+4 || key[0] == idLong:
+		return -1
+	case key[0] < idLong:
+		return 1
+	case 1+int(key[0]-idLong) <= len(key):
+		return 1 + int(key[0]-idLong)
+	default:
 		return -1
 	}
-	if key[1] < 0xF8 {
-		return 2
-	}
-	if n := 2 + int(key[1]) - 0xF7; key[1] <= 0xFB && n <= len(key) {
-		return n
-	}
-	return -1
 }
 
 // appendTablePrefix appends the prefix shared by a table's data keys.
 func appendTablePrefix(dst []byte, id uint32) []byte {
-	return appendID(append(dst, tagData), id)
+	return appendID(dst, id)
 }
 
 // appendRowPrefix appends the pebble prefix (see split) of a row: table
@@ -151,10 +157,27 @@ func appendColumnPrefix(rowPrefix []byte, family string, qualifier []byte) []byt
 	return appendField(dst, qualifier)
 }
 
-// appendTimestamp appends the inverted big-endian timestamp, so newer
-// versions sort first.
+// appendTimestamp appends the timestamp as inverted big-endian
+// milliseconds in 7 bytes, so newer versions sort first.
 func appendTimestamp(dst []byte, ts int64) []byte {
-	return binary.BigEndian.AppendUint64(dst, ^uint64(ts))
+	v := tsMask - uint64(ts/1000)
+	return append(dst, byte(v>>48), byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// maxMillis is the largest timestamp in milliseconds (int64 microseconds).
+const maxMillis = (1<<63 - 1) / 1000
+
+// keyMillis reads the milliseconds coded at the end of a data key.
+func keyMillis(key []byte) uint64 {
+	b := key[len(key)-tsLen:]
+	v := uint64(b[0])<<48 | uint64(b[1])<<40 | uint64(b[2])<<32 | uint64(b[3])<<24 |
+		uint64(b[4])<<16 | uint64(b[5])<<8 | uint64(b[6])
+	return tsMask - v
+}
+
+// keyTimestamp reads the timestamp (microseconds) at the end of a data key.
+func keyTimestamp(key []byte) int64 {
+	return int64(keyMillis(key)) * 1000
 }
 
 // AppendCellKey appends the pebble key of one cell version to dst.
@@ -178,16 +201,16 @@ type cellKey struct {
 // ParseCellKey decodes a key written by AppendCellKey, appending the decoded
 // row and qualifier to buf, which is returned grown.
 func ParseCellKey(buf, key []byte) (k cellKey, newBuf []byte, err error) {
-	if len(key) < 1+1+1+2+1+tsLen || key[0] != tagData {
+	if len(key) < 1+1+2+1+tsLen {
 		return k, buf, fmt.Errorf("%w: %d bytes", errBadKey, len(key))
 	}
-	id, n, err := parseID(key[1:])
+	id, n, err := parseID(key)
 	if err != nil {
 		return k, buf, fmt.Errorf("table id: %w", err)
 	}
 	k.ID = id
 	var rest []byte
-	k.Row, buf, rest, err = parseField(buf, key[1+n:])
+	k.Row, buf, rest, err = parseField(buf, key[n:])
 	if err != nil {
 		return k, buf, fmt.Errorf("row: %w", err)
 	}
@@ -210,11 +233,10 @@ func parseColumn(k cellKey, buf, rest []byte) (cellKey, []byte, error) {
 	if len(rest) != tsLen {
 		return k, buf, fmt.Errorf("timestamp of %d bytes: %w", len(rest), errBadKey)
 	}
-	ts := ^binary.BigEndian.Uint64(rest)
-	if ts > 1<<63-1 {
-		return k, buf, fmt.Errorf("negative timestamp: %w", errBadKey)
+	if keyMillis(rest) > maxMillis {
+		return k, buf, fmt.Errorf("timestamp beyond int64 microseconds: %w", errBadKey)
 	}
-	k.Timestamp = int64(ts)
+	k.Timestamp = keyTimestamp(rest)
 	return k, buf, nil
 }
 
@@ -272,4 +294,3 @@ func immediateSuccessor(dst, a []byte) []byte {
 	return append(dst, 0)
 }
 
-func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

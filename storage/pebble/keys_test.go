@@ -37,8 +37,8 @@ func TestCellKeyOrder(t *testing.T) {
 		AppendCellKey(nil, 7, []byte("r\x00"), "a", nil, 5000),
 		AppendCellKey(nil, 7, []byte("r\x01"), "a", nil, 5000),
 		AppendCellKey(nil, 8, []byte{0}, "a", nil, 5000),
-		AppendCellKey(nil, 0xF7, []byte{0}, "a", nil, 5000),
-		AppendCellKey(nil, 0xF8, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0xDF, []byte{0}, "a", nil, 5000),
+		AppendCellKey(nil, 0xE0, []byte{0}, "a", nil, 5000),
 		AppendCellKey(nil, 0xFF, []byte{0}, "a", nil, 5000),
 		AppendCellKey(nil, 0x100, []byte{0}, "a", nil, 5000),
 		AppendCellKey(nil, 0x10000, []byte{0}, "a", nil, 5000),
@@ -75,11 +75,11 @@ func TestSplitAndSuccessor(t *testing.T) {
 func TestParseCellKeyRejects(t *testing.T) {
 	good := AppendCellKey(nil, 3, []byte("r"), "f", []byte("q"), 2000)
 	bad := [][]byte{
-		nil, {tagData}, good[:len(good)-1], append(bytes.Clone(good), 0),
+		nil, {idBase}, good[:len(good)-1], append(bytes.Clone(good), 0),
 		append([]byte{tagCatalog}, good[1:]...),
-		AppendCellKey(nil, 3, []byte("r"), "f", []byte("q"), -1000), // sign bit set
+		append(good[:len(good)-tsLen], 0, 0, 0, 0, 0, 0, 0), // beyond int64 microseconds
 		append(appendTablePrefix(nil, 3), 'r', 0xFF, 7, 0, 'f', 0, 'q', 0, 0x80, 0, 0, 0, 0, 0, 0, 0), // bad code
-		append([]byte{tagData, 0xF8, 0x10}, good[2:]...), // id not minimal
+		append([]byte{idLong + 1, 3}, good[1:]...), // id not minimal
 	}
 	for _, k := range bad {
 		if _, _, err := ParseCellKey(nil, k); err == nil {
@@ -91,8 +91,9 @@ func TestParseCellKeyRejects(t *testing.T) {
 func FuzzCellKey(f *testing.F) {
 	f.Add(uint32(1), []byte("row"), "f", []byte("q"), int64(1000))
 	f.Add(uint32(0x0100), []byte{0, 1, 0xFF, 0}, "fam-1.x", []byte{0, 0, 1}, int64(0))
-	f.Add(uint32(1<<32-1), []byte{0xFF}, "_", []byte{}, int64(1<<63-1))
+	f.Add(uint32(1<<32-1), []byte{0xFF}, "_", []byte{}, int64(1<<63-1)/1000*1000)
 	f.Fuzz(func(t *testing.T, id uint32, row []byte, fam string, q []byte, ts int64) {
+		ts -= ts % 1000 // the contract's timestamps are whole milliseconds
 		if ts < 0 || !validFamilyBytes(fam) {
 			// Arbitrary bytes must still parse without a panic.
 			_, _, _ = ParseCellKey(nil, append(append(row, fam...), q...))
@@ -123,7 +124,7 @@ func validFamilyBytes(s string) bool {
 func FuzzParseCellKey(f *testing.F) {
 	f.Add(AppendCellKey(nil, 1, []byte("row"), "f", []byte("q"), 1000))
 	f.Add(AppendCellKey(nil, 9, []byte{0, 0xFF, 0}, "g", []byte{0}, 0))
-	f.Add([]byte{tagData, 0xF9, 1, 0, 's', 0xFF, 0, 0, 'f', 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{idLong + 2, 1, 0, 's', 0xFF, 0, 0, 'f', 0, 0, 0x80, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, key []byte) {
 		_ = split(key)
 		_ = immediateSuccessor(nil, key)
@@ -137,4 +138,35 @@ func FuzzParseCellKey(f *testing.F) {
 			t.Fatalf("parse(%x) re-encodes as %x", key, again)
 		}
 	})
+}
+
+func TestColumnTimeBoundsRoundToMilliseconds(t *testing.T) {
+	col := appendColumnPrefix(appendRowPrefix(nil, 1, []byte("r")), "f", []byte("q"))
+	key := func(ts int64) []byte { return appendTimestamp(bytes.Clone(col), ts) }
+	cases := []struct {
+		minT, maxT int64
+		in, out    []int64
+	}{
+		{1500, 0, []int64{2000, 1 << 40}, []int64{0, 1000}},
+		{0, 2500, []int64{0, 1000, 2000}, []int64{3000}},
+		{1001, 3000, []int64{2000}, []int64{1000, 3000}},
+		{1<<63 - 1, 0, nil, []int64{0, (1<<63 - 1) / 1000 * 1000}},
+	}
+	for _, c := range cases {
+		lo, hi := columnTimeBounds(bytes.Clone(col), nil, c.minT, c.maxT)
+		inRange := func(ts int64) bool {
+			k := key(ts)
+			return bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) < 0
+		}
+		for _, ts := range c.in {
+			if !inRange(ts) {
+				t.Errorf("[%d, %d): ts %d outside key range", c.minT, c.maxT, ts)
+			}
+		}
+		for _, ts := range c.out {
+			if inRange(ts) {
+				t.Errorf("[%d, %d): ts %d inside key range", c.minT, c.maxT, ts)
+			}
+		}
+	}
 }

@@ -235,11 +235,18 @@ func deleteColumn(b *pebble.Batch, kb *keyBuf, col []byte, minT, maxT int64) err
 }
 
 // columnTimeBounds returns the key range [lo, hi) of a column's versions
-// with timestamps in [minT, maxT) (maxT 0 is unbounded). lo extends col.
+// with timestamps in [minT, maxT) (maxT 0 is unbounded); it is empty (lo >=
+// hi) when no whole millisecond lies in the range. lo extends col.
 func columnTimeBounds(col, hiBuf []byte, minT, maxT int64) (lo, hi []byte) {
 	lo = col
 	if maxT > 0 {
-		lo = appendTimestamp(col, maxT-1)
+		lo = appendTimestamp(col, maxT-1) // floor: the newest ts below maxT
+	}
+	if minT%1000 != 0 {
+		if minT > (maxMillis-1)*1000 {
+			return lo, append(hiBuf, col...) // no timestamp reaches minT
+		}
+		minT += 1000 - minT%1000 // ceil: the oldest ts at or above minT
 	}
 	hi = appendTimestamp(append(hiBuf, col...), minT)
 	hi = append(hi, 0)
@@ -265,11 +272,6 @@ func (t *table) deleteFamily(ctx context.Context, b *pebble.Batch, kb *keyBuf, d
 		}
 	}
 	return it.Close()
-}
-
-// keyTimestamp reads the timestamp at the end of a data key.
-func keyTimestamp(key []byte) int64 {
-	return int64(^beUint64(key[len(key)-tsLen:]))
 }
 
 // DeleteRange removes every row in [start, stop) of the table with one range
