@@ -16,8 +16,9 @@ const maxLogTries = 16
 
 // logRecord writes rec under a fresh sequence number. A number that a
 // reader voided meanwhile (this process stalled past HoleTimeout) is
-// skipped for the next one, so a record always lands where a reader that
-// has not given up on it will find it.
+// given up with the rest of its block, and the record goes under a number
+// of a new block, so it always lands where a reader that has not given up
+// on it will find it.
 func (ix *Index) logRecord(ctx context.Context, rec []byte) error {
 	var buf [1]uint64
 	for range maxLogTries {
@@ -30,6 +31,9 @@ func (ix *Index) logRecord(ctx context.Context, rec []byte) error {
 		if err != nil || ok {
 			return err
 		}
+		// Readers void every hole of a stalled writer together: the rest of
+		// this block is most likely voided too.
+		ix.release(&ix.seqs, false)
 	}
 	return fmt.Errorf("log record: %d sequence numbers in a row were voided", maxLogTries)
 }

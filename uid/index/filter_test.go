@@ -1,0 +1,359 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/tsd-db/tsd/uid"
+)
+
+// fixture is a set of series with their names, registered in an Index.
+type fixture struct {
+	s      *store
+	ix     *Index
+	series []fixSeries
+}
+
+type fixSeries struct {
+	id     SeriesID
+	metric string
+	tags   map[string]string
+}
+
+var (
+	fixHosts = []string{"web01", "web02", "Web03", "db01.lga", "db02.sjc", "webdb", "w1", "cache-01", "éclair"}
+	fixDCs   = []string{"lga", "sjc", "LGA"}
+	fixEnvs  = []string{"prod", "dev", ""}
+)
+
+// newFixture registers every combination of metric, host, dc and env
+// (env absent when ""), and a few series without tags or with only host.
+func newFixture(t testing.TB) *fixture {
+	f := &fixture{s: openMemStore(t)}
+	f.ix = f.s.open(t, nil)
+	for _, m := range []string{"cpu", "mem"} {
+		for _, h := range fixHosts {
+			for _, dc := range fixDCs {
+				for _, env := range fixEnvs {
+					tags := map[string]string{"host": h, "dc": dc}
+					if env != "" {
+						tags["env"] = env
+					}
+					f.add(t, m, tags)
+				}
+			}
+			f.add(t, m, map[string]string{"host": h})
+		}
+		f.add(t, m, map[string]string{})
+	}
+	return f
+}
+
+func (f *fixture) add(t testing.TB, metric string, tags map[string]string) {
+	var kv []string
+	for k, v := range tags {
+		kv = append(kv, k+"="+v)
+	}
+	id := mustRegister(t, f.ix, f.s.tsuid(t, metric, kv...), 0, 0)
+	f.series = append(f.series, fixSeries{id: id, metric: metric, tags: tags})
+}
+
+// globRegexp turns a wildcard into an anchored regular expression, an
+// implementation independent of the index's.
+func globRegexp(p string, fold bool) *regexp.Regexp {
+	parts := strings.Split(p, "*")
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	flags := ""
+	if fold {
+		flags = "(?i)"
+	}
+	return regexp.MustCompile(flags + "^" + strings.Join(parts, ".*") + "$")
+}
+
+// want evaluates a filter on one series by its names.
+func want(tags map[string]string, key string, fl Filter) bool {
+	v, ok := tags[key]
+	in := func(fold bool) bool {
+		for _, l := range fl.Values {
+			if l == v || (fold && strings.ToLower(l) == strings.ToLower(v)) {
+				return true
+			}
+		}
+		return false
+	}
+	switch fl.Type {
+	case LiteralOr:
+		return ok && in(false)
+	case ILiteralOr:
+		return ok && in(true)
+	case NotLiteralOr:
+		return !ok || !in(false)
+	case NotILiteralOr:
+		return !ok || !in(true)
+	case Wildcard, IWildcard:
+		return ok && globRegexp(fl.Pattern, fl.Type == IWildcard).MatchString(v)
+	case Regexp:
+		return ok && regexp.MustCompile(fl.Pattern).MatchString(v)
+	case NotKey:
+		return !ok
+	case Equal:
+		return v == fl.Pattern
+	case NotEqual:
+		return v != fl.Pattern
+	case RegexMatch:
+		return regexp.MustCompile("^(?:" + fl.Pattern + ")$").MatchString(v)
+	case RegexNoMatch:
+		return !regexp.MustCompile("^(?:" + fl.Pattern + ")$").MatchString(v)
+	}
+	panic("unknown filter")
+}
+
+// namedFilter is a filter on a tag key given by name.
+type namedFilter struct {
+	key string
+	f   Filter
+}
+
+func (f *fixture) check(t *testing.T, metric string, nfs []namedFilter) {
+	t.Helper()
+	var fs []Filter
+	for _, nf := range nfs {
+		fl := nf.f
+		fl.TagK = f.key(t, nf.key)
+		fs = append(fs, fl)
+	}
+	var m uid.ID
+	if metric != "" {
+		m = f.s.assign(t, uid.Metric, metric)
+	}
+	got, err := f.ix.Postings(context.Background(), m, fs)
+	if err != nil {
+		t.Fatalf("%v: %v", nfs, err)
+	}
+	exp := roaring.New()
+	for _, s := range f.series {
+		ok := metric == "" || s.metric == metric
+		for _, nf := range nfs {
+			tags := s.tags
+			if nf.key == "" {
+				tags = map[string]string{"": s.metric}
+			}
+			ok = ok && want(tags, nf.key, nf.f)
+		}
+		if ok {
+			exp.Add(s.id)
+		}
+	}
+	if !got.Equals(exp) {
+		t.Errorf("metric %q filters %v:\n got %v\nwant %v", metric, nfs, got, exp)
+	}
+}
+
+// key returns the UID of a tag key, NameKey for "".
+func (f *fixture) key(t testing.TB, name string) uid.ID {
+	if name == "" {
+		return NameKey
+	}
+	return f.s.assign(t, uid.TagK, name)
+}
+
+func TestFilterTypes(t *testing.T) {
+	f := newFixture(t)
+	lit := func(typ FilterType, vals ...string) Filter { return Filter{Type: typ, Values: vals} }
+	pat := func(typ FilterType, p string) Filter { return Filter{Type: typ, Pattern: p} }
+	cases := []namedFilter{
+		{"host", lit(LiteralOr, "web01", "db02.sjc", "nosuchvalue")},
+		{"host", lit(LiteralOr, "WEB01")},
+		{"host", lit(ILiteralOr, "WEB01", "web03")},
+		{"env", lit(NotLiteralOr, "prod")},
+		{"env", lit(NotILiteralOr, "PROD", "Dev")},
+		{"host", pat(Wildcard, "web*")},
+		{"host", pat(Wildcard, "*01")},
+		{"host", pat(Wildcard, "*eb*")},
+		{"host", pat(Wildcard, "w*1")},
+		{"host", pat(Wildcard, "w*b*1")},
+		{"host", pat(Wildcard, "db*.*")},
+		{"host", pat(Wildcard, "web*web")},
+		{"env", pat(Wildcard, "*")},
+		{"env", pat(Wildcard, "**")},
+		{"host", pat(IWildcard, "WEB*")},
+		{"dc", pat(IWildcard, "*GA")},
+		{"host", pat(Regexp, "eb0[12]")},
+		{"host", pat(Regexp, "^db")},
+		{"host", pat(Regexp, "é")},
+		{"env", Filter{Type: NotKey}},
+		{"nosuchkey", Filter{Type: NotKey}},
+		{"nosuchkey", lit(LiteralOr, "x")},
+		{"nosuchkey", lit(NotLiteralOr, "x")},
+		{"host", pat(Equal, "web01")},
+		{"env", pat(Equal, "")},
+		{"env", pat(NotEqual, "prod")},
+		{"env", pat(NotEqual, "")},
+		{"host", pat(RegexMatch, "web.*")},
+		{"host", pat(RegexMatch, "eb0.")},
+		{"env", pat(RegexMatch, "prod|")},
+		{"env", pat(RegexMatch, ".*")},
+		{"env", pat(RegexMatch, ".+")},
+		{"host", pat(RegexMatch, "web01")},
+		{"host", pat(RegexNoMatch, "web.*")},
+		{"env", pat(RegexNoMatch, "|dev")},
+		{"", pat(RegexMatch, "c.*")},
+		{"", lit(LiteralOr, "mem")},
+		{"", pat(Wildcard, "*e*")},
+	}
+	for _, nf := range cases {
+		for _, m := range []string{"cpu", ""} {
+			t.Run(fmt.Sprintf("%s/%s/%s%s/%s", nf.key, nf.f.Type, nf.f.Pattern, strings.Join(nf.f.Values, "|"), m), func(t *testing.T) {
+				f.check(t, m, []namedFilter{nf})
+			})
+		}
+	}
+	// Random conjunctions of two and three filters.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 60 {
+		n := 2 + rng.IntN(2)
+		var nfs []namedFilter
+		for range n {
+			nfs = append(nfs, cases[rng.IntN(len(cases))])
+		}
+		f.check(t, "mem", nfs)
+	}
+}
+
+func TestExplicitTags(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	host, dc := f.key(t, "host"), f.key(t, "dc")
+	for _, keys := range [][]string{{"host", "dc"}, {"host"}, {}, {"host", "host"}, {"host", "nosuchkey"}} {
+		b, err := f.ix.Postings(ctx, f.s.assign(t, uid.Metric, "cpu"), []Filter{{TagK: host, Type: Wildcard, Pattern: "web*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []uid.ID
+		for _, k := range keys {
+			ks = append(ks, f.key(t, k))
+		}
+		f.ix.ExplicitTags(b, ks)
+		exp := roaring.New()
+		for _, s := range f.series {
+			names := make([]string, 0, len(s.tags))
+			for k := range s.tags {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			ok := s.metric == "cpu" && strings.HasPrefix(s.tags["host"], "web") && slices.Equal(names, slices.Compact(slices.Sorted(slices.Values(keys))))
+			if ok {
+				exp.Add(s.id)
+			}
+		}
+		if !b.Equals(exp) {
+			t.Errorf("explicit %v: got %v, want %v", keys, b, exp)
+		}
+	}
+	_ = dc
+}
+
+func TestTagKeysAndValues(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	env := f.key(t, "env")
+	b, err := f.ix.Postings(ctx, NameKey, []Filter{{TagK: env, Type: LiteralOr, Values: []string{"prod"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := f.ix.TagKeys(b)
+	wantKeys := []uid.ID{f.key(t, "host"), f.key(t, "dc"), env}
+	slices.Sort(wantKeys)
+	if !slices.Equal(keys, wantKeys) {
+		t.Fatalf("TagKeys = %v, want %v", keys, wantKeys)
+	}
+	vals := f.ix.TagValues(f.key(t, "dc"), b)
+	var wantVals []uid.ID
+	for _, dc := range fixDCs {
+		wantVals = append(wantVals, f.s.assign(t, uid.TagV, dc))
+	}
+	slices.Sort(wantVals)
+	if !slices.Equal(vals, wantVals) {
+		t.Fatalf("TagValues(dc) = %v, want %v", vals, wantVals)
+	}
+	if got := f.ix.TagValues(f.key(t, "env"), nil); len(got) != 2 {
+		t.Fatalf("TagValues(env) over everything = %v, want prod and dev", got)
+	}
+	metrics := f.ix.TagValues(NameKey, nil)
+	if len(metrics) != 2 {
+		t.Fatalf("metrics = %v, want cpu and mem", metrics)
+	}
+	if got := f.ix.TagKeys(roaring.New()); len(got) != 0 {
+		t.Fatalf("TagKeys of nothing = %v", got)
+	}
+}
+
+func TestBadFilters(t *testing.T) {
+	f := newFixture(t)
+	for _, fl := range []Filter{
+		{Type: Wildcard, Pattern: "web"},
+		{Type: Regexp, Pattern: "(["},
+		{Type: RegexMatch, Pattern: "a(?"},
+		{Type: 0},
+		{Type: 200},
+	} {
+		_, err := f.ix.Postings(context.Background(), NameKey, []Filter{{TagK: 1, Type: NotKey}, fl})
+		var fe *FilterError
+		if !errors.Is(err, ErrBadFilter) || !errors.As(err, &fe) || fe.Index != 1 {
+			t.Errorf("%+v: err %v, want a FilterError at index 1", fl, err)
+		}
+		if fl.Validate() == nil {
+			t.Errorf("%+v: Validate accepted it", fl)
+		}
+	}
+	for _, name := range []string{"literal_or", "iliteral_or", "not_literal_or", "not_iliteral_or", "wildcard", "iwildcard", "regexp", "not_key", "=", "!=", "=~", "!~"} {
+		typ, err := ParseFilterType(name)
+		if err != nil || typ.String() != name {
+			t.Errorf("ParseFilterType(%q) = %v, %v", name, typ, err)
+		}
+	}
+	if _, err := ParseFilterType("regex"); !errors.Is(err, ErrBadFilter) {
+		t.Errorf("unknown filter name: err %v", err)
+	}
+}
+
+func TestRestrictTime(t *testing.T) {
+	s := openMemStore(t)
+	ix := s.open(t, nil)
+	ctx := context.Background()
+	a := mustRegister(t, ix, s.tsuid(t, "m", "h=a"), 10*hourMs, 12*hourMs)
+	b := mustRegister(t, ix, s.tsuid(t, "m", "h=b"), 20*hourMs, 20*hourMs+59*60_000)
+	if err := ix.RegisterSeries(s.tsuid(t, "m", "h=c")); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := ix.Lookup(s.tsuid(t, "m", "h=c"))
+	for _, tc := range []struct {
+		start, end int64
+		want       []uint32
+	}{
+		{0, 9*hourMs + 1, []uint32{c}},
+		{12*hourMs + 3_599_999, 13 * hourMs, []uint32{a, c}},
+		{13 * hourMs, 19*hourMs + 3_599_999, []uint32{c}},
+		{11 * hourMs, 20 * hourMs, []uint32{a, b, c}},
+		{21 * hourMs, 30 * hourMs, []uint32{c}},
+	} {
+		bm, err := ix.Postings(ctx, s.assign(t, uid.Metric, "m"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.RestrictTime(bm, tc.start, tc.end)
+		if !bm.Equals(roaring.BitmapOf(tc.want...)) {
+			t.Errorf("[%d, %d]: got %v, want %v", tc.start, tc.end, bm, tc.want)
+		}
+	}
+}
