@@ -35,7 +35,10 @@ type router struct {
 }
 
 // newRouter builds the route tables. An issue that builds an endpoint
-// replaces its planned(...) entry with {name, handler}.
+// replaces its planned(...) entry with {name, handler}. /api/v1/query is
+// Prometheus's only when the request has a query parameter; its handler
+// must pass a request with m, tsuid or a JSON body to OpenTSDB's query
+// endpoint (spec/routes.md).
 func (s *Server) newRouter() *router {
 	return &router{
 		paths: map[string]endpoint{
