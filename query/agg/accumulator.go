@@ -84,6 +84,51 @@ func (c *Accumulator) AddFloat(v float64) {
 	}
 }
 
+// AddFloats adds values in order on the float path, as that many AddFloat
+// calls would, with one dispatch for the common aggregators.
+func (c *Accumulator) AddFloats(values []float64) {
+	if len(values) == 0 {
+		return
+	}
+	switch c.agg.kind {
+	case kSum, kAvg:
+		c.f, c.n = sumFloats(values, c.f, c.n)
+	case kMin:
+		for _, v := range values {
+			if v < c.f { // false for NaN
+				c.f = v
+			}
+		}
+	case kMax:
+		for _, v := range values {
+			if v > c.f {
+				c.f = v
+			}
+		}
+	default:
+		for _, v := range values {
+			c.AddFloat(v)
+		}
+		return
+	}
+	if c.all == 0 {
+		c.first = math.Float64bits(values[0])
+	}
+	c.all += int64(len(values))
+	c.last = math.Float64bits(values[len(values)-1])
+}
+
+// sumFloats adds the non-NaN values to sum, counting them, in order.
+func sumFloats(values []float64, sum float64, n int64) (float64, int64) {
+	for _, v := range values {
+		if v == v {
+			sum += v
+			n++
+		}
+	}
+	return sum, n
+}
+
 // addFloatSlow covers the aggregators that keep more state than a scalar.
 func (c *Accumulator) addFloatSlow(v float64, nan bool) {
 	if nan {

@@ -23,13 +23,22 @@ type downsampler struct {
 	expect    int64 // start of the next bucket a filling downsampler emits
 	expectEnd int64 // filling stops at this bucket start
 	expCal    time.Time
+
+	vals []float64 // a chunk of the bucket's values for Accumulator.AddFloats
 }
+
+// chunk is how many values a downsampler buffers before folding them into
+// its accumulator: enough to amortise the dispatch, small per series.
+const chunk = 128
 
 // reset prepares d for a series; start and end bound the buckets a filling
 // downsampler emits (the aggregation window).
 func (d *downsampler) reset(spec *Downsample, qStart, qEnd, start, end int64) {
-	acc := d.acc
-	*d = downsampler{spec: spec, acc: acc, qStart: qStart, qEnd: qEnd}
+	acc, vals := d.acc, d.vals
+	*d = downsampler{spec: spec, acc: acc, vals: vals, qStart: qStart, qEnd: qEnd}
+	if d.vals == nil {
+		d.vals = make([]float64, 0, chunk)
+	}
 	d.acc.Reset(spec.Agg)
 	d.fill = spec.Fill != FillNone && !spec.All
 	if !d.fill {
@@ -70,6 +79,10 @@ func (d *downsampler) seek(src *rawSource, t int64) {
 
 // pull reads the next raw point; All keeps only [qStart, qEnd).
 func (d *downsampler) pull(src *rawSource) {
+	if !d.spec.All {
+		d.nxt, d.has = src.next()
+		return
+	}
 	for {
 		p, ok := src.next()
 		if !ok || (d.spec.All && p.t >= d.qEnd) {
@@ -131,13 +144,32 @@ func (d *downsampler) bucketStart() int64 {
 // point; it returns the bucket's timestamp and value.
 func (d *downsampler) consume(src *rawSource) (int64, float64) {
 	d.acc.Reset(d.spec.Agg)
-	for d.hasValue() {
-		d.acc.AddFloat(d.nxt.f64())
-		d.pull(src)
+	end := d.bEnd
+	switch {
+	case d.spec.All:
+		end = math.MaxInt64
+	case d.spec.Calendar:
+		end = d.bNext.UnixMilli()
 	}
+	d.fold(src, end)
 	t, v := d.bucketStart(), d.acc.Float()
 	d.nextBucket()
 	return t, v
+}
+
+// fold reads the points before end into the accumulator, a chunk at a time.
+func (d *downsampler) fold(src *rawSource, end int64) {
+	vals := d.vals[:0]
+	for d.has && d.nxt.t < end {
+		vals = append(vals, d.nxt.f64())
+		if len(vals) == chunk {
+			d.acc.AddFloats(vals)
+			vals = vals[:0]
+		}
+		d.pull(src)
+	}
+	d.acc.AddFloats(vals)
+	d.vals = vals[:0]
 }
 
 // nextBucket opens the bucket holding the next point (resetEndOfInterval).
