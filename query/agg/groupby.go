@@ -19,6 +19,18 @@ type slot struct {
 	curOK, nxtOK bool
 }
 
+// floats counts the slot's visible float points (current and next).
+func (sl *slot) floats() int {
+	n := 0
+	if sl.curOK && sl.cur.float {
+		n++
+	}
+	if sl.nxtOK && sl.nxt.float {
+		n++
+	}
+	return n
+}
+
 // GroupBy merges the series of one group into a single series with the
 // group aggregator, interpolating each series at the timestamps where it has
 // no point (OpenTSDB's AggregationIterator), after each series' downsampling
@@ -30,6 +42,7 @@ type GroupBy struct {
 	streams []stream
 	slots   []slot
 	acc     Accumulator
+	floats  int // float points among all slots' current and next points
 	started bool
 	have    bool // out is a point Next returned
 	out     series.Point
@@ -53,6 +66,7 @@ func NewGroupBy(reuse *GroupBy, spec Spec, inputs []series.Iterator) *GroupBy {
 		return g
 	}
 	g.acc.Reset(spec.Agg)
+	g.floats = 0
 	g.streams = resize(g.streams, len(inputs))
 	g.slots = resize(g.slots, len(inputs))
 	for i, it := range inputs {
@@ -85,6 +99,7 @@ func (g *GroupBy) start() {
 			continue
 		}
 		sl.nxt, sl.nxtOK = p, true
+		g.floats += sl.floats()
 		if g.spec.Rate {
 			g.advance(i)
 		}
@@ -102,8 +117,10 @@ func (g *GroupBy) fail(st *stream) bool {
 // advance makes series i's next point its current one and reads another.
 func (g *GroupBy) advance(i int) {
 	sl, st := &g.slots[i], &g.streams[i]
+	g.floats -= sl.floats()
 	sl.cur, sl.curOK = sl.nxt, true
 	sl.nxt, sl.nxtOK = st.next()
+	g.floats += sl.floats()
 	g.fail(st)
 }
 
@@ -133,6 +150,9 @@ func (g *GroupBy) step() (int64, bool) {
 	for i := range g.slots {
 		sl := &g.slots[i]
 		if !sl.nxtOK {
+			if sl.curOK && sl.cur.float {
+				g.floats--
+			}
 			sl.curOK = false
 			continue
 		}
@@ -173,16 +193,7 @@ func (g *GroupBy) value(x int64) series.Point {
 // integral reports whether the integer path applies: no rate and no float
 // among the current and next points of any series.
 func (g *GroupBy) integral() bool {
-	if g.spec.Rate {
-		return false
-	}
-	for i := range g.slots {
-		sl := &g.slots[i]
-		if (sl.curOK && sl.cur.float) || (sl.nxtOK && sl.nxt.float) {
-			return false
-		}
-	}
-	return true
+	return !g.spec.Rate && g.floats == 0
 }
 
 // lerpInt is series sl's value at x on the integer path.
