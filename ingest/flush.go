@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"math"
-	"slices"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid"
 )
 
 // Default flush option values.
@@ -20,19 +20,33 @@ const (
 	DefaultFlushFamily    = "t"
 	DefaultFlushGrace     = 10 * time.Minute
 	DefaultFlushBatchRows = 128
+	// DefaultFlushRowsPerSecond paces due rows: about 72 million rows an
+	// hour, several times what 10 million series fill in an hour, while a
+	// store never sees the whole hour at once.
+	DefaultFlushRowsPerSecond = 20_000
 )
 
 // FlushOptions configure a Flusher.
 type FlushOptions struct {
 	// Table is the data table rows are written to. Required.
 	Table storage.Table
+	// Meta is the meta table (uid.MetaTableSpec) whose family q holds the
+	// compaction queue: rows that got a second column (late points, early
+	// flushes, writes repeated after a crash) are recorded there for the
+	// Compactor. Default none: such rows keep several columns, which
+	// readers merge.
+	Meta storage.Table
 	// Family is the data column family. Default "t", OpenTSDB's.
 	Family string
 	// Layout is the table's key layout; its widths must be the head's.
 	// Default rowkey.DefaultLayout().
 	Layout *rowkey.Layout
-	// WriterID names this daemon in dense qualifiers; not 0 (OpenTSDB's
-	// own columns count as writer 0). Required.
+	// Format is the table's write format (the meta record's, uid.Settings):
+	// uid.FormatDense writes one dense column per row, uid.FormatOpenTSDB
+	// OpenTSDB's compacted column. Default uid.FormatDense.
+	Format uid.Format
+	// WriterID names this daemon in dense qualifiers (LoadWriterID); not 0
+	// (OpenTSDB's own columns count as writer 0). Required.
 	WriterID uint32
 	// Grace is how long a row must go without a new point, after its hour
 	// is over, before it is complete. Default 10 min.
@@ -43,6 +57,12 @@ type FlushOptions struct {
 	Spread time.Duration
 	// BatchRows is the number of rows per storage Apply. Default 128.
 	BatchRows int
+	// RowsPerSecond caps the rate at which complete rows are written (a
+	// token bucket). Flushes at shutdown and under memory pressure are not
+	// capped. Default 20,000; negative is unlimited.
+	RowsPerSecond float64
+
+	log *slog.Logger // the head's
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
@@ -63,6 +83,9 @@ func (o *FlushOptions) EnsureDefaults() *FlushOptions {
 	if o.BatchRows == 0 {
 		o.BatchRows = DefaultFlushBatchRows
 	}
+	if o.RowsPerSecond == 0 {
+		o.RowsPerSecond = DefaultFlushRowsPerSecond
+	}
 	return o
 }
 
@@ -77,49 +100,54 @@ func (o *FlushOptions) Validate(w series.Widths) error {
 		return fmt.Errorf("ingest: flush: table widths %+v differ from the head's %+v", o.Layout.Widths, w)
 	case o.Grace < 0 || o.BatchRows < 0:
 		return fmt.Errorf("ingest: flush: negative grace %v or batch %d", o.Grace, o.BatchRows)
+	case o.Format != uid.FormatDense && o.Format != uid.FormatOpenTSDB:
+		return fmt.Errorf("ingest: flush: unknown format %d", o.Format)
 	}
 	return o.Layout.Validate()
 }
 
+// logger is where flush warnings go; set from the head's options.
+func (o *FlushOptions) logger() *slog.Logger { return o.log }
+
 // FlushStats count what one Flush wrote.
 type FlushStats struct {
-	// Rows and Columns count the rows and dense columns written.
+	// Rows and Columns count the rows and columns written.
 	Rows, Columns int64
 	// Points counts the points written.
 	Points int64
+	// Queued counts the rows recorded in the compaction queue.
+	Queued int64
+	// Conflicts counts opentsdb-format columns another writer had written
+	// first, merged with ours.
+	Conflicts int64
 	// TruncatedBefore is the oldest log segment kept afterwards.
 	TruncatedBefore uint32
 }
 
-// Flusher writes complete rows from the head to the data table, one dense
-// column per row (more when a row exceeds rowkey.MaxDensePoints), removes
-// them from the head and deletes the log segments no longer needed. It is
-// safe for concurrent use; flushes run one at a time.
+// Flusher writes complete rows from the head to the data table, one column
+// per row in the table's format, removes them from the head and deletes
+// the log segments no longer needed. It is safe for concurrent use;
+// flushes run one at a time.
 type Flusher struct {
-	h    *Head
-	opts FlushOptions
-	seed maphash.Seed
-	loop struct { // the background loop of Start
+	h     *Head
+	opts  FlushOptions
+	seed  maphash.Seed
+	seq   *flushSeq
+	limit *limiter
+	loop  struct { // the background loop of Start
 		cancel context.CancelFunc
 		wg     sync.WaitGroup
 	}
 
 	mu struct {
 		sync.Mutex
-		seq   *flushSeq
-		enc   rowkey.DenseEncoder
-		rows  []detachedRow
-		pts   []series.Point
-		arena []byte
-		cells []storage.Cell
-		muts  []storage.Mutation
+		entries []hourEntry
+		rows    []detachedRow
+		w       columnWriter
+		queue   compactionQueue
+		// until, when set, ends flushEntries early once it returns true.
+		until func() bool
 	}
-}
-
-// detachedRow is a row taken out of its series to be written.
-type detachedRow struct {
-	s   *memSeries
-	row openRow
 }
 
 // NewFlusher returns a flusher for h. Its flush numbers are kept in the
@@ -136,20 +164,30 @@ func (h *Head) NewFlusher(opts *FlushOptions) (*Flusher, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.mu.seq = seq
+	f.seq = seq
+	f.opts.log = h.opts.Logger
+	f.limit = newLimiter(f.opts.RowsPerSecond)
+	f.mu.w.init(&f.opts, seq)
+	f.mu.queue.init(&f.opts, h.opts.Logger)
 	return f, nil
 }
 
 // Flush writes the rows complete at now, or every row when all is set (at
-// shutdown), then deletes the log segments that only held flushed points.
-// Rows whose write fails go back into the head and the error is returned.
+// shutdown, not rate limited), then deletes the log segments that only
+// held flushed points. Rows whose write fails go back into the head and
+// the error is returned.
 func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (FlushStats, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	nowMs, wait := now.UnixMilli(), f.opts.Grace.Milliseconds()
+	f.mu.entries = f.h.hours.take(f.mu.entries[:0], func(base int64) bool {
+		return all || base+RowSpan+wait <= nowMs
+	})
+	due := func(s *memSeries, r *openRow) bool {
+		return all || max(r.base+RowSpan, r.lastWrite)+f.dueTime(s) <= nowMs
+	}
 	var st FlushStats
-	f.collect(now.UnixMilli(), all)
-	err := f.writeAll(ctx, now, &st)
-	if err != nil {
+	if err := f.flushEntries(ctx, now, due, !all, &st); err != nil {
 		return st, err
 	}
 	if all {
@@ -157,25 +195,14 @@ func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (FlushStat
 			return st, fmt.Errorf("ingest: flush: %w", err)
 		}
 	}
-	st.TruncatedBefore, err = f.h.truncateLog()
-	return st, err
+	return f.truncate(&st)
 }
 
-// collect detaches the complete rows of every series into f.mu.rows.
-func (f *Flusher) collect(now int64, all bool) {
-	f.mu.rows = f.mu.rows[:0]
-	f.h.series.forEach(func(s *memSeries) {
-		due := f.dueTime(s)
-		s.mu.Lock()
-		s.rows = slices.DeleteFunc(s.rows, func(r openRow) bool {
-			if all || max(r.base+RowSpan, r.lastWrite)+due <= now {
-				f.mu.rows = append(f.mu.rows, detachedRow{s, r})
-				return true
-			}
-			return false
-		})
-		s.mu.Unlock()
-	})
+// truncate deletes the log segments the flushed rows were the last to need.
+func (f *Flusher) truncate(st *FlushStats) (FlushStats, error) {
+	var err error
+	st.TruncatedBefore, err = f.h.truncateLog()
+	return *st, err
 }
 
 // dueTime is how long after its hour (or its last point) a row of s waits.
@@ -187,88 +214,57 @@ func (f *Flusher) dueTime(s *memSeries) int64 {
 	return d
 }
 
-// writeAll writes the detached rows in batches; on a failed batch it puts
-// that batch and the unwritten rows back into the head.
-func (f *Flusher) writeAll(ctx context.Context, now time.Time, st *FlushStats) error {
-	rows := f.mu.rows
-	for len(rows) > 0 {
-		n := min(len(rows), f.opts.BatchRows)
-		if err := f.writeBatch(ctx, rows[:n], now, st); err != nil {
-			for i := range rows {
-				f.h.reinstate(rows[i].s, &rows[i].row)
+// flushEntries writes, in batches, the rows of f.mu.entries that due
+// accepts, paced by the rate limit when limited. Entries it did not get
+// to (after an error) go back to the hour index; a batch whose write
+// failed goes back into the head.
+func (f *Flusher) flushEntries(ctx context.Context, now time.Time, due func(*memSeries, *openRow) bool, limited bool, st *FlushStats) error {
+	sortEntries(f.mu.entries)
+	es := f.mu.entries
+	defer func() {
+		f.h.restoreEntries(es)
+		clear(f.mu.entries) // drop series pointers
+		clear(f.mu.rows)
+	}()
+	for len(es) > 0 && (f.mu.until == nil || !f.mu.until()) {
+		rows := f.mu.rows[:0]
+		for len(es) > 0 && len(rows) < f.opts.BatchRows {
+			if d, ok := f.h.detachRow(es[0], due); ok {
+				rows = append(rows, d)
 			}
-			clear(f.mu.rows)
-			return fmt.Errorf("ingest: flush %d rows: %w", len(rows), err)
+			es = es[1:]
 		}
-		for i := range rows[:n] {
-			f.h.mem.Add(-rows[i].row.bytes())
+		f.mu.rows = rows
+		if err := f.writeBatch(ctx, rows, now, limited, st); err != nil {
+			return err
 		}
-		rows = rows[n:]
 	}
-	clear(f.mu.rows) // drop series pointers
 	return nil
 }
 
-// writeBatch encodes rows and applies them in one storage call. Apply is
-// not atomic across rows: a row written twice after a failure is a second
-// column with the same points, which readers merge.
-func (f *Flusher) writeBatch(ctx context.Context, rows []detachedRow, now time.Time, st *FlushStats) error {
-	f.mu.arena, f.mu.cells, f.mu.muts = f.mu.arena[:0], f.mu.cells[:0], f.mu.muts[:0]
-	type span struct{ key, q, v [2]int }
-	var spans []span // offsets into the arena, resolved once it stops growing
-	for i := range rows {
-		r := &rows[i]
-		f.mu.pts = r.row.appendPoints(f.mu.pts[:0], math.MinInt64, math.MaxInt64)
-		for pts := f.mu.pts; len(pts) > 0; {
-			chunk := pts[:min(len(pts), rowkey.MaxDensePoints)]
-			pts = pts[len(chunk):]
-			var sp span
-			var err error
-			if sp.key, sp.q, sp.v, err = f.encodeColumn(r, chunk); err != nil {
-				return err
-			}
-			spans = append(spans, sp)
-			st.Points += int64(len(chunk))
-		}
+// writeBatch writes detached rows and releases them, or puts them back.
+func (f *Flusher) writeBatch(ctx context.Context, rows []detachedRow, now time.Time, limited bool, st *FlushStats) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	ts := now.UnixMilli() * 1000
-	for _, sp := range spans {
-		f.mu.cells = append(f.mu.cells, storage.Cell{
-			Family: f.opts.Family, Timestamp: ts,
-			Qualifier: f.mu.arena[sp.q[0]:sp.q[1]:sp.q[1]], Value: f.mu.arena[sp.v[0]:sp.v[1]:sp.v[1]],
-		})
-		f.mu.muts = append(f.mu.muts, storage.Mutation{Row: f.mu.arena[sp.key[0]:sp.key[1]:sp.key[1]]})
+	err := ctx.Err()
+	if err == nil && limited {
+		err = f.limit.wait(ctx, len(rows))
 	}
-	for i := range f.mu.muts {
-		f.mu.muts[i].Cells = f.mu.cells[i : i+1 : i+1]
+	if err == nil {
+		err = f.mu.w.write(ctx, rows, now, &f.mu.queue, st)
 	}
-	if err := f.opts.Table.Apply(ctx, f.mu.muts); err != nil {
-		return err
-	}
-	st.Rows += int64(len(rows))
-	st.Columns += int64(len(spans))
-	return nil
-}
-
-// encodeColumn appends a dense column of pts (one row's, at most
-// MaxDensePoints) to the arena: row key, qualifier, value offsets.
-func (f *Flusher) encodeColumn(r *detachedRow, pts []series.Point) (key, q, v [2]int, err error) {
-	seq, err := f.mu.seq.take()
 	if err != nil {
-		return key, q, v, err
+		for i := range rows {
+			f.h.reinstate(&rows[i])
+		}
+		f.h.flushFailing.Store(true)
+		return fmt.Errorf("ingest: flush %d rows: %w", len(rows), err)
 	}
-	a := f.mu.arena
-	key[0] = len(a)
-	if a, err = f.opts.Layout.AppendRowKeyFromTSUID(a, keyBytes(r.s.key), r.row.base); err != nil {
-		return key, q, v, fmt.Errorf("row key of series %x: %w", r.s.key, err)
+	f.h.flushFailing.Store(false)
+	for i := range rows {
+		f.h.finishRow(&rows[i])
 	}
-	key[1], q[0] = len(a), len(a)
-	a = rowkey.AppendDenseQualifier(a, f.opts.WriterID, seq)
-	q[1], v[0] = len(a), len(a)
-	if a, err = f.mu.enc.Append(a, r.row.base/1000, pts); err != nil {
-		return key, q, v, fmt.Errorf("dense column of series %x at %d: %w", r.s.key, r.row.base, err)
-	}
-	v[1] = len(a)
-	f.mu.arena = a
-	return key, q, v, nil
+	st.Queued += f.mu.queue.write(ctx, now)
+	return nil
 }

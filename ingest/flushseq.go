@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -21,9 +22,11 @@ const (
 // directory: the file holds a bound no number handed out reaches, moved up a
 // block at a time, durably, before the block is used.
 type flushSeq struct {
-	fs          vfs.FS
-	dir         string
-	next, limit uint32
+	fs  vfs.FS
+	dir string
+
+	mu          sync.Mutex
+	next, limit uint32 // guarded by mu
 }
 
 // openFlushSeq reads the reservation in dir (0 when absent).
@@ -50,6 +53,8 @@ func openFlushSeq(fs vfs.FS, dir string) (*flushSeq, error) {
 // two flushes of one row collide only if exactly a multiple of 2^32 flushes
 // lie between them.
 func (s *flushSeq) take() (uint32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.next == s.limit {
 		if err := s.reserve(s.limit + seqBlock); err != nil {
 			return 0, err

@@ -24,10 +24,17 @@ type Head struct {
 	log    *wal.Log
 	series *seriesShards
 	refs   refTable
+	hours  hourIndex
 	replay ReplayStats
 
 	mem     atomic.Int64 // bytes held by series and rows
 	nseries atomic.Int64
+	// pressure wakes a flusher loop when memory is over MaxMemory;
+	// flushFailing says the latest flush write failed; flushers counts the
+	// running flusher loops. Together they decide throttling (admit).
+	pressure     chan struct{}
+	flushFailing atomic.Bool
+	flushers     atomic.Int32
 	// commitMu is held shared by a commit from reading the log segment
 	// until its points are in the head, so the flusher can tell which
 	// segments no commit still needs (truncateLog).
@@ -52,7 +59,7 @@ type ReplayStats struct {
 // uses) and rebuilds the head from it. A damaged log tail is dropped with a
 // warning, never an error.
 func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
-	h := &Head{fs: fs}
+	h := &Head{fs: fs, pressure: make(chan struct{}, 1)}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -142,14 +149,17 @@ func (h *Head) checkKey(key []byte) error {
 }
 
 // OldestSegment returns the oldest WAL segment holding a point still in
-// the head; ok is false when the head holds no point. Segments before it
-// may be deleted once the flusher has written the rows they cover.
+// the head (rows being written included); ok is false when the head holds
+// no point. Segments before it may be deleted once the flusher has written
+// the rows they cover. It visits every series (once per flush round).
 func (h *Head) OldestSegment() (seg uint32, ok bool) {
 	h.series.forEach(func(s *memSeries) {
 		s.mu.Lock()
-		for i := range s.rows {
-			if m := s.rows[i].minSeg; !ok || m < seg {
-				seg, ok = m, true
+		for _, rows := range [2][]openRow{s.rows, s.flushing} {
+			for i := range rows {
+				if m := rows[i].minSeg; !ok || m < seg {
+					seg, ok = m, true
+				}
 			}
 		}
 		s.mu.Unlock()

@@ -72,13 +72,17 @@ func (a *Appender) Rollback() { a.samples = a.samples[:0] }
 // Commit writes the pending points to the log and then makes them visible
 // in the head. It returns once the log record is written (in the OS page
 // cache), or synced to stable storage when sync is set: only then are the
-// points acknowledged. On error (wrapping wal.ErrWrite, wal.ErrDiskFull or
-// wal.ErrClosed) no point of this commit is acknowledged or visible. Either
+// points acknowledged. On error (a *ThrottleError, or wrapping
+// wal.ErrWrite, wal.ErrDiskFull or wal.ErrClosed; IsRetryable holds for
+// all of them) no point of this commit is acknowledged or visible. Either
 // way the appender is empty afterwards.
 func (a *Appender) Commit(sync bool) error {
 	defer a.Rollback()
 	if len(a.samples) == 0 {
 		return nil
+	}
+	if err := a.h.admit(); err != nil {
+		return err
 	}
 	a.h.commitMu.RLock()
 	defer a.h.commitMu.RUnlock()
@@ -176,7 +180,7 @@ func (a *Appender) apply(seg uint32) {
 			cur = ps.s
 			cur.mu.Lock()
 		}
-		delta += cur.append(ps.p, seg, now)
+		delta += cur.append(&a.h.hours, ps.p, seg, now)
 	}
 	cur.mu.Unlock()
 	if delta != 0 {

@@ -14,6 +14,8 @@ import (
 const (
 	DefaultShards  = 256
 	DefaultMaxTags = 32
+	// DefaultMaxMemory is tsd.storage.head.max_memory's default, 2 GiB.
+	DefaultMaxMemory = 2 << 30
 )
 
 // SeriesRegistrar records a series in the series index when the head
@@ -41,6 +43,14 @@ type HeadOptions struct {
 	// Logger receives warnings (damaged log, undecodable records).
 	// Default slog.Default().
 	Logger *slog.Logger
+	// MaxMemory bounds the head's memory (MemoryBytes,
+	// tsd.storage.head.max_memory). Above it a running flusher loop writes
+	// the oldest open rows early, as partial columns that the compactor
+	// merges later; Commit refuses points with a *ThrottleError
+	// (ErrThrottled) only when that cannot keep up: the latest flush
+	// failed, no flusher loop runs, or memory passed MaxMemory by a
+	// quarter. Default 2 GiB; negative is unlimited.
+	MaxMemory int64
 	// Clock stamps each row with the arrival time of its latest point,
 	// which the flush grace is measured from. Default time.Now.
 	Clock func() time.Time
@@ -59,6 +69,9 @@ func (o *HeadOptions) EnsureDefaults() *HeadOptions {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.MaxMemory == 0 {
+		o.MaxMemory = DefaultMaxMemory
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -24,6 +24,17 @@ type memSeries struct {
 
 	mu   sync.Mutex
 	rows []openRow // guarded by mu; ascending base, one row per base
+	// flushing holds the rows a flush took out and is writing (guarded by
+	// mu; ascending base, one per base). Readers still see them: a point is
+	// in rows, in flushing or in the store at every moment. A row in rows
+	// with the same base holds later writes and wins ties.
+	flushing []openRow
+	// flushedTop is the base of the newest row this process flushed (0:
+	// none) and bit i of flushedBits says whether the row at flushedTop - i
+	// hours was flushed (guarded by mu): a new row for such an hour is late
+	// and its column goes to the compaction queue.
+	flushedTop  int64
+	flushedBits uint64
 }
 
 // openRow is an hour row of a series not yet flushed to the store.
@@ -33,6 +44,11 @@ type openRow struct {
 	lastWrite int64  // arrival of the latest point, Unix ms (flush grace)
 	chunk     rowChunk
 	ooo       []series.Point // points older than chunk.t; sorted, unique T
+	// maybeStored says some points may already be in the store: the row
+	// was rebuilt from the log (a crash may have come after its flush) or
+	// put back after a failed write (Apply is not atomic across rows). Its
+	// flush is queued for compaction.
+	maybeStored bool
 }
 
 const (
@@ -46,12 +62,17 @@ const (
 )
 
 // append adds p, which arrived now and was logged in WAL segment seg, and
-// returns the change in the head's memory. The caller holds s.mu.
-func (s *memSeries) append(p series.Point, seg uint32, now int64) int64 {
+// returns the change in the head's memory. A new row is entered in hours.
+// The caller holds s.mu.
+func (s *memSeries) append(hours *hourIndex, p series.Point, seg uint32, now int64) int64 {
 	base := rowBase(p.T)
 	i, delta := len(s.rows)-1, int64(0)
 	if i < 0 || s.rows[i].base != base {
-		i, delta = s.rowIndex(base)
+		var found bool
+		if i, found = s.findRow(base); !found {
+			i, delta = s.newRow(i, base)
+			hours.add(s, base)
+		}
 	}
 	r := &s.rows[i]
 	before := r.bytes()
@@ -63,13 +84,9 @@ func (s *memSeries) append(p series.Point, seg uint32, now int64) int64 {
 	return delta + r.bytes() - before
 }
 
-// rowIndex returns the index of the row at base, creating it, and the
+// newRow inserts an empty row at base at index i and returns i and the
 // memory the new row costs.
-func (s *memSeries) rowIndex(base int64) (int, int64) {
-	i, found := s.findRow(base)
-	if found {
-		return i, 0
-	}
+func (s *memSeries) newRow(i int, base int64) (int, int64) {
 	r := openRow{base: base}
 	if n := len(s.rows); n > 0 {
 		// Rows of one series are alike: size the new chunk like the newest
@@ -81,11 +98,7 @@ func (s *memSeries) rowIndex(base int64) (int, int64) {
 }
 
 // findRow returns where the row at base is, or would be inserted.
-func (s *memSeries) findRow(base int64) (int, bool) {
-	return slices.BinarySearchFunc(s.rows, base, func(r openRow, b int64) int {
-		return cmpInt64(r.base, b)
-	})
-}
+func (s *memSeries) findRow(base int64) (int, bool) { return findBase(s.rows, base) }
 
 func cmpInt64(a, b int64) int {
 	switch {
@@ -161,6 +174,35 @@ func (r *openRow) appendPoints(dst []series.Point, mint, maxt int64) []series.Po
 		}
 	}
 	return dst
+}
+
+// flushed reports whether this process flushed a row of s at base before.
+// The caller holds s.mu.
+func (s *memSeries) flushed(base int64) bool {
+	if s.flushedTop == 0 || base > s.flushedTop {
+		return false
+	}
+	d := (s.flushedTop - base) / RowSpan
+	return d < 64 && s.flushedBits>>d&1 == 1
+}
+
+// markFlushed records a flush of the row at base. The caller holds s.mu.
+func (s *memSeries) markFlushed(base int64) {
+	switch {
+	case s.flushedTop == 0:
+		s.flushedTop, s.flushedBits = base, 1
+	case base > s.flushedTop:
+		if d := (base - s.flushedTop) / RowSpan; d < 64 {
+			s.flushedBits = s.flushedBits<<d | 1
+		} else {
+			s.flushedBits = 1
+		}
+		s.flushedTop = base
+	default:
+		if d := (s.flushedTop - base) / RowSpan; d < 64 {
+			s.flushedBits |= 1 << d
+		}
+	}
 }
 
 // pointsPool holds scratch point slices for merges and reads.

@@ -34,5 +34,10 @@ func (n *Names) Check(kind uid.Kind, name []byte) error {
 	return nil
 }
 
+// Plain reports whether the byte c is valid anywhere in a name on its own:
+// an ASCII byte the rules accept. A name made only of plain bytes is valid
+// (when not empty); parsers that scan names anyway use Plain to skip Check.
+func (n *Names) Plain(c byte) bool { return n.ok[c] }
+
 // Validator returns the underlying validator.
 func (n *Names) Validator() *uid.Validator { return n.v }
