@@ -10,6 +10,7 @@ import (
 func writeHelp(w io.Writer, c *config) {
 	fmt.Fprint(w, `Usage: tsd [serve] [--config FILE] [--KEY=VALUE | --KEY VALUE]...
        tsd uid [--config FILE] [--KEY=VALUE]... COMMAND [ARGS]
+       tsd scan [--config FILE] [--KEY=VALUE]... START [END] METRIC [TAGK=TAGV]...
 
 tsd is a time-series database in the lineage of OpenTSDB. "serve" (the
 default command) runs the daemon: OpenTSDB's telnet protocol and HTTP API,
@@ -24,6 +25,7 @@ warning; unknown keys and bad values stop tsd at start.
 Commands:
   serve          run the daemon (default)
   uid ...        read and repair the UID table (tsd uid --help)
+  scan ...       print a metric's raw rows and points (tsd scan --help)
   help           print this help
 
 Flags:
