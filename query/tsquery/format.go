@@ -98,7 +98,11 @@ func javaFloat(v float32) string {
 	if !strings.Contains(mant, ".") {
 		mant += ".0"
 	}
-	return mant + "E" + strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "0")
+	sign := ""
+	if strings.HasPrefix(exp, "-") {
+		sign = "-"
+	}
+	return mant + "E" + sign + strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
 }
 
 // MString returns the sub-query as an m= (or tsuid=) parameter value that
