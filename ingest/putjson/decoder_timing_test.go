@@ -1,0 +1,95 @@
+package putjson
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/bench/parsebench"
+	"github.com/tsd-db/tsd/internal/invariants"
+)
+
+func jsonBodies(t testing.TB, n int) ([][]byte, int) {
+	bodies, total, err := parsebench.Bodies(gen.Config{Values: gen.ValuesFloat}, gen.FormatJSON, 1000, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bodies, total
+}
+
+// incoming is OpenTSDB's IncomingDataPoint as encoding/json reads it: the
+// reference side of the benchmark.
+type incoming struct {
+	Metric    string            `json:"metric"`
+	Timestamp int64             `json:"timestamp"`
+	Value     json.Number       `json:"value"`
+	Tags      map[string]string `json:"tags"`
+}
+
+// BenchmarkDecode parses bench/gen's /api/put bodies (1,000 points of 10
+// tags a body) with tsd's decoder and, for reference, encoding/json into
+// OpenTSDB's data point shape; one op is one body.
+func BenchmarkDecode(b *testing.B) {
+	bodies, n := jsonBodies(b, 20_000)
+	d := newDecoder(b, nil)
+	for _, tc := range []struct {
+		name string
+		p    parsebench.Parser
+	}{
+		{"tsd", func(body []byte) (int, error) {
+			d.Reset(body)
+			k := 0
+			for d.Next() {
+				if pe := d.PointError(); pe != nil {
+					return k, pe
+				}
+				k++
+			}
+			return k, d.Err()
+		}},
+		{"encoding-json", func(body []byte) (int, error) {
+			var pts []incoming
+			err := json.Unmarshal(body, &pts)
+			return len(pts), err
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bodies[0])))
+			i := 0
+			cpu := processCPU()
+			for b.Loop() {
+				if _, err := tc.p(bodies[i%len(bodies)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			pts := float64(b.N) * float64(n/len(bodies))
+			b.ReportMetric(pts/b.Elapsed().Seconds(), "points/s")
+			b.ReportMetric(pts/(processCPU()-cpu).Seconds(), "points/cpu-s")
+		})
+	}
+}
+
+func TestSteadyStateAllocatesNothing(t *testing.T) {
+	if invariants.RaceEnabled {
+		t.Skip("allocation counts are unreliable under the race detector")
+	}
+	bodies, _ := jsonBodies(t, 3000)
+	bodies = append(bodies, []byte(`[{"metric":"m\u00e9","timestamp":"1","value":"1e3","tags":{"a":"b","a":"c"},"x":[1,{"y":null}]}]`))
+	d := newDecoder(t, nil)
+	run := func() {
+		for _, b := range bodies {
+			d.Reset(b)
+			for d.Next() {
+				if d.PointError() != nil {
+					t.Fatal(d.PointError())
+				}
+			}
+		}
+	}
+	run()
+	if a := testing.AllocsPerRun(20, run); a != 0 {
+		t.Fatalf("%v allocations per run", a)
+	}
+}

@@ -1,0 +1,49 @@
+// Package putjson parses OpenTSDB /api/put bodies (spec/opentsdb.md §5.3,
+// spec/clients.md §4.2, §5.1): one data point object or an array of them,
+// as Telegraf (an array with a newline after each element), tcollector and
+// scollector send, with a hand-written streaming JSON reader: no
+// encoding/json, no reflection, no allocation per point.
+//
+// # Data points
+//
+//	{"metric": "sys.cpu", "timestamp": 1356998400, "value": 42.5, "tags": {"host": "web01"}}
+//
+// Fields may come in any order; unknown fields are skipped; a repeated
+// field or tag key keeps its last value (as Jackson does). Scalars are
+// read as OpenTSDB's Jackson mapping reads them: a number or boolean
+// where a string is expected is its JSON text ("metric": 7.0 is the metric
+// "7.0"); values may be JSON numbers (1e+21, 5e-07) or strings and are
+// typed by OpenTSDB's rules (parse.ParseOpenTSDBValue, from the text as
+// sent); the timestamp may be a number (a fraction is truncated, as
+// Jackson does) or a numeric string, in seconds or milliseconds by the
+// same rule as telnet (parse.OpenTSDBMillis).
+//
+// # Per-point errors
+//
+// A point that fails validation is yielded with a *PointError carrying
+// OpenTSDB's detail message, checked in its order: "Metric name was
+// empty", "Invalid timestamp", "Empty value", "Unable to parse value to a
+// number", "value is NaN or Infinite: ...", "bad timestamp=...", "Too many
+// tags: ...", then the name rules ("Invalid metric name (\"x!\"): illegal
+// character: !", "Invalid tag value: null"). Raw returns the element's
+// JSON bytes for the details answer. Where tsd deliberately differs:
+// zero tags are allowed (no "Missing tags"), the tag limit is
+// Options.MaxTags (default 32), and a well-formed element of the wrong
+// shape (an object where a string belongs, a non-numeric timestamp
+// string, an array element that is not an object) fails only its own
+// point, where OpenTSDB fails the whole body.
+//
+// # Body errors
+//
+// A body that is not JSON (or not an object or array, or has trailing
+// bytes) stops the Decoder with a *SyntaxError naming the byte offset;
+// points yielded before it stay yielded (the handler may roll them back).
+// Nesting deeper than MaxDepth inside a point is a syntax error, so
+// hostile input never recurses or allocates without bound.
+//
+// # Lifetime
+//
+// A Point, its names and Raw alias the body or the Decoder's buffer and
+// are valid until the next Next or Reset; the body must not change
+// meanwhile.
+package putjson
