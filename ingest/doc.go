@@ -54,31 +54,83 @@
 // series it touches, one at a time, and allocates nothing in steady state
 // (row buffers are sized from the series' previous row).
 //
-// # Memory accounting
+// # Memory accounting and throttling
 //
 // MemoryBytes sums, per series, a fixed overhead and its key, and per row
-// a fixed overhead, its chunk buffer's capacity and its out-of-order
-// buffer's capacity: the figure the head.max_memory limit is held to.
+// (open or being written) a fixed overhead, its chunk buffer's capacity and
+// its out-of-order buffer's capacity: the figure HeadOptions.MaxMemory
+// (tsd.storage.head.max_memory, default 2 GiB) is held to. Above it a
+// commit wakes the flusher loop, which writes the oldest open rows early
+// (Relieve: whole hours, oldest first, unpaced) down to 7/8 of the limit.
+// Commit refuses points with a *ThrottleError (ErrThrottled, "Please
+// throttle writes: head memory 2.1 GiB over limit 2 GiB") only while over
+// the limit and either no flusher loop runs, the latest flush write failed,
+// or memory is a quarter over the limit; refused points are not logged,
+// so nothing acknowledged depends on the store.
 //
 // # Flush
 //
 // A Flusher writes complete rows to the data table: a row is complete when
 // its hour is over and no point arrived for Grace (default 10 min), plus a
-// per-series share of Spread (a hash of the key) so that the rows of one hour
-// do not all come due together. Each row is written with one put (Apply,
-// BatchRows rows per call) as one dense column (rowkey.DenseEncoder; a row
+// per-series share of Spread (a hash of the key) so that the rows of one
+// hour do not all come due together, and the writes are paced by a token
+// bucket (RowsPerSecond, default 20,000 rows/s; not at shutdown or under
+// memory pressure). Due rows are found through a per-hour index (every open
+// row is listed under its hour), so a round looks only at hours that can be
+// due rather than at every series.
+//
+// Each row is written in the table's format. dense: one put (Apply,
+// BatchRows rows per call) of one dense column (rowkey.DenseEncoder; a row
 // beyond rowkey.MaxDensePoints gets several), qualifier 0x80 | writer id |
-// flush number, cell timestamp the flush time. Flush numbers come from
-// FLUSHSEQ in the log directory, a 4-byte big-endian bound reserved 65,536
-// at a time (written, synced, renamed) before use, so they never repeat for
-// the directory. A row is taken out of the head before its write; if the
-// write fails it goes back, merged with any points that arrived meanwhile
-// (those win ties). A point arriving for a flushed hour opens a new row,
-// flushed later as another column of the same row key; rowkey.RowDecoder
-// merges them, the newer cell winning ties. After writing, the log segments
-// below both the oldest segment any row still needs and the segment of
-// every commit still in flight (commitMu) are deleted; a full flush
-// (all=true, at shutdown) first rotates the log so every segment can go.
+// flush number, cell timestamp the flush time. opentsdb: OpenTSDB's
+// compacted column (a plain single cell for one point), written with
+// CheckAndPut expecting the qualifier absent; when another writer wrote
+// that qualifier first the two are merged as a reader would (the newer cell
+// wins a shared timestamp) and written expecting the other writer's exact
+// value, retried while it keeps changing, so no writer's points are lost.
+// Flush numbers come from FLUSHSEQ in the log directory, a 4-byte
+// big-endian bound reserved 65,536 at a time (written, synced, renamed)
+// before use, so they never repeat for the directory; the writer id comes
+// from WRITERID (LoadWriterID).
+//
+// A row is moved from the series' open rows to its flushing rows before its
+// write and dropped after it, so readers see it throughout (read the head
+// before the store); if the write fails it goes back, merged with any
+// points that arrived meanwhile (those win ties). A point arriving for a
+// flushed hour opens a new row, flushed later as another column of the same
+// row key; rowkey.RowDecoder merges them, the newer cell winning ties.
+// After writing, the log segments below both the oldest segment any row
+// still needs and the segment of every commit still in flight (commitMu)
+// are deleted; a full flush (all=true, at shutdown) first rotates the log
+// so every segment can go.
+//
+// # Compaction queue
+//
+// A column is queued for compaction when its row will hold others: the row
+// was flushed before by this process (a late point; a 64-hour window per
+// series remembers which), it was rebuilt from the log or put back after a
+// failed write (its points may be stored already), or its hour is not
+// complete yet (written early at shutdown or under memory pressure). The
+// queue lives in the meta table, after the data write:
+//
+//	row 0x02 ‖ data row key, family q, qualifier = the data column's
+//	qualifier, empty value, cell timestamp = the flush time
+//
+// so it survives a restart, and an entry always names a column written
+// before it. A Compactor (its own loop, paced at RowsPerSecond, default
+// 1,000) reads queued rows whose hour is complete, merges every data column
+// (single, compacted, dense; appends, annotations and histograms are left
+// alone) with rowkey.RowDecoder and writes one column in the table's
+// format, whose cell timestamp is the newest folded cell's so that it ranks
+// against later writes as that cell did. It deletes exactly the cell
+// versions it read (DeleteColumn over [ts, ts+1ms)): dense in the same
+// atomic row mutation as the put; opentsdb after a CheckAndPut expecting
+// the version of the merged qualifier it read. Columns another writer adds
+// meanwhile survive. Then it deletes the exact versions of the entries that
+// name a column it read, or that are older than the read by Skew (their
+// column is gone); newer entries stay for the next round. Cells that do not
+// decode are left untouched. Drain (at shutdown) compacts every queued row
+// unpaced but keeps the entries of hours not yet over.
 //
 // # Restart
 //

@@ -15,12 +15,15 @@ import (
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
+	"github.com/tsd-db/tsd/uid"
 )
 
-// store is a real pebble engine on fs with a data table of family "t".
+// store is a real pebble engine on fs with a data table of family "t"
+// (one version, as cmd/tsd creates it) and a meta table.
 type store struct {
-	db  *tsdpebble.DB
-	tbl storage.Table
+	db   *tsdpebble.DB
+	tbl  storage.Table
+	meta storage.Table
 }
 
 func openStore(t testing.TB, fs vfs.FS) *store {
@@ -30,14 +33,23 @@ func openStore(t testing.TB, fs vfs.FS) *store {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := db.EnsureTable(ctx, storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t"}}}); err != nil {
-		t.Fatal(err)
+	for _, spec := range []storage.TableSpec{
+		{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
+		uid.MetaTableSpec("tsdb-meta"),
+	} {
+		if err := db.EnsureTable(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tbl, err := db.Table(ctx, "tsdb")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &store{db: db, tbl: tbl}
+	meta, err := db.Table(ctx, "tsdb-meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &store{db: db, tbl: tbl, meta: meta}
 }
 
 // points reads the row of key at base back through rowkey's row decoder.

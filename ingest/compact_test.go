@@ -1,0 +1,448 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// pipeline is a head, its flusher and compactor over a real store, on a
+// clock the test moves.
+type pipeline struct {
+	t     *testing.T
+	fs    vfs.FS
+	s     *store
+	data  *hookTable
+	clock int64
+	h     *Head
+	f     *Flusher
+	c     *Compactor
+}
+
+func newPipeline(t *testing.T, fs vfs.FS, s *store, format uid.Format, writer uint32, dir string) *pipeline {
+	t.Helper()
+	p := &pipeline{t: t, fs: fs, s: s, data: &hookTable{Table: s.tbl}, clock: t0}
+	opts := testOpts(nil)
+	opts.Clock = func() time.Time { return time.UnixMilli(p.clock) }
+	h, err := OpenHead(fs, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.h = h
+	p.f, err = h.NewFlusher(&FlushOptions{
+		Table: p.data, Meta: s.meta, Format: format, WriterID: writer,
+		Grace: time.Minute, Spread: -1, RowsPerSecond: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.c, err = p.f.NewCompactor(&CompactOptions{RowsPerSecond: -1, BatchRows: 3}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *pipeline) flush(all bool) FlushStats {
+	p.t.Helper()
+	st, err := p.f.Flush(context.Background(), time.UnixMilli(p.clock), all)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return st
+}
+
+func (p *pipeline) compact(drain bool) CompactStats {
+	p.t.Helper()
+	st, err := p.c.Compact(context.Background(), time.UnixMilli(p.clock), drain)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return st
+}
+
+func (p *pipeline) commit(key []byte, pts ...series.Point) {
+	p.t.Helper()
+	a := p.h.Appender()
+	for _, pt := range pts {
+		if _, err := a.AppendKey(key, pt); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+	if err := a.Commit(false); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// queue returns the compaction queue: data row key → entry qualifiers.
+func queue(t testing.TB, s *store) map[string][][]byte {
+	t.Helper()
+	out := map[string][][]byte{}
+	sc := s.meta.Scan(context.Background(), &storage.ScanOptions{Start: []byte{2}, Stop: []byte{3}})
+	for sc.Next() {
+		c := sc.Cell()
+		if c.Family != uid.MetaFamilyCompaction {
+			t.Fatalf("queue row %x has a cell in family %s", c.Row, c.Family)
+		}
+		out[string(c.Row[1:])] = append(out[string(c.Row[1:])], bytes.Clone(c.Qualifier))
+	}
+	if err := sc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func rowKeyOf(t testing.TB, key []byte, base int64) []byte {
+	l := rowkey.DefaultLayout()
+	row, err := l.AppendRowKeyFromTSUID(nil, key, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row
+}
+
+// checkStore checks that the store holds exactly m's points for every
+// series and hour of m, and that every row of m has at most maxCols data
+// columns.
+func (m model) checkStore(t testing.TB, s *store, maxCols int) {
+	t.Helper()
+	for key := range m {
+		for base := rowBase(t0); base < t0+4*RowSpan; base += RowSpan {
+			want := m.points(key, base, base+RowSpan)
+			got, cols := s.points(t, []byte(key), base)
+			if !slices.Equal(got, want) {
+				t.Fatalf("series %x hour %d: %d points in the store, want %d\n got %v\nwant %v", key, (base-t0)/RowSpan, len(got), len(want), head(got), head(want))
+			}
+			if cols > maxCols {
+				t.Fatalf("series %x hour %d: %d columns, want at most %d", key, (base-t0)/RowSpan, cols, maxCols)
+			}
+		}
+	}
+}
+
+func TestCompactLateColumns(t *testing.T) {
+	for _, format := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
+		t.Run(format.String(), func(t *testing.T) {
+			fs := vfs.NewMem()
+			s := openStore(t, fs)
+			defer s.db.Close()
+			p := newPipeline(t, fs, s, format, 7, "wal")
+			defer p.h.Close()
+			m := model{}
+			keys := testKeys(10)
+			p.clock = t0 + 3*RowSpan
+			appendRandom(t, p.h, rand.New(rand.NewPCG(21, 21)), keys, 3000, m)
+			p.clock += 2 * time.Minute.Milliseconds()
+			if st := p.flush(false); st.Queued != 0 || st.Rows == 0 {
+				t.Fatalf("first flush of complete rows: %+v", st)
+			}
+			if q := queue(t, s); len(q) != 0 {
+				t.Fatalf("complete rows were queued: %d", len(q))
+			}
+			// Late points for hour 0 of half the series: new timestamps and
+			// overwrites of flushed ones.
+			rng := rand.New(rand.NewPCG(22, 22))
+			for _, key := range keys[:5] {
+				old := m.points(string(key), t0, t0+RowSpan)
+				late := []series.Point{randomPoint(rng, t0+int64(rng.IntN(RowSpan))), randomPoint(rng, old[0].T)}
+				p.commit(key, late...)
+				for _, pt := range late {
+					m.add(key, pt)
+				}
+			}
+			p.clock += 2 * time.Minute.Milliseconds()
+			if st := p.flush(false); st.Rows != 5 || st.Queued != 5 {
+				t.Fatalf("flush of late rows: %+v, want 5 rows queued", st)
+			}
+			q := queue(t, s)
+			for _, key := range keys[:5] {
+				if len(q[string(rowKeyOf(t, key, t0))]) != 1 {
+					t.Fatalf("late row of %x not queued: %x", key, q)
+				}
+			}
+			m.checkStore(t, s, 2)
+			st := p.compact(false)
+			if st.Compacted != 5 || st.Folded != 10 || st.Entries != 5 || st.Rows != 5 {
+				t.Fatalf("compaction: %+v", st)
+			}
+			m.checkStore(t, s, 1)
+			if q := queue(t, s); len(q) != 0 {
+				t.Fatalf("queue after compaction: %x", q)
+			}
+			checkFormat(t, s, keys, format)
+		})
+	}
+}
+
+// checkFormat checks every data cell of keys' rows is of the format's kind.
+func checkFormat(t *testing.T, s *store, keys [][]byte, format uid.Format) {
+	t.Helper()
+	for _, key := range keys {
+		for base := rowBase(t0); base < t0+4*RowSpan; base += RowSpan {
+			cells, _ := s.tbl.Get(context.Background(), rowKeyOf(t, key, base), nil)
+			for _, c := range cells {
+				k := rowkey.Classify(c.Qualifier)
+				ok := k == rowkey.ColumnDense
+				if format == uid.FormatOpenTSDB {
+					ok = k == rowkey.ColumnCompacted || k == rowkey.ColumnSingle
+				}
+				if !ok {
+					t.Fatalf("%s table: column %x is of kind %d", format, c.Qualifier, k)
+				}
+			}
+		}
+	}
+}
+
+// TestCompactKeepsConcurrentColumn: a column another writer adds after the
+// compactor read the row survives the compaction, as does its queue entry,
+// and the next round folds it in.
+func TestCompactKeepsConcurrentColumn(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.db.Close()
+	p := newPipeline(t, fs, s, uid.FormatDense, 7, "wal")
+	defer p.h.Close()
+	key := seriesKey(1, 1, 1)
+	m := model{}
+	p.clock = t0 + RowSpan + 2*time.Minute.Milliseconds()
+	for i := range 10 {
+		pt := series.IntPoint(t0+int64(i)*1000, int64(i))
+		p.commit(key, pt)
+		m.add(key, pt)
+	}
+	p.clock += 2 * time.Minute.Milliseconds()
+	p.flush(false)
+	late := series.IntPoint(t0+500_000, 500)
+	p.commit(key, late)
+	m.add(key, late)
+	p.clock += 2 * time.Minute.Milliseconds()
+	p.flush(false)
+
+	row := rowKeyOf(t, key, t0)
+	other := series.Float64Point(t0+600_000, 6.5)
+	var enc rowkey.DenseEncoder
+	otherQ := rowkey.AppendDenseQualifier(nil, 99, 1)
+	otherV, err := enc.Append(nil, t0/1000, []series.Point{other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	p.data.setHook(func(op string, r []byte) {
+		if op != "get" || once || !bytes.Equal(r, row) {
+			return
+		}
+		once = true // writer 99 flushes a late column of this row, then queues it
+		ctx := context.Background()
+		ts := p.clock * 1000
+		if err := s.tbl.Put(ctx, row, []storage.Cell{{Family: "t", Qualifier: otherQ, Timestamp: ts, Value: otherV}}); err != nil {
+			t.Error(err)
+		}
+		if err := s.meta.Put(ctx, append([]byte{2}, row...), []storage.Cell{{Family: "q", Qualifier: otherQ, Timestamp: ts}}); err != nil {
+			t.Error(err)
+		}
+	})
+	st := p.compact(false)
+	p.data.setHook(nil)
+	m.add(key, other)
+	if st.Compacted != 1 || st.Folded != 2 {
+		t.Fatalf("compaction: %+v", st)
+	}
+	m.checkStore(t, s, 2)
+	if q := queue(t, s)[string(row)]; len(q) != 1 || !bytes.Equal(q[0], otherQ) {
+		t.Fatalf("queue after the first round: %x, want writer 99's entry only", q)
+	}
+	st = p.compact(false)
+	if st.Compacted != 1 || st.Folded != 2 || st.Entries != 1 {
+		t.Fatalf("second compaction: %+v", st)
+	}
+	m.checkStore(t, s, 1)
+	if q := queue(t, s); len(q) != 0 {
+		t.Fatalf("queue after the second round: %x", q)
+	}
+}
+
+// TestCompactQueueSurvivesRestart: the queue is in the store, so rows
+// queued before a restart are compacted after it.
+func TestCompactQueueSurvivesRestart(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	p := newPipeline(t, fs, s, uid.FormatDense, 7, "wal")
+	m := model{}
+	keys := testKeys(4)
+	p.clock = t0 + 4*RowSpan
+	appendRandom(t, p.h, rand.New(rand.NewPCG(23, 23)), keys, 2000, m)
+	p.flush(true)
+	for _, key := range keys {
+		pt := series.IntPoint(t0+1, 1)
+		p.commit(key, pt)
+		m.add(key, pt)
+	}
+	p.flush(true)
+	if q := queue(t, s); len(q) != len(keys) {
+		t.Fatalf("%d rows queued, want %d", len(q), len(keys))
+	}
+	p.h.Close()
+	s.db.Close()
+
+	s = openStore(t, fs)
+	defer s.db.Close()
+	p = newPipeline(t, fs, s, uid.FormatDense, 7, "wal")
+	defer p.h.Close()
+	p.clock = t0 + 5*RowSpan
+	if st := p.compact(false); st.Compacted != int64(len(keys)) {
+		t.Fatalf("compaction after restart: %+v", st)
+	}
+	m.checkStore(t, s, 1)
+	if q := queue(t, s); len(q) != 0 {
+		t.Fatalf("queue: %x", q)
+	}
+}
+
+// TestDrain: the shutdown flush writes open rows early and queues them;
+// Drain compacts what is queued but keeps the entries of hours still open,
+// so a column written after a restart is folded in later.
+func TestDrain(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.db.Close()
+	p := newPipeline(t, fs, s, uid.FormatOpenTSDB, 7, "wal")
+	key := seriesKey(1, 1, 1)
+	m := model{}
+	p.clock = t0 + 30*time.Minute.Milliseconds()
+	add := func(from int) {
+		for i := from; i < from+5; i++ {
+			pt := series.IntPoint(t0+int64(i)*1000, int64(i))
+			p.commit(key, pt)
+			m.add(key, pt)
+		}
+	}
+	add(0)
+	if st := p.flush(true); st.Queued != 1 {
+		t.Fatalf("shutdown flush of an open hour: %+v", st)
+	}
+	if st := p.compact(true); st.Compacted != 0 || st.Entries != 0 {
+		t.Fatalf("drain of a single-column open row: %+v", st)
+	}
+	p.h.Close()
+	p = newPipeline(t, fs, s, uid.FormatOpenTSDB, 7, "wal") // restart
+	defer p.h.Close()
+	p.clock = t0 + 40*time.Minute.Milliseconds()
+	add(100)
+	p.flush(true)
+	if st := p.compact(true); st.Compacted != 1 || st.Entries != 0 {
+		t.Fatalf("drain of two columns in an open hour: %+v", st)
+	}
+	m.checkStore(t, s, 1)
+	if q := queue(t, s); len(q) != 1 {
+		t.Fatalf("drain dropped the open hour's entries: %x", q)
+	}
+	// After the hour (and the skew allowance) the folded columns' entries go.
+	p.clock = t0 + 2*RowSpan
+	if st := p.compact(false); st.Compacted != 0 || st.Entries != 2 {
+		t.Fatalf("compaction after the hour: %+v", st)
+	}
+	if q := queue(t, s); len(q) != 0 {
+		t.Fatalf("queue: %x", q)
+	}
+	m.checkStore(t, s, 1)
+}
+
+// TestOpenTSDBConflict: two writers flush one row of an opentsdb table.
+// With the same timestamps the second check-and-put conflicts and merges
+// (the newer write wins); with other timestamps both columns stay and
+// readers merge them.
+func TestOpenTSDBConflict(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.db.Close()
+	a := newPipeline(t, fs, s, uid.FormatOpenTSDB, 1, "wal-a")
+	defer a.h.Close()
+	b := newPipeline(t, fs, s, uid.FormatOpenTSDB, 2, "wal-b")
+	defer b.h.Close()
+	key := seriesKey(1, 1, 1)
+	m := model{}
+	for i := range 4 {
+		a.commit(key, series.IntPoint(t0+int64(i)*1000, 100))
+		pt := series.IntPoint(t0+int64(i)*1000, int64(i)) // same widths: same qualifier
+		b.commit(key, pt)
+		m.add(key, pt)
+	}
+	a.clock, b.clock = t0+2*RowSpan, t0+2*RowSpan+1000
+	a.flush(false)
+	if st := b.flush(false); st.Conflicts != 1 || st.Rows != 1 {
+		t.Fatalf("second writer's flush: %+v", st)
+	}
+	m.checkStore(t, s, 1)
+	// Other timestamps: a second column, no conflict.
+	pt := series.IntPoint(t0+10_000, 7)
+	a.commit(key, pt)
+	m.add(key, pt)
+	a.clock += RowSpan
+	if st := a.flush(false); st.Conflicts != 0 {
+		t.Fatalf("flush of other timestamps: %+v", st)
+	}
+	m.checkStore(t, s, 2)
+}
+
+// TestCompactOrphanEntries: an entry naming a column the row no longer
+// holds goes once it is older than the skew allowance; a recent one waits.
+func TestCompactOrphanEntries(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.db.Close()
+	p := newPipeline(t, fs, s, uid.FormatDense, 7, "wal")
+	defer p.h.Close()
+	row := rowKeyOf(t, seriesKey(1, 1, 1), t0)
+	p.clock = t0 + 5*RowSpan
+	ctx := context.Background()
+	put := func(q string, ts int64) {
+		if err := s.meta.Put(ctx, append([]byte{2}, row...), []storage.Cell{{Family: "q", Qualifier: []byte(q), Timestamp: ts * 1000}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("old", p.clock-2*time.Minute.Milliseconds())
+	put("new", p.clock)
+	if st := p.compact(false); st.Entries != 1 {
+		t.Fatalf("compaction: %+v", st)
+	}
+	if q := queue(t, s)[string(row)]; len(q) != 1 || string(q[0]) != "new" {
+		t.Fatalf("queue: %q", q)
+	}
+}
+
+// TestFlushVisibleWhileWriting: while a row is being written it is still
+// read from the head.
+func TestFlushVisibleWhileWriting(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.db.Close()
+	p := newPipeline(t, fs, s, uid.FormatDense, 7, "wal")
+	defer p.h.Close()
+	key := seriesKey(1, 1, 1)
+	pts := []series.Point{series.IntPoint(t0, 1), series.IntPoint(t0+1000, 2)}
+	p.commit(key, pts...)
+	var during []series.Point
+	p.data.setHook(func(op string, _ []byte) {
+		if op == "apply" {
+			during = p.h.AppendPoints(nil, key, 0, 1<<62)
+		}
+	})
+	p.clock = t0 + 2*RowSpan
+	p.flush(false)
+	if !slices.Equal(during, pts) {
+		t.Fatalf("during the write the head returned %v", during)
+	}
+	if after := p.h.AppendPoints(nil, key, 0, 1<<62); len(after) != 0 {
+		t.Fatalf("after the write the head still holds %v", after)
+	}
+}
