@@ -171,6 +171,10 @@ func parseMetricAndFilters(s string) (string, []Filter, error) {
 	}
 	var filters []Filter
 	closing := strings.IndexByte(s, '}')
+	if closing < curly {
+		// OpenTSDB throws StringIndexOutOfBoundsException here.
+		return "", nil, badRequest("Missing '{' before '}' in: " + s)
+	}
 	if closing != len(s)-1 {
 		open := strings.LastIndexByte(s, '{')
 		for _, f := range strings.Split(s[open+1:len(s)-1], ",") {

@@ -106,7 +106,7 @@ func (w *wireQuery) query() *TSQuery {
 }
 
 func strs(vs []flexString) []string {
-	if vs == nil {
+	if len(vs) == 0 {
 		return nil
 	}
 	out := make([]string, len(vs))
