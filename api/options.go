@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/tsd-db/tsd/ingest/service"
 )
 
 // Default values of Options.
@@ -57,6 +59,13 @@ type Options struct {
 	// Telnet serves connections whose first byte is not an ASCII capital
 	// letter. Default nil: such connections are logged and closed.
 	Telnet ConnHandler
+	// Ingest writes the points of /api/put, /write, /api/v2/write and
+	// /api/v1/write. Default nil: those endpoints answer 501.
+	Ingest *service.Writer
+	// MaxInflightBytes bounds the decompressed request bytes being
+	// ingested at once across all requests; a request that would exceed it
+	// is answered 503 with Retry-After. Default 1 GiB.
+	MaxInflightBytes int64
 	// Logger receives the server's log lines. Default slog.Default().
 	Logger *slog.Logger
 }

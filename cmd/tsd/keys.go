@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"time"
 
 	"github.com/tsd-db/tsd/uid"
 )
@@ -26,6 +27,7 @@ type config struct {
 	bigtableProject   string
 	bigtableInstance  string
 	bigtableCreate    bool
+	ingest            ingestConfig
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
 
@@ -56,6 +58,12 @@ func (c *config) keyTable() []*key {
 		stringKey(&c.uidTable, "tsd.storage.hbase.uid_table", uid.DefaultTable, "name of the UID table"),
 		stringKey(&c.metaTable, "tsd.storage.hbase.meta_table", "tsdb-meta", "name of the meta table (settings record, series index)"),
 		boolKey(&c.noDieDieDie, "tsd.no_diediedie", true, "refuse the telnet and HTTP diediedie shutdown command"),
+		boolKey(&c.ingest.autoCreateTagK, "tsd.core.auto_create_tagks", true, "assign UIDs to new tag keys (false refuses points with unknown tag keys)"),
+		boolKey(&c.ingest.autoCreateTagV, "tsd.core.auto_create_tagvs", true, "assign UIDs to new tag values (false refuses points with unknown tag values)"),
+		durationKey(&c.ingest.fsyncInterval, "tsd.storage.wal.fsync_interval", time.Second, "how often the write-ahead log is synced to disk (a sync put syncs at once)"),
+		durationKey(&c.ingest.flushGrace, "tsd.storage.flush.grace", 10*time.Minute, "how long after its hour a row waits without new points before it is written to the store"),
+		bytesKey(&c.ingest.headMaxMemory, "tsd.storage.head.max_memory", 2<<30, "memory of unflushed points above which rows are flushed early and writes throttled; -1 unlimited"),
+		intKey(&c.ingest.telnetMaxLine, "tsd.network.telnet.max_line", 64<<10, 1024, 1<<30, "longest telnet line in bytes; a longer one is answered with an error and skipped"),
 		stringKey(&c.bigtableProject, "google.bigtable.project.id", "", "Google Cloud project of the Bigtable instance (engine bigtable)"),
 		stringKey(&c.bigtableInstance, "google.bigtable.instance.id", "", "Bigtable instance ID (engine bigtable)"),
 		boolKey(&c.bigtableCreate, "tsd.storage.bigtable.create_tables", true, "create missing Bigtable tables and families at start (false only checks them)"),

@@ -11,7 +11,6 @@ import "strings"
 // keyTable (a test refuses a key in both).
 var openTSDBKeys = setOf(
 	// core
-	"tsd.core.auto_create_tagks", "tsd.core.auto_create_tagvs",
 	"tsd.core.authentication.enable", "tsd.core.authentication.plugin",
 	"tsd.core.bulk.allow_out_of_order_timestamps", "tsd.core.connections.limit",
 	"tsd.core.enable_api", "tsd.core.enable_ui", "tsd.core.histograms.config",

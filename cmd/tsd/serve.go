@@ -31,7 +31,17 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	if err := c.prepareStore(ctx, db, log); err != nil {
 		return err
 	}
-	srv, err := api.New(c.apiOptions(log))
+	st, err := c.openIngest(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// The server is closed by now: flush with a fresh context, ctx is done.
+		err = errors.Join(err, st.close(context.Background(), log))
+	}()
+	opts := c.apiOptions(log)
+	opts.Telnet, opts.Ingest = st.telnet, st.writer
+	srv, err := api.New(opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/api"
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/ingest/telnet"
+	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/storage/pebble"
+	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// ingestConfig holds the write path's settings (keys in keys.go).
+type ingestConfig struct {
+	fsyncInterval  time.Duration
+	flushGrace     time.Duration
+	headMaxMemory  int64
+	autoCreateTagK bool
+	autoCreateTagV bool
+	telnetMaxLine  int
+}
+
+// ingestStack is the write path, opened in dependency order and closed in
+// reverse: UIDs, series index, head (and its log), flusher, compactor, and
+// the protocol writer the API serves.
+type ingestStack struct {
+	uids      *uid.UIDs
+	index     *index.Index
+	head      *ingest.Head
+	flusher   *ingest.Flusher
+	compactor *ingest.Compactor
+	writer    *service.Writer
+	telnet    *service.TelnetHandler
+}
+
+// storeFS is the file system the head's log lives on: pebble's own, so a
+// test or a fault-injecting engine sees every file the daemon writes.
+func storeFS(db storage.DB) vfs.FS {
+	if p, ok := db.(*pebble.DB); ok {
+		return p.FS()
+	}
+	return vfs.Default
+}
+
+// openIngest opens the write path on db, whose record prepareStore read.
+func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger) (st *ingestStack, err error) {
+	st = &ingestStack{}
+	defer func() {
+		if err != nil {
+			st.close(ctx, log)
+		}
+	}()
+	if err = st.openUIDs(ctx, c, db, log); err != nil {
+		return nil, err
+	}
+	if err = st.openHead(ctx, c, db, log); err != nil {
+		return nil, err
+	}
+	if err = st.openWriter(c, log); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *ingestStack) openUIDs(ctx context.Context, c *config, db storage.DB, log *slog.Logger) error {
+	uidTbl, err := db.Table(ctx, c.uidTable)
+	if err != nil {
+		return err
+	}
+	s := c.settings
+	st.uids, err = uid.New(uidTbl, &uid.Options{Widths: s.Widths, Format: s.Format, Logger: log,
+		NoAutoCreateMetrics: !c.autoCreateMetrics, NoAutoCreateTagKs: !c.ingest.autoCreateTagK,
+		NoAutoCreateTagVs: !c.ingest.autoCreateTagV})
+	if err != nil {
+		return fmt.Errorf("open uids: %w", err)
+	}
+	meta, err := db.Table(ctx, c.metaTable)
+	if err != nil {
+		return err
+	}
+	st.index, err = index.Open(ctx, meta, st.uids, &index.Options{Widths: s.Widths})
+	if err != nil {
+		return fmt.Errorf("open series index: %w", err)
+	}
+	return nil
+}
+
+func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, log *slog.Logger) error {
+	fs, s := storeFS(db), c.settings
+	if err := fs.MkdirAll(c.dataDir, 0o755); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	writerID, err := ingest.LoadWriterID(fs, c.dataDir)
+	if err != nil {
+		return err
+	}
+	st.head, err = ingest.OpenHead(fs, filepath.Join(c.dataDir, "wal"), &ingest.HeadOptions{
+		Widths: s.Widths, MaxTags: c.maxTags, Registrar: st.index, Logger: log,
+		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log)})
+	if err != nil {
+		return fmt.Errorf("open head: %w", err)
+	}
+	return st.openFlusher(ctx, c, db, writerID)
+}
+
+func walOptions(c *config, log *slog.Logger) wal.Options {
+	return wal.Options{FsyncInterval: c.ingest.fsyncInterval, Logger: log}
+}
+
+func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB, writerID uint32) error {
+	data, err := db.Table(ctx, c.dataTable)
+	if err != nil {
+		return err
+	}
+	meta, err := db.Table(ctx, c.metaTable)
+	if err != nil {
+		return err
+	}
+	s := c.settings
+	sl, err := salt.New(s.SaltWidth, s.SaltBuckets)
+	if err != nil {
+		return err
+	}
+	layout := rowkey.Layout{Widths: s.Widths, Salt: sl, MaxTags: c.maxTags}
+	st.flusher, err = st.head.NewFlusher(&ingest.FlushOptions{Table: data, Meta: meta, Layout: &layout,
+		Format: s.Format, WriterID: writerID, Grace: c.ingest.flushGrace})
+	if err != nil {
+		return fmt.Errorf("flusher: %w", err)
+	}
+	st.compactor, err = st.flusher.NewCompactor(nil)
+	if err != nil {
+		return fmt.Errorf("compactor: %w", err)
+	}
+	st.flusher.Start(0)
+	st.compactor.Start()
+	return nil
+}
+
+func (st *ingestStack) openWriter(c *config, log *slog.Logger) error {
+	var err error
+	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log})
+	if err != nil {
+		return err
+	}
+	st.telnet, err = service.NewTelnetHandler(st.writer, service.TelnetOptions{
+		Parser:       telnet.Options{MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars},
+		MaxLineBytes: c.ingest.telnetMaxLine, Version: telnetVersion(versionInfo()),
+		NoDieDieDie:  true,
+	})
+	return err
+}
+
+// telnetVersion is the telnet version reply, OpenTSDB's two lines.
+func telnetVersion(v api.VersionInfo) string {
+	return "tsd " + v.Version + " built at revision " + v.ShortRevision + " (" + v.RepoStatus + ")\n" +
+		"Built on " + v.Timestamp + " by " + v.User + " on " + v.Host + " in " + v.Repo
+}
+
+// close flushes every row still in the head to the store, drains the
+// compaction queue and closes the head and the index. The API must be
+// closed first so that no write arrives meanwhile.
+func (st *ingestStack) close(ctx context.Context, log *slog.Logger) error {
+	var errs []error
+	if st.flusher != nil {
+		st.flusher.Stop()
+		if _, err := st.flusher.Flush(ctx, time.Now(), true); err != nil {
+			errs = append(errs, fmt.Errorf("final flush: %w", err))
+		}
+	}
+	if st.compactor != nil {
+		st.compactor.Stop()
+		if _, err := st.compactor.Drain(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain compaction queue: %w", err))
+		}
+	}
+	if st.head != nil {
+		errs = append(errs, st.head.Close())
+	}
+	if st.index != nil {
+		errs = append(errs, st.index.Close())
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		log.Error("closing the write path", "err", err)
+	}
+	return err
+}
+
+// parseBytes reads a byte size: digits with an optional unit (B, KiB, MiB,
+// GiB, TiB, or KB, MB, GB, TB as powers of 1000); -1 means unlimited.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "-1" {
+		return -1, nil
+	}
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || i == 0 {
+		return 0, fmt.Errorf("invalid size %q: want digits and a unit such as 2GiB", s)
+	}
+	mult, ok := byteUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("invalid size unit in %q: want B, KiB, MiB, GiB, TiB, KB, MB, GB or TB", s)
+	}
+	return n * mult, nil
+}
+
+var byteUnits = map[string]int64{"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+// formatBytes prints a size in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n > 0 && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// bytesKey is a byte-size setting.
+func bytesKey(dst *int64, name string, def int64, desc string) *key {
+	return newKey(dst, name, def, "size", parseBytes, formatBytes, desc)
+}

@@ -1,0 +1,28 @@
+// Package service turns parsed points into durable appends: it is the glue
+// between the protocol parsers (ingest/telnet, ingest/putjson, ingest/influx,
+// ingest/promrw) and the head. It owns the telnet connection handler, which
+// package api hands every connection whose first byte is not an ASCII
+// capital letter.
+//
+// # Write path
+//
+// A Writer is shared by the whole daemon. Each connection or request takes a
+// Session (Writer.Session, returned with Release): its buffers (series key,
+// tag list, head Appender) are reused, so a point in steady state costs no
+// allocation. Session.Add resolves the point's names to UIDs
+// (uid.UIDs.ResolvePoint; names were already checked by the protocol's
+// parser, OpenTSDB's rules for telnet and /api/put, the lossless rules for
+// Influx and remote_write) and appends it to the head, which registers new
+// series in the series index. Session.Commit writes the pending points to
+// the write-ahead log (synced when asked) and only then are they
+// acknowledged.
+//
+// # Errors
+//
+// Add and Commit classify failures for the caller's next action: a point
+// refused for its data is a *PointError (the client must not retry it; the
+// other points of the request still land), and anything the client should
+// retry later (head over its memory limit, a log that cannot write, a store
+// not answering) matches ErrThrottled (HTTP 503 with Retry-After, telnet
+// "put: Please throttle writes: ...").
+package service

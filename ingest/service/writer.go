@@ -1,0 +1,190 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// ErrThrottled marks a point or commit the client should send again later.
+var ErrThrottled = errors.New("please throttle writes")
+
+// PointError is a point refused for its data; the client must not retry it.
+type PointError struct {
+	Err error
+}
+
+// Error returns the underlying reason.
+func (e *PointError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying reason.
+func (e *PointError) Unwrap() error { return e.Err }
+
+// throttleError wraps a retryable failure with ErrThrottled.
+type throttleError struct{ err error }
+
+func (e *throttleError) Error() string   { return "Please throttle writes: " + e.err.Error() }
+func (e *throttleError) Unwrap() []error { return []error{e.err, ErrThrottled} }
+
+// ThrottleReason returns the text after "Please throttle writes: " for an
+// error matching ErrThrottled.
+func ThrottleReason(err error) string {
+	var te *throttleError
+	if errors.As(err, &te) {
+		return te.err.Error()
+	}
+	return err.Error()
+}
+
+// Options configure a Writer.
+type Options struct {
+	// UIDs resolves names to UIDs. Required.
+	UIDs *uid.UIDs
+	// Head receives the points. Required.
+	Head *ingest.Head
+	// Logger receives warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Counters count what a Writer stored and refused, per protocol.
+type Counters struct {
+	Points, Bad, Throttled atomic.Int64
+}
+
+// Protocol names a protocol for counting.
+type Protocol uint8
+
+// The protocols a Writer counts separately.
+const (
+	Telnet Protocol = iota
+	Put
+	Influx
+	RemoteWrite
+	numProtocols
+)
+
+var protocolNames = [numProtocols]string{"telnet", "put", "influx", "remote_write"}
+
+// String returns the protocol's name.
+func (p Protocol) String() string { return protocolNames[p] }
+
+// Writer turns parsed points into head appends. Safe for concurrent use;
+// per-goroutine state lives in Sessions.
+type Writer struct {
+	uids  *uid.UIDs
+	head  *ingest.Head
+	log   *slog.Logger
+	pool  sync.Pool
+	stats [numProtocols]Counters
+}
+
+// NewWriter returns a Writer for opts.
+func NewWriter(opts Options) (*Writer, error) {
+	if opts.UIDs == nil || opts.Head == nil {
+		return nil, errors.New("service: UIDs and Head are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	w := &Writer{uids: opts.UIDs, head: opts.Head, log: opts.Logger}
+	w.pool.New = func() any { return &Session{w: w, app: w.head.Appender()} }
+	return w, nil
+}
+
+// Stats returns the counters of protocol p.
+func (w *Writer) Stats(p Protocol) *Counters { return &w.stats[p] }
+
+// DropCaches empties the UID caches.
+func (w *Writer) DropCaches() { w.uids.DropCaches() }
+
+// Session returns a session for protocol p, from a pool. Release it when done.
+func (w *Writer) Session(p Protocol) *Session {
+	s := w.pool.Get().(*Session)
+	s.proto = p
+	return s
+}
+
+// Session is one connection's or request's write state. Not safe for
+// concurrent use.
+type Session struct {
+	w     *Writer
+	proto Protocol
+	app   *ingest.Appender
+	key   []byte
+	tags  []uid.Tag
+	// pending counts points appended since the last Commit.
+	pending int
+}
+
+// Release rolls back uncommitted points and returns s to its pool.
+func (s *Session) Release() {
+	s.app.Rollback()
+	s.pending = 0
+	s.w.pool.Put(s)
+}
+
+// Pending returns the number of points waiting for Commit.
+func (s *Session) Pending() int { return s.pending }
+
+// Add resolves p's names and appends it. The error is a *PointError for a
+// bad point, or matches ErrThrottled when the client should retry.
+func (s *Session) Add(ctx context.Context, p *parse.Point) error {
+	s.tags = s.tags[:0]
+	for _, t := range p.Tags {
+		s.tags = append(s.tags, uid.Tag{Key: t.Key, Value: t.Value})
+	}
+	key, err := s.w.uids.ResolvePoint(ctx, s.key[:0], p.Metric, s.tags)
+	s.key = key
+	if err == nil {
+		_, err = s.app.AppendKey(key, p.Value)
+	}
+	if err != nil {
+		return s.classify(err)
+	}
+	s.pending++
+	return nil
+}
+
+// Commit writes the pending points to the log (synced when sync is set).
+// On error none of them is acknowledged; the error matches ErrThrottled.
+func (s *Session) Commit(sync bool) error {
+	n := s.pending
+	s.pending = 0
+	if n == 0 {
+		return nil
+	}
+	if err := s.app.Commit(sync); err != nil {
+		s.w.stats[s.proto].Throttled.Add(int64(n))
+		return &throttleError{err}
+	}
+	s.w.stats[s.proto].Points.Add(int64(n))
+	return nil
+}
+
+// CountBad counts n points refused by the protocol's parser.
+func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
+
+// classify sorts an Add failure: the point's own fault (a name the UID
+// layer refuses, an unknown name with auto-creation off, a point the head
+// cannot hold) is bad data; anything else is the server's condition and the
+// client should retry, so nothing sendable is ever answered as bad data.
+func (s *Session) classify(err error) error {
+	if isDataError(err) {
+		s.w.stats[s.proto].Bad.Add(1)
+		return &PointError{Err: err}
+	}
+	s.w.stats[s.proto].Throttled.Add(1)
+	return &throttleError{err}
+}
+
+func isDataError(err error) bool {
+	var ne *uid.NameError
+	return errors.As(err, &ne) || errors.Is(err, uid.ErrNoSuchName) || errors.Is(err, uid.ErrNotLatin1) ||
+		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey)
+}
