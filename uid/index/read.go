@@ -76,8 +76,6 @@ func (ix *Index) Postings(ctx context.Context, metric uid.ID, filters []Filter) 
 			return nil, err
 		}
 	}
-	// Selective positive filters first: the first one starts the result.
-	slices.SortStableFunc(cs, func(a, b compiled) int { return rank(a) - rank(b) })
 	sets := make([][]uid.ID, len(cs))
 	for i := range cs {
 		var err error
@@ -159,29 +157,40 @@ func (m *memIndex) valueList(key uid.ID) []uid.ID {
 	return nil
 }
 
-// evalLocked applies compiled filters to the series of metric.
+// selection is what one filter selects: the series having its key, and
+// the postings of the selected values (has itself for key filters). The
+// bitmaps are shared: never modified.
+type selection struct {
+	has  *roaring.Bitmap
+	bs   []*roaring.Bitmap
+	size uint64 // total cardinality of bs
+}
+
+// evalLocked applies compiled filters to the series of metric, starting
+// from the positive filter selecting the fewest series.
 func (m *memIndex) evalLocked(metric uid.ID, cs []compiled, sets [][]uid.ID) *roaring.Bitmap {
 	base := m.baseLocked(metric)
 	if base == nil {
 		return roaring.New()
 	}
-	var r *roaring.Bitmap
+	sels := make([]selection, len(cs))
+	first := -1
 	for i := range cs {
-		has, sel := m.selectLocked(&cs[i], sets[i])
-		if r == nil && rank(cs[i]) == 0 {
-			r = roaring.And(base, sel)
-			continue
-		}
-		if r == nil {
-			r = base.Clone()
-		}
-		applyLocked(r, &cs[i], has, sel)
-		if r.IsEmpty() {
-			return r
+		sels[i] = m.selectLocked(&cs[i], sets[i])
+		if rank(cs[i]) == 0 && (first < 0 || sels[i].size < sels[first].size) {
+			first = i
 		}
 	}
-	if r == nil {
+	var r *roaring.Bitmap
+	if first >= 0 {
+		r = intersectAny(base, sels[first].bs)
+	} else {
 		r = base.Clone()
+	}
+	for i := range cs {
+		if i != first && !r.IsEmpty() {
+			r = applyLocked(r, &cs[i], sels[i])
+		}
 	}
 	return r
 }
@@ -198,47 +207,67 @@ func (m *memIndex) baseLocked(metric uid.ID) *roaring.Bitmap {
 	return kp.values[metric]
 }
 
-// selectLocked returns the series having the filter's key and those whose
-// value is selected. Both may be shared: callers must not modify them.
-func (m *memIndex) selectLocked(c *compiled, vals []uid.ID) (has, sel *roaring.Bitmap) {
+func (m *memIndex) selectLocked(c *compiled, vals []uid.ID) selection {
 	kp := m.mu.keys[c.f.TagK]
 	if kp == nil {
-		return empty, empty
+		return selection{has: empty}
 	}
 	if c.key {
-		return kp.all, kp.all
+		return selection{has: kp.all, bs: []*roaring.Bitmap{kp.all}, size: kp.all.GetCardinality()}
 	}
-	bs := make([]*roaring.Bitmap, 0, len(vals))
+	s := selection{has: kp.all, bs: make([]*roaring.Bitmap, 0, len(vals))}
 	for _, v := range vals {
 		if b := kp.values[v]; b != nil {
-			bs = append(bs, b)
+			s.bs = append(s.bs, b)
+			s.size += b.GetCardinality()
 		}
 	}
-	switch len(bs) {
-	case 0:
-		return kp.all, empty
-	case 1:
-		return kp.all, bs[0]
-	}
-	return kp.all, roaring.FastOr(bs...)
+	return s
 }
 
 // empty is a shared empty bitmap; never modified.
 var empty = roaring.New()
 
-// applyLocked narrows r by one filter.
-func applyLocked(r *roaring.Bitmap, c *compiled, has, sel *roaring.Bitmap) {
-	switch {
-	case !c.neg && !c.absent:
-		r.And(sel)
-	case !c.neg:
-		r.AndNot(roaring.AndNot(has, sel)) // keep sel and the series without the key
-	default:
-		r.AndNot(sel)
-		if c.absent {
-			r.And(has)
+// intersectAny returns a new bitmap r ∩ (∪ bs), intersecting before the
+// union so that a small r never pays for the union of large postings.
+func intersectAny(r *roaring.Bitmap, bs []*roaring.Bitmap) *roaring.Bitmap {
+	switch len(bs) {
+	case 0:
+		return roaring.New()
+	case 1:
+		return roaring.And(r, bs[0])
+	}
+	parts := make([]*roaring.Bitmap, 0, len(bs))
+	for _, b := range bs {
+		if p := roaring.And(r, b); !p.IsEmpty() {
+			parts = append(parts, p)
 		}
 	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return roaring.FastOr(parts...)
+}
+
+// applyLocked narrows r by one filter and returns the result (r itself or
+// a new bitmap).
+func applyLocked(r *roaring.Bitmap, c *compiled, s selection) *roaring.Bitmap {
+	switch {
+	case !c.neg && !c.absent:
+		return intersectAny(r, s.bs)
+	case !c.neg: // the selected values and the series without the key
+		keep := intersectAny(r, s.bs)
+		r.AndNot(s.has)
+		r.Or(keep)
+	default:
+		for _, b := range s.bs {
+			r.AndNot(b)
+		}
+		if c.absent {
+			r.And(s.has)
+		}
+	}
+	return r
 }
 
 // ExplicitTags keeps in b only the series whose tag keys are exactly tagks
