@@ -132,10 +132,12 @@ func (g *GroupBy) Next() bool {
 	g.have = false
 	for g.err == nil {
 		x, ok := g.step()
-		if !ok || g.err != nil {
+		if !ok || g.err != nil || x > g.spec.QueryEnd {
+			// Timestamps only grow: nothing after QueryEnd is emitted, so
+			// the rest of the window is not read.
 			return false
 		}
-		if x >= g.spec.QueryStart && x <= g.spec.QueryEnd {
+		if x >= g.spec.QueryStart {
 			g.out, g.have = g.value(x), true
 			return true
 		}
