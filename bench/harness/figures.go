@@ -26,12 +26,12 @@ func ingestFigures() []Figure {
 		},
 		{
 			Name: "parse Influx lines, devops float", Unit: "points/s",
-			TSD:  Side{Missing: "n/a (issue 7)"},
+			TSD:  Side{Name: "ingest/influx", Measure: influxTSDRate},
 			Peer: Side{Name: "line-protocol/v2", Measure: influxPeerRate},
 		},
 		{
 			Name: "decode remote_write, 1,000 series/request", Unit: "samples/s",
-			TSD:  Side{Missing: "n/a (issue 7)"},
+			TSD:  Side{Name: "snappy + ingest/promrw", Measure: remoteWriteTSDRate},
 			Peer: Side{Name: "snappy + prompb", Measure: remoteWritePeerRate},
 		},
 	}

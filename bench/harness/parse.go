@@ -41,4 +41,6 @@ func parseRate(f gen.Format, p func() parsebench.Parser) Measure {
 var (
 	influxPeerRate      = parseRate(gen.FormatInflux, func() parsebench.Parser { return parsebench.Influx })
 	remoteWritePeerRate = parseRate(gen.FormatRemoteWrite, func() parsebench.Parser { return new(parsebench.RemoteWrite).Parse })
+	influxTSDRate       = parseRate(gen.FormatInflux, func() parsebench.Parser { return parsebench.NewInfluxTSD().Parse })
+	remoteWriteTSDRate  = parseRate(gen.FormatRemoteWrite, func() parsebench.Parser { return parsebench.NewRemoteWriteTSD().Parse })
 )

@@ -16,6 +16,8 @@ func TestPeersCountEveryPoint(t *testing.T) {
 	}{
 		{gen.FormatInflux, Influx},
 		{gen.FormatRemoteWrite, new(RemoteWrite).Parse},
+		{gen.FormatInflux, NewInfluxTSD().Parse},
+		{gen.FormatRemoteWrite, NewRemoteWriteTSD().Parse},
 	} {
 		bodies, n, err := Bodies(cfg, tc.f, 40, 2000)
 		if err != nil {
@@ -40,5 +42,11 @@ func TestPeersRejectGarbage(t *testing.T) {
 	}
 	if _, err := new(RemoteWrite).Parse([]byte("not snappy")); err == nil {
 		t.Fatal("remote write garbage accepted")
+	}
+	if _, err := NewInfluxTSD().Parse([]byte("cpu,host=a usage=notanumber 1\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("tsd influx garbage: %v", err)
+	}
+	if _, err := NewRemoteWriteTSD().Parse([]byte("not snappy")); err == nil {
+		t.Fatal("tsd remote write garbage accepted")
 	}
 }

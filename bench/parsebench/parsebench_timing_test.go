@@ -6,16 +6,20 @@ import (
 	"github.com/tsd-db/tsd/bench/gen"
 )
 
-// BenchmarkPeers parses 1,000-point bodies; one op is one body.
+// BenchmarkPeers parses 1,000-point bodies with the peers and with tsd's
+// parsers in the same run; one op is one body.
 func BenchmarkPeers(b *testing.B) {
 	for _, tc := range []struct {
-		f gen.Format
-		p Parser
+		name string
+		f    gen.Format
+		p    Parser
 	}{
-		{gen.FormatInflux, Influx},
-		{gen.FormatRemoteWrite, new(RemoteWrite).Parse},
+		{"line-protocol-v2", gen.FormatInflux, Influx},
+		{"tsd", gen.FormatInflux, NewInfluxTSD().Parse},
+		{"prompb", gen.FormatRemoteWrite, new(RemoteWrite).Parse},
+		{"tsd", gen.FormatRemoteWrite, NewRemoteWriteTSD().Parse},
 	} {
-		b.Run(tc.f.String(), func(b *testing.B) {
+		b.Run(tc.f.String()+"/"+tc.name, func(b *testing.B) {
 			bodies, n, err := Bodies(gen.Config{Values: gen.ValuesFloat}, tc.f, 1000, 50_000)
 			if err != nil {
 				b.Fatal(err)
