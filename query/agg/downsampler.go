@@ -3,6 +3,8 @@ package agg
 import (
 	"math"
 	"time"
+
+	"github.com/tsd-db/tsd/internal/series"
 )
 
 // downsampler is one series' Downsampler or FillingDownsampler (fill set).
@@ -159,6 +161,10 @@ func (d *downsampler) consume(src *rawSource) (int64, float64) {
 
 // fold reads the points before end into the accumulator, a chunk at a time.
 func (d *downsampler) fold(src *rawSource, end int64) {
+	if !d.spec.All && d.has && !src.pending {
+		d.foldFast(src, end)
+		return
+	}
 	vals := d.vals[:0]
 	for d.has && d.nxt.t < end {
 		vals = append(vals, d.nxt.f64())
@@ -167,6 +173,34 @@ func (d *downsampler) fold(src *rawSource, end int64) {
 			vals = vals[:0]
 		}
 		d.pull(src)
+	}
+	d.acc.AddFloats(vals)
+	d.vals = vals[:0]
+}
+
+// foldFast is fold reading the iterator directly: the hot loop of every
+// downsampled query, one Next and one At per point.
+func (d *downsampler) foldFast(src *rawSource, end int64) {
+	if d.nxt.t >= end {
+		return
+	}
+	vals := append(d.vals[:0], d.nxt.f64())
+	it := src.it
+	for {
+		if !it.Next() {
+			d.has, src.done = false, true
+			break
+		}
+		p := it.At()
+		if p.T >= end {
+			d.nxt = point{t: p.T, bits: p.Bits, float: p.Kind != series.Int}
+			break
+		}
+		if len(vals) == chunk {
+			d.acc.AddFloats(vals)
+			vals = vals[:0]
+		}
+		vals = append(vals, p.Float())
 	}
 	d.acc.AddFloats(vals)
 	d.vals = vals[:0]
