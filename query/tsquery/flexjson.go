@@ -22,6 +22,7 @@ type flexString struct {
 	set bool
 }
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (f *flexString) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
@@ -47,6 +48,7 @@ type flexBool struct {
 	set bool
 }
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (f *flexBool) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	s := string(b)
@@ -79,6 +81,7 @@ type flexInt struct {
 	set bool
 }
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (f *flexInt) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	s := string(b)
@@ -108,6 +111,7 @@ type flexFloat struct {
 	v float32
 }
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (f *flexFloat) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	s := string(b)
