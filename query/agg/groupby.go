@@ -84,13 +84,18 @@ func resize[T any](s []T, n int) []T {
 }
 
 // start seeks every series to the window's start and loads its first point;
-// a series whose first point precedes the start is dropped. With a rate the
+// a series without raw points in the window (OpenTSDB's SpanGroup never
+// holds one), or whose first point precedes the start, is dropped. With a rate the
 // first rate is consumed at once, as OpenTSDB does.
 func (g *GroupBy) start() {
 	g.started = true
 	for i := range g.streams {
 		st, sl := &g.streams[i], &g.slots[i]
 		st.seek(g.spec.Start, g.spec.RateOptions)
+		if !st.hasData(g.spec.End) {
+			g.fail(st)
+			continue
+		}
 		p, ok := st.next()
 		if g.fail(st) {
 			return

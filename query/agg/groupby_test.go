@@ -196,6 +196,9 @@ func TestGroupByDownsample(t *testing.T) {
 		{"zero fill", withDS("avg", "1m-sum-zero", 0, 3*m),
 			[][]series.Point{ints(0, 1, 2*m, 10), ints(m, 7)},
 			[]want{f(0, 0.5), f(m, 3.5), f(2*m, 5)}},
+		{"series without points in the window are not filled", withDS("avg", "1m-sum-zero", 0, 3*m),
+			[][]series.Point{ints(0, 1, 2*m, 10), nil, ints(10*m, 5)},
+			[]want{f(0, 1), f(m, 0), f(2*m, 10)}},
 		{"scalar fill", func() Spec {
 			s := withDS("sum", "1m-sum-scalar", 0, 3*m)
 			s.Downsample.FillValue = 42

@@ -37,6 +37,20 @@ func (s *stream) seek(t int64, opts RateOptions) {
 	}
 }
 
+// hasData reports whether the series has a raw point at or before end
+// after seek. Only a filling downsampler needs the check: it would emit
+// fill values for an empty series.
+func (s *stream) hasData(end int64) bool {
+	if !s.hasDS || !s.ds.fill {
+		return true
+	}
+	s.ds.initialize(&s.src)
+	if !s.ds.has {
+		s.err = s.src.err()
+	}
+	return s.ds.has && s.ds.nxt.t <= end
+}
+
 // pre returns the next point before the rate.
 func (s *stream) pre() (point, bool) {
 	if s.hasDS {
