@@ -214,3 +214,12 @@ func (d *DB) Compact(ctx context.Context) error {
 func (d *DB) nowMicros() int64 {
 	return d.opts.Clock().UnixMilli() * 1000
 }
+
+// readClock is the time a read of a table measures TTL against; tables
+// without TTL never need it, so they skip the clock.
+func (d *DB) readClock(st *tableState) int64 {
+	if !st.hasTTL() {
+		return 0
+	}
+	return d.nowMicros()
+}

@@ -18,10 +18,20 @@ type filter struct {
 	minT, maxT  int64
 	maxVersions int
 	now         int64
+	// hasColumn and hasVersion say whether column and version can reject
+	// anything, so a plain scan skips them.
+	hasColumn, hasVersion bool
 }
 
 // reset fills f from o (nil: no filters), reusing f's mask.
 func (f *filter) reset(st *tableState, o *storage.ReadOptions, now int64) {
+	f.set(st, o, now)
+	f.hasColumn = f.famMask != nil || f.qualifiers != nil || f.qualPrefix != nil ||
+		f.qualStart != nil || f.qualStop != nil
+	f.hasVersion = f.minT > 0 || f.maxT > 0 || f.maxVersions > 0 || st.hasVersionLimit() || st.hasTTL()
+}
+
+func (f *filter) set(st *tableState, o *storage.ReadOptions, now int64) {
 	mask := f.famMask[:0]
 	*f = filter{now: now}
 	if o == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -54,23 +55,30 @@ func appendField(dst, src []byte) []byte {
 }
 
 // parseField decodes one field at the start of src, appending it to dst.
-// rest follows the terminator.
+// rest follows the terminator. It writes into dst's spare capacity, so a
+// reused dst makes it allocation-free.
 func parseField(dst, src []byte) (val, newDst, rest []byte, err error) {
 	start := len(dst)
+	dst = slices.Grow(dst, len(src))
+	out := dst[start : start+len(src)]
+	n := 0
 	for i := 0; i < len(src); i++ {
-		switch b := src[i]; {
-		case b == fieldEnd:
+		switch b := src[i]; b {
+		case fieldEnd:
+			dst = dst[:start+n]
 			return dst[start:], dst, src[i+1:], nil
-		case b != fieldWide:
-			dst = append(dst, b-1)
-		case i+1 < len(src) && src[i+1] <= 1:
+		case fieldWide:
+			if i+1 == len(src) || src[i+1] > 1 {
+				return nil, dst[:start], nil, errBadKey
+			}
 			i++
-			dst = append(dst, 0xFE+src[i])
+			out[n] = 0xFE + src[i]
 		default:
-			return nil, dst, nil, errBadKey
+			out[n] = b - 1
 		}
+		n++
 	}
-	return nil, dst, nil, errBadKey
+	return nil, dst[:start], nil, errBadKey
 }
 
 // fieldLen returns the length of the field code at the start of src,

@@ -28,7 +28,7 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	s := scannerPool.Get().(*scanner)
 	defer s.release()
 	s.t, s.st, s.ctx, s.prefixMode = t, st, ctx, true
-	s.f.reset(st, opts, t.db.nowMicros())
+	s.f.reset(st, opts, t.db.readClock(st))
 	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo = appendRowPrefix(s.lo[:0], t.id, row)
 	s.hi = prefixSuccessor(s.hi, s.lo)

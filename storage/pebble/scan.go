@@ -216,7 +216,7 @@ func (s *scanner) emit(key []byte) bool {
 		return false
 	}
 	ts := keyTimestamp(key)
-	if !s.f.version(&s.st.fams[s.famIdx], v, s.emitted, ts) {
+	if s.f.hasVersion && !s.f.version(&s.st.fams[s.famIdx], v, s.emitted, ts) {
 		return false
 	}
 	val, err := s.it.ValueAndErr()
@@ -250,16 +250,12 @@ func (s *scanner) enterColumn(col []byte) bool {
 // decodeColumn decodes family and qualifier from col and applies the column
 // filters.
 func (s *scanner) decodeColumn(col []byte) bool {
-	i := s.familyEnd(col)
-	if i < 0 {
-		s.corrupt(fmt.Errorf("family: %w", errBadKey))
+	i := s.sameFamily(col)
+	if i < 0 && !s.enterFamily(col) {
 		return false
 	}
-	if s.famIdx < 0 || s.st.fams[s.famIdx].name != string(col[:i]) {
-		if s.famIdx = s.st.family(col[:i]); s.famIdx < 0 {
-			s.corrupt(fmt.Errorf("unknown family %q", col[:i]))
-			return false
-		}
+	if i < 0 {
+		i = len(s.st.fams[s.famIdx].name)
 	}
 	var err error
 	var rest []byte
@@ -268,20 +264,35 @@ func (s *scanner) decodeColumn(col []byte) bool {
 		s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
 		return false
 	}
-	s.colOK = s.f.column(s.famIdx, s.qual)
+	s.colOK = !s.f.hasColumn || s.f.column(s.famIdx, s.qual)
 	return true
 }
 
-// familyEnd returns the index of the terminator after the family name at the
-// start of col, trying the previous cell's family first.
-func (s *scanner) familyEnd(col []byte) int {
-	if s.famIdx >= 0 {
-		name := s.st.fams[s.famIdx].name
-		if len(col) > len(name) && col[len(name)] == famTerm && string(col[:len(name)]) == name {
-			return len(name)
-		}
+// sameFamily returns the length of the family name at the start of col when
+// it is the previous cell's family (the common case), else -1.
+func (s *scanner) sameFamily(col []byte) int {
+	if s.famIdx < 0 {
+		return -1
 	}
-	return bytes.IndexByte(col, famTerm)
+	name := s.st.fams[s.famIdx].name
+	if len(col) > len(name) && col[len(name)] == famTerm && string(col[:len(name)]) == name {
+		return len(name)
+	}
+	return -1
+}
+
+// enterFamily looks up the family name at the start of col.
+func (s *scanner) enterFamily(col []byte) bool {
+	i := bytes.IndexByte(col, famTerm)
+	if i < 0 {
+		s.corrupt(fmt.Errorf("family: %w", errBadKey))
+		return false
+	}
+	if s.famIdx = s.st.family(col[:i]); s.famIdx < 0 {
+		s.corrupt(fmt.Errorf("unknown family %q", col[:i]))
+		return false
+	}
+	return true
 }
 
 // corrupt ends the scan with a CorruptionError naming the current row.
@@ -406,7 +417,7 @@ func (t *table) newScanner(ctx context.Context, st *tableState, opts *storage.Sc
 	s := scannerPool.Get().(*scanner)
 	s.t, s.st, s.ctx, s.re = t, st, ctx, re
 	s.reverse, s.limit = opts.Reverse, opts.Limit
-	s.f.reset(st, &opts.ReadOptions, t.db.nowMicros())
+	s.f.reset(st, &opts.ReadOptions, t.db.readClock(st))
 	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo, s.hi = t.rowBounds(s.lo, s.hi, opts.Start, opts.Stop)
 	if bytes.Compare(s.lo, s.hi) >= 0 {

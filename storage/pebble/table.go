@@ -84,6 +84,16 @@ func (s *tableState) hasVersionLimit() bool {
 	return false
 }
 
+// hasTTL reports whether any family expires its cells.
+func (s *tableState) hasTTL() bool {
+	for i := range s.fams {
+		if s.fams[i].ttlMicros > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Spec returns the table's name and families.
 func (t *table) Spec() storage.TableSpec {
 	return cloneSpec(t.state.Load().spec)

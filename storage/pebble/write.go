@@ -37,7 +37,7 @@ func (t *table) Put(ctx context.Context, row []byte, cells []storage.Cell) error
 	defer b.Close()
 	kb := getKeyBuf()
 	defer putKeyBuf(kb)
-	t.addPuts(b, kb, row, cells, t.db.nowMicros())
+	t.addPuts(b, kb, row, cells, t.db.cellClock(cells))
 	l := t.db.rows.lock(t.id, row)
 	l.RLock()
 	err = b.Commit(t.db.wo)
@@ -46,6 +46,16 @@ func (t *table) Put(ctx context.Context, row []byte, cells []storage.Cell) error
 		return fmt.Errorf("put table %q row %q: %w", t.name, row, err)
 	}
 	return nil
+}
+
+// cellClock returns now for cells that need it (a zero timestamp), else 0.
+func (d *DB) cellClock(cells []storage.Cell) int64 {
+	for i := range cells {
+		if cells[i].Timestamp == 0 {
+			return d.nowMicros()
+		}
+	}
+	return 0
 }
 
 // validateCells checks a row key and the cells to write to it.
@@ -129,8 +139,11 @@ func (t *table) addMutations(ctx context.Context, b *pebble.Batch, muts []storag
 	rows := rowSetPool.Get().(*rowSet)
 	kb := getKeyBuf()
 	defer putKeyBuf(kb)
-	now := t.db.nowMicros()
+	var now int64
 	for i := range muts {
+		if now == 0 {
+			now = t.db.cellClock(muts[i].Cells)
+		}
 		m := &muts[i]
 		if len(m.Deletes) > 0 {
 			if err := t.addDeletes(ctx, b, kb, m.Row, m.Deletes); err != nil {

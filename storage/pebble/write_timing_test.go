@@ -139,7 +139,7 @@ func BenchmarkSyncedBatchPutPaired(b *testing.B) {
 	tsdMuts, rawMuts := newBenchMutations(), newBenchMutations()
 	var key []byte
 	b.SetBytes(2 * benchBatch * benchCellSize)
-	tsd, rawT := pairedLoop(b, func(i int) {
+	tsd, rawT := pairedLoop(b, 1, func(i int) {
 		benchMutations(tsdMuts, i)
 		if err := tb.Apply(context.Background(), tsdMuts); err != nil {
 			b.Fatal(err)
