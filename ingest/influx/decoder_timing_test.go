@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/bench/parsebench"
 )
 
 // BenchmarkDecode parses the bench Influx bodies (devops float, 100 lines
@@ -12,10 +11,7 @@ import (
 // same run; one op is one body, points/s counts fields per wall second and
 // points/cpu-s per CPU second of the process (steadier on a shared machine).
 func BenchmarkDecode(b *testing.B) {
-	bodies, n, err := parsebench.Bodies(gen.Config{Values: gen.ValuesFloat}, gen.FormatInflux, 1000, 50_000)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bodies, n := genBodies(b, gen.Config{Values: gen.ValuesFloat}, gen.FormatInflux, 1000, 50_000)
 	d, _ := NewDecoder(nil)
 	tsd := func(body []byte) (int, error) {
 		d.Reset(body, Nanosecond, 0)
@@ -30,8 +26,8 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		name string
-		p    parsebench.Parser
-	}{{"tsd", tsd}, {"line-protocol-v2", parsebench.Influx}} {
+		p    parser
+	}{{"tsd", tsd}, {"line-protocol-v2", peerParse}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bodies[0])))

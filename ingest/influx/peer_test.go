@@ -10,7 +10,6 @@ import (
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/bench/parsebench"
 	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/internal/series"
 )
@@ -85,10 +84,7 @@ func fmtValue(p series.Point) string {
 // modes) and compares every point with the peer's reading.
 func TestAgreesWithLineProtocolV2(t *testing.T) {
 	for _, mode := range []gen.ValueMode{gen.ValuesFloat, gen.ValuesInt} {
-		bodies, n, err := parsebench.Bodies(gen.Config{Hosts: 7, Span: time.Hour, Values: mode}, gen.FormatInflux, 1000, 5000)
-		if err != nil {
-			t.Fatal(err)
-		}
+		bodies, n := genBodies(t, gen.Config{Hosts: 7, Span: time.Hour, Values: mode}, gen.FormatInflux, 1000, 5000)
 		d, _ := NewDecoder(nil)
 		total := 0
 		for _, b := range bodies {
@@ -124,10 +120,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	if invariants.RaceEnabled {
 		t.Skip("allocation counts are unreliable under the race detector")
 	}
-	bodies, _, err := parsebench.Bodies(gen.Config{Hosts: 10, Span: time.Hour, Values: gen.ValuesFloat}, gen.FormatInflux, 1000, 3000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bodies, _ := genBodies(t, gen.Config{Hosts: 10, Span: time.Hour, Values: gen.ValuesFloat}, gen.FormatInflux, 1000, 3000)
 	bodies = append(bodies, []byte("bad line\nm,k=v\\ x a\\=b=1i,s=\"str\",b=t 1\n# c\n"))
 	d, _ := NewDecoder(nil)
 	run := func() {
@@ -142,4 +135,41 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(20, run); a != 0 {
 		t.Fatalf("%v allocations per run", a)
 	}
+}
+
+// peerParse is the line-protocol/v2 side of the benchmark: the measurement,
+// every tag, every field value and the timestamp of each line, one point
+// per field (bench/parsebench.Influx).
+func peerParse(body []byte) (int, error) {
+	dec := lineprotocol.NewDecoderWithBytes(body)
+	n := 0
+	for dec.Next() {
+		if _, err := dec.Measurement(); err != nil {
+			return n, err
+		}
+		for {
+			k, _, err := dec.NextTag()
+			if err != nil {
+				return n, err
+			}
+			if k == nil {
+				break
+			}
+		}
+		for {
+			k, v, err := dec.NextField()
+			if err != nil {
+				return n, err
+			}
+			if k == nil {
+				break
+			}
+			_ = v.Interface()
+			n++
+		}
+		if _, err := dec.Time(lineprotocol.Nanosecond, time.Time{}); err != nil {
+			return n, err
+		}
+	}
+	return n, dec.Err()
 }

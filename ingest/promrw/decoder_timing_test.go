@@ -5,8 +5,9 @@ import (
 
 	"github.com/prometheus/prometheus/prompb"
 
+	"github.com/klauspost/compress/snappy"
+
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/bench/parsebench"
 )
 
 // BenchmarkDecode decodes the bench remote_write requests (1,000 series of
@@ -18,7 +19,7 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	bodies, raws, n := benchRaw(b, gen.Config{Values: gen.ValuesFloat}, 50_000)
 	d := newDecoder(b, nil)
-	var buf []byte
+	var buf, peerBuf []byte
 	tsdSnappy := func(body []byte) (int, error) {
 		var err error
 		if buf, err = Decompress(buf, body, 0); err != nil {
@@ -40,10 +41,23 @@ func BenchmarkDecode(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		in   [][]byte
-		p    parsebench.Parser
+		p    parser
 	}{
 		{"snappy/tsd", bodies, tsdSnappy},
-		{"snappy/prompb", bodies, new(parsebench.RemoteWrite).Parse},
+		{"snappy/prompb", bodies, func(body []byte) (int, error) {
+			n, err := snappy.DecodedLen(body)
+			if err != nil {
+				return 0, err
+			}
+			if cap(peerBuf) < n {
+				peerBuf = make([]byte, n)
+			}
+			raw, err := snappy.Decode(peerBuf[:n], body)
+			if err != nil {
+				return 0, err
+			}
+			return peerProto(raw)
+		}},
 		{"proto/tsd", raws, func(raw []byte) (int, error) { return tsdProto(d, raw) }},
 		{"proto/prompb", raws, peerProto},
 	} {

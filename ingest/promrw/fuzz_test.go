@@ -90,3 +90,16 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecompress: arbitrary bodies never panic and never decode past the
+// limit.
+func FuzzDecompress(f *testing.F) {
+	f.Add([]byte{0x80, 0x80, 0x80, 0x80, 0x04, 0x00})
+	f.Add([]byte("\x0cremote write"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		out, err := Decompress(nil, body, 1<<16)
+		if len(out) > 1<<16 || (err != nil && len(out) != 0) {
+			t.Fatalf("%d bytes out, err %v", len(out), err)
+		}
+	})
+}

@@ -10,18 +10,15 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/bench/parsebench"
 	"github.com/tsd-db/tsd/internal/invariants"
 )
 
 // benchRaw returns the bench remote_write requests, snappy-decoded.
 func benchRaw(t testing.TB, cfg gen.Config, maxPoints int) ([][]byte, [][]byte, int) {
-	bodies, n, err := parsebench.Bodies(cfg, gen.FormatRemoteWrite, 1000, maxPoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bodies, n := genBodies(t, cfg, gen.FormatRemoteWrite, 1000, maxPoints)
 	raws := make([][]byte, len(bodies))
 	for i, b := range bodies {
+		var err error
 		if raws[i], err = Decompress(nil, b, 0); err != nil {
 			t.Fatal(err)
 		}

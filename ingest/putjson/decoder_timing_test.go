@@ -5,16 +5,11 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/bench/parsebench"
 	"github.com/tsd-db/tsd/internal/invariants"
 )
 
 func jsonBodies(t testing.TB, n int) ([][]byte, int) {
-	bodies, total, err := parsebench.Bodies(gen.Config{Values: gen.ValuesFloat}, gen.FormatJSON, 1000, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bodies, total
+	return genBodies(t, gen.Config{Values: gen.ValuesFloat}, gen.FormatJSON, 1000, n)
 }
 
 // incoming is OpenTSDB's IncomingDataPoint as encoding/json reads it: the
@@ -34,7 +29,7 @@ func BenchmarkDecode(b *testing.B) {
 	d := newDecoder(b, nil)
 	for _, tc := range []struct {
 		name string
-		p    parsebench.Parser
+		p    parser
 	}{
 		{"tsd", func(body []byte) (int, error) {
 			d.Reset(body)

@@ -11,6 +11,8 @@ import (
 // linear). check reports a name byte the validator must judge.
 func (p *Parser) tags(rest []byte, pt *parse.Point) (extra int, check bool, err error) {
 	var mask uint64
+	tags := pt.Tags
+	defer func() { pt.Tags = tags }()
 	for i := 0; i < len(rest); {
 		if rest[i] == ' ' {
 			i++ // repeated spaces make empty words
@@ -43,19 +45,19 @@ func (p *Parser) tags(rest []byte, pt *parse.Point) (extra int, check bool, err 
 		key, val := word[:eq], word[eq+1:]
 		bit := uint64(1) << ((uint(len(key))*7 + uint(key[0])*3 + uint(key[len(key)-1])) & 63)
 		if mask&bit != 0 {
-			if dup, same := findTag(pt.Tags, key, val); dup {
+			if dup, same := findTag(tags, key, val); dup {
 				if same {
 					continue
 				}
-				return 0, false, illegal("duplicate tag: " + string(word) + ", tags=" + formatParsed(pt.Tags))
+				return 0, false, illegal("duplicate tag: " + string(word) + ", tags=" + formatParsed(tags))
 			}
 		}
-		if len(pt.Tags) >= p.opts.MaxTags {
+		if len(tags) >= p.opts.MaxTags {
 			extra++
 			continue
 		}
 		mask |= bit
-		pt.AddTag(key, val)
+		tags = append(tags, parse.Tag{Key: key, Value: val})
 	}
 	return extra, check, nil
 }
