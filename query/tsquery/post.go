@@ -139,7 +139,7 @@ func decodeSub(raw json.RawMessage) (*SubQuery, error) {
 	}
 	slices.Sort(sq.Percentiles)
 	var err error
-	if lastKey(raw, "filters", "tags") == 1 {
+	if w.Tags != nil && (w.Filters == nil || lastKey(raw, "filters", "tags") == 1) {
 		sq.Filters, err = tagsToFilters(w.Tags)
 	} else {
 		sq.Filters, err = w.filters()
