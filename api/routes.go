@@ -40,6 +40,7 @@ type router struct {
 // must pass a request with m, tsuid or a JSON body to OpenTSDB's query
 // endpoint (spec/routes.md).
 func (s *Server) newRouter() *router {
+	ing := newIngestAPI(s)
 	return &router{
 		paths: map[string]endpoint{
 			"/":                        {name: "/", handle: s.handleIndex},
@@ -54,15 +55,15 @@ func (s *Server) newRouter() *router {
 			"/api/v1/query_exemplars":  promPlanned("/api/v1/query_exemplars"),
 			"/api/v1/format_query":     promPlanned("/api/v1/format_query"),
 			"/api/v1/status/buildinfo": promPlanned("/api/v1/status/buildinfo"),
-			"/api/v1/write":            promPlanned("/api/v1/write"),
-			"/write":                   planned("/write"),
-			"/api/v2/write":            planned("/api/v2/write"),
-			"/ping":                    planned("/ping"),
-			"/query":                   planned("/query"),
+			"/api/v1/write":            ing.route("/api/v1/write", true, (*ingestAPI).handleRemoteWrite),
+			"/write":                   ing.route("/write", false, (*ingestAPI).handleWrite),
+			"/api/v2/write":            ing.route("/api/v2/write", false, (*ingestAPI).handleWriteV2),
+			"/ping":                    {name: "/ping", handle: handlePing},
+			"/query":                   {name: "/query", handle: handleInfluxQuery},
 		},
 		openTSDB: map[string]endpoint{
 			"version":     {name: "/api/version", handle: s.handleVersion},
-			"put":         planned("/api/put"),
+			"put":         ing.route("/api/put", false, (*ingestAPI).handlePut),
 			"query":       planned("/api/query"),
 			"suggest":     planned("/api/suggest"),
 			"search":      planned("/api/search"),

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/ingest/promrw"
+	"github.com/tsd-db/tsd/ingest/service"
+)
+
+// maxRemoteWriteErrors bounds the bad series named in a 400 answer.
+const maxRemoteWriteErrors = 10
+
+// rwResult counts one remote_write request.
+type rwResult struct {
+	written, bad, throttled int
+	errs                    []byte
+	throttle                string
+}
+
+func (r *rwResult) addError(msg string) {
+	r.bad++
+	if r.bad <= maxRemoteWriteErrors {
+		r.errs = append(append(r.errs, msg...), '\n')
+	}
+}
+
+// handleRemoteWrite is Prometheus remote_write 1.0 and 2.0, POST
+// /api/v1/write: a snappy block-compressed protobuf body.
+func (a *ingestAPI) handleRemoteWrite(ctx *fasthttp.RequestCtx) {
+	if !ctx.IsPost() {
+		writeMethodNotAllowed(ctx)
+		return
+	}
+	v, err := promrw.ParseContentType(string(ctx.Request.Header.ContentType()))
+	if err != nil {
+		rwText(ctx, fasthttp.StatusUnsupportedMediaType, err.Error()+"\n")
+		return
+	}
+	bb := a.getBuf()
+	defer a.release(bb)
+	if !a.snappyBody(ctx, bb) {
+		return
+	}
+	res, err := a.rwDecode(ctx, bb.b, v)
+	if err != nil {
+		rwText(ctx, fasthttp.StatusBadRequest, err.Error()+"\n")
+		return
+	}
+	h := &ctx.Response.Header
+	h.Set("X-Prometheus-Remote-Write-Samples-Written", strconv.Itoa(res.written))
+	h.Set("X-Prometheus-Remote-Write-Histograms-Written", "0")
+	h.Set("X-Prometheus-Remote-Write-Exemplars-Written", "0")
+	switch {
+	case res.throttled > 0:
+		rwText(ctx, fasthttp.StatusServiceUnavailable, "Please throttle writes: "+res.throttle+"\n")
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	case res.bad > 0:
+		rwText(ctx, fasthttp.StatusBadRequest, strconv.Itoa(res.bad)+" bad series or samples:\n"+string(res.errs))
+	default:
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+	}
+}
+
+// snappyBody decodes the body into bb within the size limit and budget;
+// on failure it has answered.
+func (a *ingestAPI) snappyBody(ctx *fasthttp.RequestCtx, bb *bodyBuf) bool {
+	raw := ctx.PostBody()
+	n, err := snappy.DecodedLen(raw)
+	switch {
+	case err != nil:
+		rwText(ctx, fasthttp.StatusBadRequest, "snappy: "+err.Error()+"\n")
+		return false
+	case n > a.limit:
+		a.bodyError(ctx, errBodyTooLarge)
+		return false
+	case !a.reserve(bb, int64(n)):
+		a.bodyError(ctx, errBudgetSpent)
+		return false
+	}
+	bb.b, err = promrw.Decompress(bb.b[:0], raw, a.limit)
+	if errors.Is(err, promrw.ErrTooLarge) {
+		a.bodyError(ctx, errBodyTooLarge)
+		return false
+	}
+	if err != nil {
+		rwText(ctx, fasthttp.StatusBadRequest, err.Error()+"\n")
+		return false
+	}
+	return true
+}
+
+// rwDecode stores the samples of body; a malformed body is an error and
+// nothing of it is stored.
+func (a *ingestAPI) rwDecode(ctx *fasthttp.RequestCtx, body []byte, v promrw.Version) (rwResult, error) {
+	dec := a.rwDecoder()
+	defer a.rwDecs.Put(dec)
+	sess := a.w.Session(service.RemoteWrite)
+	defer sess.Release()
+	var res rwResult
+	dec.Reset(body, v)
+	for dec.Next() {
+		if se := dec.SeriesError(); se != nil {
+			sess.CountBad(1)
+			res.addError(se.Error())
+			continue
+		}
+		if err := sess.Add(ctx, dec.Point()); errors.Is(err, service.ErrThrottled) {
+			res.throttled++
+			res.throttle = service.ThrottleReason(err)
+		} else if err != nil {
+			res.addError(err.Error())
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return res, err
+	}
+	n := sess.Pending()
+	if err := sess.Commit(false); err != nil {
+		res.throttled++
+		res.throttle = service.ThrottleReason(err)
+	} else {
+		res.written = n
+	}
+	return res, nil
+}
+
+func rwText(ctx *fasthttp.RequestCtx, status int, msg string) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/plain; charset=utf-8")
+	ctx.SetBodyString(msg)
+}
+
+func (a *ingestAPI) rwDecoder() *promrw.Decoder {
+	if d, ok := a.rwDecs.Get().(*promrw.Decoder); ok {
+		return d
+	}
+	d, _ := promrw.NewDecoder(nil)
+	return d
+}
