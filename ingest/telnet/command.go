@@ -1,6 +1,9 @@
 package telnet
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // Command is a telnet command.
 type Command uint8
@@ -50,4 +53,15 @@ func SplitCommand(line []byte) (Command, []byte) {
 // its "\n": "unknown command: <name>.  Try `help'."
 func UnknownCommand(name []byte) string {
 	return "unknown command: " + string(name) + ".  Try `help'."
+}
+
+// DefaultMaxLineBytes is tsd's telnet line limit (64 KiB; OpenTSDB's is
+// 1,024 bytes). Read lines with parse.LineReader.ResetReader(conn,
+// DefaultMaxLineBytes): a longer line comes back TooLong, its rest skipped.
+const DefaultMaxLineBytes = 64 << 10
+
+// LineTooLong returns the reply to a line over the limit, without its
+// "\n": "line too long: more than 65536 bytes".
+func LineTooLong(max int) string {
+	return "line too long: more than " + strconv.Itoa(max) + " bytes"
 }

@@ -118,6 +118,9 @@ func TestSplitCommand(t *testing.T) {
 	if got := UnknownCommand([]byte("foo")); got != "unknown command: foo.  Try `help'." {
 		t.Fatalf("got %q", got)
 	}
+	if got := LineTooLong(DefaultMaxLineBytes); got != "line too long: more than 65536 bytes" {
+		t.Fatalf("got %q", got)
+	}
 	if Put.String() != "put" || DieDieDie.String() != "diediedie" || Unknown.String() != "" {
 		t.Fatal("String")
 	}
