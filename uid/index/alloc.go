@@ -29,6 +29,13 @@ type blockAlloc struct {
 // take appends n fresh values to dst. A stale block's unused range is
 // returned in gaveUp (first > last when none) for the caller to void.
 func (ix *Index) take(ctx context.Context, a *blockAlloc, dst []uint64, n int) (vals []uint64, gaveUp [2]uint64, err error) {
+	vals, _, gaveUp, err = ix.takeAt(ctx, a, dst, n)
+	return vals, gaveUp, err
+}
+
+// takeAt is take that also returns when the last value's block was
+// reserved.
+func (ix *Index) takeAt(ctx context.Context, a *blockAlloc, dst []uint64, n int) (vals []uint64, born time.Time, gaveUp [2]uint64, err error) {
 	gaveUp = [2]uint64{1, 0}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -39,7 +46,7 @@ func (ix *Index) take(ctx context.Context, a *blockAlloc, dst []uint64, n int) (
 	for n > 0 {
 		if a.next > a.end {
 			if err := ix.reserve(ctx, a, n); err != nil {
-				return dst, gaveUp, err
+				return dst, born, gaveUp, err
 			}
 		}
 		for ; n > 0 && a.next <= a.end; n-- {
@@ -47,7 +54,7 @@ func (ix *Index) take(ctx context.Context, a *blockAlloc, dst []uint64, n int) (
 			a.next++
 		}
 	}
-	return dst, gaveUp, nil
+	return dst, a.born, gaveUp, nil
 }
 
 // reserve increments the counter by max(block, n); the caller holds a.mu.

@@ -75,8 +75,14 @@
 // will read it; no clock is compared across daemons (HoleTimeout is
 // measured by each reader on its own clock).
 //
+// A writer also checks the time since its block was reserved, on its own
+// clock: a reader notices a hole only after the hole's block was reserved,
+// so a record written within HoleTimeout of that cannot have been voided;
+// one written later may have been voided and trimmed (its write then
+// succeeds unseen), so it is written again under a new number.
+//
 // Trimming. Once a reader's low water (its lowest unresolved number) is
-// 4096 records past the checkpoint "low", it moves the checkpoint to 1024
+// 5120 records past the checkpoint "low", it moves the checkpoint to 1024
 // below its low water (CheckAndPut from the old value) and deletes the
 // family x of the log rows below. Every record below the checkpoint was
 // written after its series rows, so the series rows reflect it. A reader

@@ -17,19 +17,24 @@ const maxLogTries = 16
 // logRecord writes rec under a fresh sequence number. A number that a
 // reader voided meanwhile (this process stalled past HoleTimeout) is
 // given up with the rest of its block, and the record goes under a number
-// of a new block, so it always lands where a reader that has not given up
-// on it will find it.
+// of a new block, which every reader will still scan. A write that lands
+// so late that readers may have voided its number and trimmed the void
+// away (it succeeds then, unseen) is written again under a new number too:
+// a record read twice is harmless.
 func (ix *Index) logRecord(ctx context.Context, rec []byte) error {
 	var buf [1]uint64
 	for range maxLogTries {
-		seqs, gaveUp, err := ix.take(ctx, &ix.seqs, buf[:0], 1)
+		seqs, born, gaveUp, err := ix.takeAt(ctx, &ix.seqs, buf[:0], 1)
 		ix.voidRange(ctx, gaveUp)
 		if err != nil {
 			return err
 		}
 		ok, err := ix.putRecord(ctx, seqs[0], rec)
-		if err != nil || ok {
+		if err != nil {
 			return err
+		}
+		if ok && ix.opts.Clock().Sub(born) < ix.opts.HoleTimeout*3/4 {
+			return nil
 		}
 		// Readers void every hole of a stalled writer together: the rest of
 		// this block is most likely voided too.

@@ -281,3 +281,51 @@ func TestRefreshLoop(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// stallingTable advances a clock while it writes a log row, once: a writer
+// stalled in the middle of its write.
+type stallingTable struct {
+	storage.Table
+	clock *fakeClock
+	by    time.Duration
+	once  sync.Once
+}
+
+func (s *stallingTable) CheckAndPut(ctx context.Context, row []byte, family string, qual, expected []byte, cells []storage.Cell) error {
+	err := s.Table.CheckAndPut(ctx, row, family, qual, expected, cells)
+	if len(row) == 10 && row[1] == tagLog {
+		s.once.Do(func() { s.clock.Add(s.by) })
+	}
+	return err
+}
+
+// TestLateWriteIsLoggedAgain: a record whose write ends later than
+// HoleTimeout after its block was reserved may have been voided and trimmed
+// meanwhile, so it is written again under a new number.
+func TestLateWriteIsLoggedAgain(t *testing.T) {
+	s := openMemStore(t)
+	clock := newFakeClock()
+	st := &stallingTable{Table: s.meta, clock: clock, by: DefaultHoleTimeout}
+	a, err := Open(context.Background(), st, s.uids, &Options{RefreshInterval: -1, Logger: quiet, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	x := s.tsuid(t, "m", "host=x")
+	id := mustRegister(t, a, x, 0, 0)
+	var announced int
+	start, stop := rowRange(tagLog)
+	sc := s.meta.Scan(context.Background(), &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: readIndex})
+	for sc.Next() {
+		rec, err := parseRecord(sc.Cell().Value, nil)
+		if err == nil && rec.kind == recNew && rec.items[0].id == id {
+			announced++
+		}
+	}
+	if err := sc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if announced != 2 {
+		t.Fatalf("series announced %d times, want twice (the late write again)", announced)
+	}
+}

@@ -89,7 +89,7 @@ func parseRecord(src []byte, dst []item) (record, error) {
 }
 
 func parseItems(src []byte, dst []item, withTSUID bool) ([]item, error) {
-	n, k := binary.Uvarint(src)
+	n, k := uvarint(src)
 	if k <= 0 || n > uint64(len(src)) {
 		return dst, fmt.Errorf("%w: bad item count", errRecord)
 	}
@@ -117,10 +117,20 @@ func parseItem(src []byte, withTSUID bool) (item, []byte, error) {
 	if !withTSUID {
 		return it, src, nil
 	}
-	n, k := binary.Uvarint(src)
+	n, k := uvarint(src)
 	if k <= 0 || n > storage.MaxRowKeySize || n > uint64(len(src)-k) {
 		return item{}, src, fmt.Errorf("%w: bad tsuid length", errRecord)
 	}
 	it.tsuid = src[k : k+int(n) : k+int(n)]
 	return it, src[k+int(n):], nil
+}
+
+// uvarint is binary.Uvarint refusing non-minimal encodings (k = 0), so
+// that every record has one encoding.
+func uvarint(src []byte) (uint64, int) {
+	n, k := binary.Uvarint(src)
+	if k > 1 && src[k-1] == 0 {
+		return 0, 0
+	}
+	return n, k
 }
