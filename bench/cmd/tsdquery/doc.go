@@ -1,0 +1,11 @@
+// Command tsdquery runs the bench query set (package bench/queryset) against
+// a running tsd, each query as an OpenTSDB /api/query request and as PromQL
+// range queries, a chosen number of times, and prints mean, p50 and p99 per
+// query and API. Load the dataset first with tsdload (same -span; the
+// highcard-10 query needs the highcard shape with 100,000 hosts).
+//
+// Usage:
+//
+//	tsdquery -addr 127.0.0.1:4242 -n 20
+//	tsdquery -api promql -only 'single|groupby' -n 50
+package main
