@@ -25,6 +25,7 @@ type Head struct {
 	series *seriesShards
 	refs   refTable
 	hours  hourIndex
+	touch  SeriesToucher // the registrar's, or nil
 	replay ReplayStats
 
 	mem     atomic.Int64 // bytes held by series and rows
@@ -67,6 +68,7 @@ func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
 		return nil, err
 	}
 	h.series = newSeriesShards(h.opts.Shards)
+	h.touch, _ = h.opts.Registrar.(SeriesToucher)
 	r := newHeadReplay(h)
 	log, err := wal.Open(fs, dir, &h.opts.WAL, r.record)
 	if err != nil {

@@ -180,7 +180,7 @@ func (a *Appender) apply(seg uint32) {
 			cur = ps.s
 			cur.mu.Lock()
 		}
-		delta += cur.append(&a.h.hours, ps.p, seg, now)
+		delta += cur.append(a.h, ps.p, seg, now)
 	}
 	cur.mu.Unlock()
 	if delta != 0 {

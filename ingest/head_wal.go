@@ -77,7 +77,7 @@ func (r *headReplay) samples(seg uint32, payload []byte) {
 			continue
 		}
 		s.mu.Lock()
-		delta += s.append(&r.h.hours, p, seg, r.now)
+		delta += s.append(r.h, p, seg, r.now)
 		if i, ok := s.findRow(rowBase(p.T)); ok {
 			s.rows[i].maybeStored = true // a crash may have come after its flush
 		}

@@ -27,6 +27,15 @@ type SeriesRegistrar interface {
 	RegisterSeries(key []byte) error
 }
 
+// SeriesToucher is implemented by a registrar that also keeps the hours
+// each series holds data in (uid/index's Index.Touch). The head calls
+// Touch once per series and hour, when it opens a row (also when it
+// rebuilds rows from the log), with the row's first millisecond; key is
+// valid only during the call, which must not block.
+type SeriesToucher interface {
+	Touch(key []byte, ms int64) bool
+}
+
 // HeadOptions configure a Head. The zero value is usable after
 // EnsureDefaults.
 type HeadOptions struct {
@@ -36,7 +45,8 @@ type HeadOptions struct {
 	MaxTags int
 	// Shards is the number of series-map shards, a power of two. Default 256.
 	Shards int
-	// Registrar is told about every new series. Default none.
+	// Registrar is told about every new series, and about every hour a
+	// series opens a row in if it is also a SeriesToucher. Default none.
 	Registrar SeriesRegistrar
 	// WAL configures the write-ahead log; its Logger defaults to Logger.
 	WAL wal.Options

@@ -62,16 +62,19 @@ const (
 )
 
 // append adds p, which arrived now and was logged in WAL segment seg, and
-// returns the change in the head's memory. A new row is entered in hours.
-// The caller holds s.mu.
-func (s *memSeries) append(hours *hourIndex, p series.Point, seg uint32, now int64) int64 {
+// returns the change in the head's memory. A new row is entered in the
+// hour index and touched in the series index. The caller holds s.mu.
+func (s *memSeries) append(h *Head, p series.Point, seg uint32, now int64) int64 {
 	base := rowBase(p.T)
 	i, delta := len(s.rows)-1, int64(0)
 	if i < 0 || s.rows[i].base != base {
 		var found bool
 		if i, found = s.findRow(base); !found {
 			i, delta = s.newRow(i, base)
-			hours.add(s, base)
+			h.hours.add(s, base)
+			if h.touch != nil {
+				h.touch.Touch(keyBytes(s.key), base)
+			}
 		}
 	}
 	r := &s.rows[i]
