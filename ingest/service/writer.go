@@ -129,6 +129,12 @@ func (s *Session) Release() {
 	s.w.pool.Put(s)
 }
 
+// Rollback drops the points waiting for Commit.
+func (s *Session) Rollback() {
+	s.app.Rollback()
+	s.pending = 0
+}
+
 // Pending returns the number of points waiting for Commit.
 func (s *Session) Pending() int { return s.pending }
 

@@ -1,0 +1,145 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/internal/invariants"
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+func point(metric string, ms int64, v int64, tags ...string) *parse.Point {
+	p := &parse.Point{Metric: []byte(metric), Value: series.Point{T: ms, Kind: series.Int, Bits: uint64(v)}}
+	for i := 0; i+1 < len(tags); i += 2 {
+		p.AddTag([]byte(tags[i]), []byte(tags[i+1]))
+	}
+	return p
+}
+
+func TestSessionAddCommit(t *testing.T) {
+	st := newStack(t, nil)
+	ctx := context.Background()
+	s := st.w.Session(Telnet)
+	defer s.Release()
+	for i, p := range []*parse.Point{
+		point("m", 1000, 1, "host", "a"),
+		point("m", 2000, 2, "host", "a"),
+		point("m", 1000, 3, "host", "b"),
+	} {
+		if err := s.Add(ctx, p); err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+	}
+	if got := st.points(t, "m", "host", "a"); len(got) != 0 {
+		t.Fatalf("visible before Commit: %v", got)
+	}
+	if err := s.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(st.points(t, "m", "host", "a"), ";")
+	if want := "{} 1000 1i;{} 2000 2i"; got != want {
+		t.Errorf("host=a: %s, want %s", got, want)
+	}
+	if n := st.w.Stats(Telnet).Points.Load(); n != 3 {
+		t.Errorf("points counted %d, want 3", n)
+	}
+}
+
+func TestSessionBadPoint(t *testing.T) {
+	st := newStack(t, nil)
+	ctx := context.Background()
+	s := st.w.Session(Influx)
+	defer s.Release()
+	err := s.Add(ctx, point("m", ingest.MaxTimestamp+1, 1))
+	var pe *PointError
+	if !errors.As(err, &pe) || errors.Is(err, ErrThrottled) {
+		t.Fatalf("out of range point: %v, want a *PointError", err)
+	}
+	bad := &parse.Point{Metric: []byte("bad\x01name"), Value: series.Point{T: 1000}}
+	if err := s.Add(ctx, bad); !errors.As(err, &pe) {
+		t.Fatalf("invalid name: %v, want a *PointError", err)
+	}
+	if err := s.Add(ctx, point("m", 5000, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.points(t, "m"), ";"); got != "{} 5000 5i" {
+		t.Errorf("good point next to bad ones: %q", got)
+	}
+	if n := st.w.Stats(Influx).Bad.Load(); n != 2 {
+		t.Errorf("bad counted %d, want 2", n)
+	}
+}
+
+func TestSessionThrottled(t *testing.T) {
+	// A head over its memory limit with no flusher loop refuses commits.
+	st := newStack(t, &ingest.HeadOptions{MaxMemory: 1})
+	s := st.w.Session(Put)
+	defer s.Release()
+	ctx := context.Background()
+	for i := range 3 {
+		if err := s.Add(ctx, point("m", int64(1000*(i+1)), 1, "host", "a")); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Commit(false)
+		if i > 0 && !errors.Is(err, ErrThrottled) {
+			t.Fatalf("commit %d over the limit: %v, want ErrThrottled", i, err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "Please throttle writes: ") {
+			t.Errorf("throttle text %q", err)
+		}
+	}
+}
+
+func TestSessionSteadyStateAllocs(t *testing.T) {
+	if invariants.RaceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	st := newStack(t, nil)
+	s := st.w.Session(Telnet)
+	defer s.Release()
+	ctx := context.Background()
+	p := point("sys.cpu.user", 1000, 1, "host", "web01", "cpu", "0")
+	warm := func() {
+		p.Value.T += 1000
+		if err := s.Add(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 100 {
+		warm()
+	}
+	if err := s.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(1000, warm); a != 0 {
+		t.Errorf("Add allocates %.1f per point in steady state", a)
+	}
+	s.Rollback()
+}
+
+func BenchmarkSessionAdd(b *testing.B) {
+	st := newStack(b, nil)
+	s := st.w.Session(Telnet)
+	defer s.Release()
+	ctx := context.Background()
+	p := point("sys.cpu.user", 1000, 1, "host", "web01", "cpu", "0")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Value.T += 1000
+		if err := s.Add(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		if i%1000 == 999 {
+			if err := s.Commit(false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
