@@ -357,3 +357,31 @@ func TestRestrictTime(t *testing.T) {
 		}
 	}
 }
+
+// TestDropCachesSeesRenames: names cached for matching follow a rename
+// once DropCaches is called.
+func TestDropCachesSeesRenames(t *testing.T) {
+	s := openMemStore(t)
+	ctx := context.Background()
+	ix := s.open(t, nil)
+	id := mustRegister(t, ix, s.tsuid(t, "m", "host=web01"), 0, 0)
+	host := s.assign(t, uid.TagK, "host")
+	count := func(p string) uint64 {
+		b, err := ix.Postings(ctx, NameKey, []Filter{{TagK: host, Type: Wildcard, Pattern: p}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.GetCardinality()
+	}
+	if count("web*") != 1 {
+		t.Fatal("web* does not match web01")
+	}
+	if err := s.uids.Rename(ctx, uid.TagV, "web01", "db01"); err != nil {
+		t.Fatal(err)
+	}
+	ix.DropCaches()
+	if count("web*") != 0 || count("db*") != 1 {
+		t.Fatalf("after rename and DropCaches: web* %d, db* %d; want 0 and 1", count("web*"), count("db*"))
+	}
+	_ = id
+}

@@ -77,6 +77,33 @@ type keyPostings struct {
 	// list holds the value UIDs in arrival order. It is append-only, so a
 	// reader may keep a prefix after releasing the lock.
 	list []uid.ID
+
+	// names caches the names of a prefix of list, in the same order
+	// (noName for a UID without one), so that matching names does not go
+	// through the UID cache per value. Readers extend it; DropCaches
+	// empties it.
+	nameMu sync.Mutex
+	names  []string // guarded by nameMu
+}
+
+// noName stands for a value UID without a name (names are printable).
+const noName = "\x00"
+
+// cachedNames returns the cached names; the slice is read-only.
+func (kp *keyPostings) cachedNames() []string {
+	kp.nameMu.Lock()
+	defer kp.nameMu.Unlock()
+	return kp.names[:len(kp.names):len(kp.names)]
+}
+
+// extendNames appends the names of list[from:from+len(fresh)], unless
+// another reader extended the cache first.
+func (kp *keyPostings) extendNames(from int, fresh []string) {
+	kp.nameMu.Lock()
+	defer kp.nameMu.Unlock()
+	if len(kp.names) == from {
+		kp.names = append(kp.names, fresh...)
+	}
 }
 
 // memIndex is the in-memory index. Lock order: mu, then a shard's mu.

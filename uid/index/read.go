@@ -129,32 +129,61 @@ func (ix *Index) lookupAll(ctx context.Context, kind uid.Kind, names []string) (
 	return out, nil
 }
 
-// matchValues returns the values of key whose names pass match.
+// matchValues returns the values of key whose names pass match, naming
+// them from the key's name cache and the Resolver for the values it lacks.
 func (ix *Index) matchValues(ctx context.Context, kind uid.Kind, key uid.ID, match func(string) bool) ([]uid.ID, error) {
+	kp, vals := ix.mem.valueList(key)
+	if kp == nil {
+		return nil, nil
+	}
+	names := kp.cachedNames()
+	var fresh []string
 	var out []uid.ID
-	for _, v := range ix.mem.valueList(key) {
-		name, err := ix.res.Name(ctx, kind, v)
-		if errors.Is(err, uid.ErrNoSuchID) {
-			continue
+	for i, v := range vals {
+		var name string
+		if i < len(names) {
+			name = names[i]
+		} else {
+			var err error
+			name, err = ix.res.Name(ctx, kind, v)
+			if errors.Is(err, uid.ErrNoSuchID) {
+				name, err = noName, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("index: name of %s %d: %w", kind, v, err)
+			}
+			fresh = append(fresh, name)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("index: name of %s %d: %w", kind, v, err)
-		}
-		if match(name) {
+		if name != noName && match(name) {
 			out = append(out, v)
 		}
 	}
+	kp.extendNames(len(names), fresh)
 	return out, nil
 }
 
-// valueList returns the values of key; the slice is shared and read-only.
-func (m *memIndex) valueList(key uid.ID) []uid.ID {
+// valueList returns key's postings and a read-only snapshot of its values.
+func (m *memIndex) valueList(key uid.ID) (*keyPostings, []uid.ID) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if kp := m.mu.keys[key]; kp != nil {
-		return kp.list[:len(kp.list):len(kp.list)]
+	kp := m.mu.keys[key]
+	if kp == nil {
+		return nil, nil
 	}
-	return nil
+	return kp, kp.list[:len(kp.list):len(kp.list)]
+}
+
+// DropCaches forgets the names cached for matching, so that renames and
+// deletions of UIDs are seen (OpenTSDB's /api/dropcaches; call it after
+// uid's Rename and Delete and with uid's DropCaches).
+func (ix *Index) DropCaches() {
+	ix.mem.mu.RLock()
+	defer ix.mem.mu.RUnlock()
+	for _, kp := range ix.mem.mu.keys {
+		kp.nameMu.Lock()
+		kp.names = nil
+		kp.nameMu.Unlock()
+	}
 }
 
 // selection is what one filter selects: the series having its key, and
