@@ -149,6 +149,7 @@ func (a *ingestAPI) lpDecoder() *influx.Decoder {
 	if d, ok := a.lpDecs.Get().(*influx.Decoder); ok {
 		return d
 	}
-	d, _ := influx.NewDecoder(nil)
+	o := a.w.Options()
+	d, _ := influx.NewDecoder(&influx.Options{MaxTags: o.MaxTags, Separator: o.InfluxSeparator})
 	return d
 }

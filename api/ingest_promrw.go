@@ -138,6 +138,6 @@ func (a *ingestAPI) rwDecoder() *promrw.Decoder {
 	if d, ok := a.rwDecs.Get().(*promrw.Decoder); ok {
 		return d
 	}
-	d, _ := promrw.NewDecoder(nil)
+	d, _ := promrw.NewDecoder(&promrw.Options{MaxTags: a.w.Options().MaxTags})
 	return d
 }

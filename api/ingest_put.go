@@ -124,6 +124,7 @@ func (a *ingestAPI) putDecoder() *putjson.Decoder {
 	if d, ok := a.putDecs.Get().(*putjson.Decoder); ok {
 		return d
 	}
-	d, _ := putjson.NewDecoder(nil)
+	o := a.w.Options()
+	d, _ := putjson.NewDecoder(&putjson.Options{MaxTags: o.MaxTags, AllowSpecialChars: o.AllowSpecialChars})
 	return d
 }

@@ -153,7 +153,8 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 
 func (st *ingestStack) openWriter(c *config, log *slog.Logger) error {
 	var err error
-	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log})
+	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log,
+		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,15 @@ type Options struct {
 	UIDs *uid.UIDs
 	// Head receives the points. Required.
 	Head *ingest.Head
+	// MaxTags bounds a point's tags in every protocol's parser
+	// (tsd.storage.max_tags). Default 32.
+	MaxTags int
+	// AllowSpecialChars widens OpenTSDB's name rules for telnet and
+	// /api/put (tsd.core.tag.allow_specialchars). Default none.
+	AllowSpecialChars string
+	// InfluxSeparator joins an Influx measurement and field key into the
+	// metric name. Default "_".
+	InfluxSeparator string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -77,6 +86,7 @@ func (p Protocol) String() string { return protocolNames[p] }
 // Writer turns parsed points into head appends. Safe for concurrent use;
 // per-goroutine state lives in Sessions.
 type Writer struct {
+	opts  Options
 	uids  *uid.UIDs
 	head  *ingest.Head
 	log   *slog.Logger
@@ -92,10 +102,14 @@ func NewWriter(opts Options) (*Writer, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	w := &Writer{uids: opts.UIDs, head: opts.Head, log: opts.Logger}
+	w := &Writer{opts: opts, uids: opts.UIDs, head: opts.Head, log: opts.Logger}
 	w.pool.New = func() any { return &Session{w: w, app: w.head.Appender()} }
 	return w, nil
 }
+
+// Options returns the options the Writer was made with, which the
+// protocol handlers configure their parsers from.
+func (w *Writer) Options() Options { return w.opts }
 
 // Stats returns the counters of protocol p.
 func (w *Writer) Stats(p Protocol) *Counters { return &w.stats[p] }

@@ -1,0 +1,213 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/storage/pebble"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// newWriter opens a real pebble store, UIDs and head in a temp directory.
+func newWriter(t *testing.T, maxMemory int64) (*service.Writer, *ingest.Head, *uid.UIDs) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	log := quietLog()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.EnsureTable(ctx, uid.TableSpec(uid.DefaultTable)); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := db.Table(ctx, uid.DefaultTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := uid.New(tbl, &uid.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, MaxMemory: maxMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	w, err := service.NewWriter(service.Options{UIDs: u, Head: h, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, h, u
+}
+
+// headPoints counts the head's points of metric (no tags unless given).
+func headPoints(t *testing.T, h *ingest.Head, u *uid.UIDs, metric string, tags ...string) int {
+	t.Helper()
+	var ut []uid.Tag
+	for i := 0; i+1 < len(tags); i += 2 {
+		ut = append(ut, uid.Tag{Key: []byte(tags[i]), Value: []byte(tags[i+1])})
+	}
+	key, err := u.ResolvePoint(context.Background(), nil, []byte(metric), ut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(h.AppendPoints(nil, key, 0, ingest.MaxTimestamp))
+}
+
+func sendReq(t *testing.T, method, url string, body []byte, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func gz(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestPutAnswers(t *testing.T) {
+	w, h, u := newWriter(t, 0)
+	_, base := startServer(t, Options{Ingest: w})
+	two := `[{"metric":"m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
+		`{"metric":"m","timestamp":1356998401,"value":"2","tags":{"host":"a"}}]`
+	resp, body := sendReq(t, "POST", base+"/api/put?summary", []byte(two))
+	if resp.StatusCode != 200 || body != `{"success":2,"failed":0}` {
+		t.Errorf("summary = %d %s", resp.StatusCode, body)
+	}
+	resp, body = sendReq(t, "POST", base+"/api/v1/put", []byte(`{"metric":"m","timestamp":0,"value":1,"tags":{"host":"a"}}`))
+	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"One or more data points had errors",`+
+		`"details":"Please see the TSD logs or append \"details\" to the put request"}}` {
+		t.Errorf("bad point without flags = %d %s", resp.StatusCode, body)
+	}
+	resp, body = sendReq(t, "POST", base+"/api/put", []byte(`[]`))
+	if resp.StatusCode != 400 || !strings.Contains(body, "No datapoints found in content") {
+		t.Errorf("empty array = %d %s", resp.StatusCode, body)
+	}
+	resp, body = sendReq(t, "POST", base+"/api/put", []byte(`[{"metric":"m",`))
+	if resp.StatusCode != 400 {
+		t.Errorf("truncated JSON = %d %s", resp.StatusCode, body)
+	}
+	if n := headPoints(t, h, u, "m", "host", "a"); n != 2 {
+		t.Errorf("head holds %d points of m{host=a}, want 2", n)
+	}
+}
+
+func TestIngestThrottled(t *testing.T) {
+	w, _, _ := newWriter(t, 1) // over the limit at once, and no flusher loop
+	s, base := startServer(t, Options{Ingest: w, Telnet: mustTelnet(t, w)})
+	var resp *http.Response
+	var body string
+	for i := range 2 { // the first commit may still fit
+		resp, body = sendReq(t, "POST", base+"/api/put",
+			[]byte(`{"metric":"m","timestamp":135699840`+string(rune('0'+i))+`,"value":1,"tags":{"host":"a"}}`))
+	}
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || body != `{"success":0,"failed":1}` {
+		t.Errorf("/api/put over the memory limit = %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	resp, body = sendReq(t, "POST", base+"/write", []byte("cpu v=1 1356998400000000000\n"))
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Please throttle writes") {
+		t.Errorf("/write over the memory limit = %d %s", resp.StatusCode, body)
+	}
+	c := dialRaw(t, s)
+	defer c.Close()
+	c.Write([]byte("put m 1356998402 1 host=a\nversion\n"))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "put: Please throttle writes: ") {
+		t.Errorf("telnet over the memory limit: %q %v", line, err)
+	}
+}
+
+func mustTelnet(t *testing.T, w *service.Writer) *service.TelnetHandler {
+	h, err := service.NewTelnetHandler(w, service.TelnetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func dialRaw(t *testing.T, s *Server) net.Conn {
+	t.Helper()
+	s.mu.Lock()
+	var addr string
+	for ln := range s.mu.listeners {
+		addr = ln.Addr().String()
+	}
+	s.mu.Unlock()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c
+}
+
+func TestIngestBodyLimits(t *testing.T) {
+	w, _, _ := newWriter(t, 0)
+	_, base := startServer(t, Options{Ingest: w, MaxRequestBodySize: 1 << 20})
+	bomb := gz(t, make([]byte, 8<<20)) // 8 MiB of zeros, a few KiB compressed
+	resp, body := sendReq(t, "POST", base+"/write", bomb, "Content-Encoding", "gzip")
+	if resp.StatusCode != 413 || !strings.Contains(body, "1048576") {
+		t.Errorf("gzip bomb = %d %s", resp.StatusCode, body)
+	}
+	_, base2 := startServer(t, Options{Ingest: w, MaxInflightBytes: 8})
+	resp, body = sendReq(t, "POST", base2+"/write", []byte("cpu v=1 1356998400000000000\n"))
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("budget spent = %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestRemoteWriteBadSeries(t *testing.T) {
+	w, h, u := newWriter(t, 0)
+	_, base := startServer(t, Options{Ingest: w})
+	req := &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{
+		{Labels: []prompb.Label{{Name: "job", Value: "x"}}, Samples: []prompb.Sample{{Value: 1, Timestamp: 1356998400000}}},
+		{Labels: []prompb.Label{{Name: "__name__", Value: "ok"}}, Samples: []prompb.Sample{{Value: 2, Timestamp: 1356998400000}}},
+	}}
+	raw, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := sendReq(t, "POST", base+"/api/v1/write", snappy.Encode(nil, raw), "Content-Encoding", "snappy")
+	if resp.StatusCode != 400 || !strings.Contains(body, `job="x"`) ||
+		resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "1" {
+		t.Errorf("bad series = %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	if n := headPoints(t, h, u, "ok"); n != 1 {
+		t.Errorf("good series beside a bad one: %d points, want 1", n)
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
