@@ -8,8 +8,8 @@ import (
 )
 
 // Flush persists every span extension made since the last Flush: the
-// series rows' hour cells, then one recHours record per maxItemsPerRecord
-// series for other daemons. The loop calls it every RefreshInterval and
+// series rows' hour cells, then one change record per 1024 series for the
+// other daemons. The loop calls it every RefreshInterval and
 // Close calls it last. What it could not write stays queued.
 func (ix *Index) Flush(ctx context.Context) error {
 	ix.dirty.Lock()

@@ -110,3 +110,40 @@ func TestPersistReload(t *testing.T) {
 		t.Fatalf("m1 postings after reload: %v %v", b, err)
 	}
 }
+
+func TestRegisterMany(t *testing.T) {
+	s := openMemStore(t)
+	ctx := context.Background()
+	ix := s.open(t, nil)
+	known := s.tsuid(t, "m", "host=known")
+	kid := mustRegister(t, ix, known, 5*hourMs, 5*hourMs)
+	var regs []Registration
+	for i := range 50 {
+		k := s.tsuid(t, "m", "host=h"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+		regs = append(regs, Registration{TSUID: k, FirstMs: int64(i) * hourMs, LastMs: int64(i) * hourMs})
+	}
+	regs = append(regs,
+		Registration{TSUID: regs[0].TSUID, FirstMs: 70 * hourMs, LastMs: 70 * hourMs}, // a duplicate widens
+		Registration{TSUID: known, FirstMs: 2 * hourMs, LastMs: 3 * hourMs})
+	if err := ix.RegisterMany(ctx, regs); err != nil {
+		t.Fatal(err)
+	}
+	bad := append(regs[:1:1], Registration{TSUID: []byte{0, 0, 0}})
+	if err := ix.RegisterMany(ctx, bad); !errors.Is(err, ErrBadTSUID) {
+		t.Fatalf("bad TSUID in a batch: err %v", err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := s.open(t, nil)
+	if re.Len() != 51 {
+		t.Fatalf("reloaded %d series, want 51", re.Len())
+	}
+	id, _ := re.Lookup(regs[0].TSUID)
+	if got, _ := re.Series(id); got.First != 0 || got.Last != 70*3600 {
+		t.Fatalf("duplicate registration: span %+v, want hours 0..70", got)
+	}
+	if got, _ := re.Series(kid); got.First != 2*3600 || got.Last != 5*3600 {
+		t.Fatalf("known series widened by the batch: %+v, want hours 2..5", got)
+	}
+}
