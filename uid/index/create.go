@@ -61,6 +61,7 @@ func (ix *Index) addCreated(items []item) ([]*seriesEntry, error) {
 				Err: fmt.Errorf("series id %d names two TSUIDs, one of them %x", it.id, it.tsuid)}
 		}
 		e.widen(it.sp)
+		ix.takePending(e)
 		es[i] = e
 	}
 	return es, nil

@@ -54,6 +54,12 @@ type Index struct {
 		list []*seriesEntry // entries whose span grew since persisted
 	}
 	tail tailState
+	// pending holds spans logged for ids not known yet. Lock order: tail,
+	// pending, mem.
+	pending struct {
+		sync.Mutex
+		m map[uint32]span
+	}
 
 	stats counters
 

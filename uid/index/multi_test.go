@@ -329,3 +329,27 @@ func TestLateWriteIsLoggedAgain(t *testing.T) {
 		t.Fatalf("series announced %d times, want twice (the late write again)", announced)
 	}
 }
+
+// TestSpanBeforeSeries: a span record read before the record announcing
+// its series waits for it.
+func TestSpanBeforeSeries(t *testing.T) {
+	s := openMemStore(t)
+	ctx := context.Background()
+	a, b := s.open(t, nil), s.open(t, nil)
+	seqs, _, err := a.take(ctx, &a.seqs, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.tsuid(t, "m", "host=x")
+	if ok, err := a.putRecord(ctx, seqs[1], appendHoursRecord(nil, []item{{id: 500, sp: span{1, 50}}})); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	mustRefresh(t, b)
+	if ok, err := a.putRecord(ctx, seqs[0], appendNewRecord(nil, []item{{id: 500, sp: span{3, 3}, tsuid: x}})); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	mustRefresh(t, b)
+	if got, ok := b.Series(500); !ok || got.First != 3600 || got.Last != 50*3600 {
+		t.Fatalf("series 500: %+v %v, want hours 1..50", got, ok)
+	}
+}

@@ -32,11 +32,10 @@ const (
 // record appears, a void covers it, or it is voided by the reader after
 // HoleTimeout.
 type tailState struct {
-	mu      sync.Mutex           // one refresh at a time; guards the rest
-	cursor  uint64               // every number >= cursor is unseen
-	holes   map[uint64]time.Time // unseen numbers < cursor → when noticed
-	pending map[uint32]span      // spans logged for ids not yet known
-	items   []item               // parse buffer
+	mu     sync.Mutex           // one refresh at a time; guards the rest
+	cursor uint64               // every number >= cursor is unseen
+	holes  map[uint64]time.Time // unseen numbers < cursor → when noticed
+	items  []item               // parse buffer
 
 	trimEvery, trimKeep uint64
 }
@@ -83,7 +82,7 @@ func (ix *Index) Refresh(ctx context.Context) error {
 func (ix *Index) load(ctx context.Context) error {
 	t := &ix.tail
 	t.holes = make(map[uint64]time.Time)
-	t.pending = make(map[uint32]span)
+	ix.pending.m = make(map[uint32]span)
 	t.trimEvery, t.trimKeep = defaultTrimEvery, defaultTrimKeep
 	return ix.Refresh(ctx)
 }
@@ -230,24 +229,35 @@ func (ix *Index) addStored(id uint32, tsuid []byte, sp span) {
 	default:
 		e.widen(sp)
 	}
-	if p, ok := ix.tail.pending[id]; ok {
-		e.widen(p)
-		delete(ix.tail.pending, id)
-	}
+	ix.takePending(e)
 }
 
-// widenLogged applies a recHours record; spans of ids not known yet wait.
+// widenLogged applies a recHours record. Spans of ids not known yet wait
+// in pending until the series is added (by a refresh or a registration):
+// the lock makes "not known" and "added" exclusive, so none is lost.
 func (ix *Index) widenLogged(items []item) {
+	ix.pending.Lock()
+	defer ix.pending.Unlock()
 	for _, it := range items {
 		if e := ix.mem.byID(it.id); e != nil {
 			e.widen(it.sp)
-		} else {
-			p, ok := ix.tail.pending[it.id]
-			if !ok {
-				p = noSpan
-			}
-			ix.tail.pending[it.id] = p.merge(it.sp)
+			continue
 		}
+		p, ok := ix.pending.m[it.id]
+		if !ok {
+			p = noSpan
+		}
+		ix.pending.m[it.id] = p.merge(it.sp)
+	}
+}
+
+// takePending applies the span waiting for a series just added.
+func (ix *Index) takePending(e *seriesEntry) {
+	ix.pending.Lock()
+	defer ix.pending.Unlock()
+	if p, ok := ix.pending.m[e.id]; ok {
+		e.widen(p)
+		delete(ix.pending.m, e.id)
 	}
 }
 
