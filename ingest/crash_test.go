@@ -47,7 +47,7 @@ func TestCrashKill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	acked := -1
 	for iter := range *crashIters {
-		last, started := runAndKill(t, dir, acked+1, rng)
+		last, started := runAndKill(t, "TestCrashKill", crashDirEnv, dir, acked+1, rng)
 		if last < acked+1 {
 			t.Fatalf("iter %d: child acknowledged nothing", iter)
 		}
@@ -59,9 +59,9 @@ func TestCrashKill(t *testing.T) {
 // runAndKill starts a child at batch start, kills it after a few
 // acknowledgments and returns the last acknowledged batch and the last
 // batch the child may have begun.
-func runAndKill(t *testing.T, dir string, start int, rng *rand.Rand) (last, started int) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashKill$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashStartEnv+"="+strconv.Itoa(start))
+func runAndKill(t *testing.T, test, dirEnv, dir string, start int, rng *rand.Rand) (last, started int) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), dirEnv+"="+dir, crashStartEnv+"="+strconv.Itoa(start))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -77,7 +77,8 @@ func runAndKill(t *testing.T, dir string, start int, rng *rand.Rand) (last, star
 			last, _ = strconv.Atoi(b)
 		}
 		if last >= killAt {
-			cmd.Process.Kill() // SIGKILL: no deferred function, no Close
+			time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // land anywhere in the next step
+			cmd.Process.Kill()                                           // SIGKILL: no deferred function, no Close
 			break
 		}
 	}

@@ -26,9 +26,11 @@ type store struct {
 	meta storage.Table
 }
 
-func openStore(t testing.TB, fs vfs.FS) *store {
+func openStore(t testing.TB, fs vfs.FS) *store { return openStoreAt(t, fs, "db") }
+
+func openStoreAt(t testing.TB, fs vfs.FS, dir string) *store {
 	t.Helper()
-	db, err := tsdpebble.Open("db", &tsdpebble.Options{FS: fs, Logger: slog.New(slog.DiscardHandler), GCInterval: -1})
+	db, err := tsdpebble.Open(dir, &tsdpebble.Options{FS: fs, Logger: slog.New(slog.DiscardHandler), GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
