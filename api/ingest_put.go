@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -14,6 +15,7 @@ import (
 // putResult counts one /api/put request and keeps its error details.
 type putResult struct {
 	success, failed, throttled int
+	timeouts                   int // sync_timeout expired before the log sync
 	details                    bool
 	errs                       []byte // JSON array elements, when details
 }
@@ -50,7 +52,12 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	dec := a.putDecoder()
 	defer a.putDecs.Put(dec)
 	sess := a.w.Session(service.Put)
-	defer sess.Release()
+	released := false
+	defer func() {
+		if !released {
+			sess.Release()
+		}
+	}()
 	dec.Reset(bb.b)
 	for dec.Next() {
 		a.putPoint(ctx, dec, sess, &res)
@@ -63,11 +70,43 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusBadRequest, "No datapoints found in content", "")
 		return
 	}
-	if err := sess.Commit(sync); err != nil {
+	timeout := time.Duration(args.GetUintOrZero("sync_timeout")) * time.Millisecond
+	if sync && timeout > 0 {
+		released = true
+		switch err := commitWithin(sess, timeout); {
+		case errors.Is(err, errSyncTimeout):
+			res.timeouts, res.success = res.success, 0
+		case err != nil:
+			res.throttled, res.success = res.throttled+res.success, 0
+		}
+	} else if err := sess.Commit(sync); err != nil {
 		res.throttled += res.success
 		res.success = 0
 	}
 	writePutResult(ctx, &res, summary)
+}
+
+// errSyncTimeout is a sync commit that did not finish within sync_timeout.
+var errSyncTimeout = errors.New("sync_timeout expired")
+
+// commitWithin commits synchronously and releases sess; errSyncTimeout when
+// it does not finish within timeout. The commit goes
+// on after a timeout (the points may land; a retry rewrites the same
+// values), and the session is released when it ends.
+func commitWithin(sess *service.Session, timeout time.Duration) error {
+	done := make(chan error, 1)
+	go func() {
+		done <- sess.Commit(true)
+		sess.Release()
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errSyncTimeout
+	}
 }
 
 // putPoint stores one decoded element, counting it.
@@ -94,7 +133,7 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 // writePutResult answers as OpenTSDB does, with 503 for any throttled point.
 func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 	switch {
-	case res.throttled > 0:
+	case res.throttled > 0 || res.timeouts > 0:
 		setThrottled(ctx)
 	case res.failed == 0 && !summary && !res.details:
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -110,7 +149,11 @@ func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 	}
 	b := append([]byte(`{"success":`), strconv.Itoa(res.success)...)
 	b = append(b, `,"failed":`...)
-	b = strconv.AppendInt(b, int64(res.failed+res.throttled), 10)
+	b = strconv.AppendInt(b, int64(res.failed+res.throttled+res.timeouts), 10)
+	if res.timeouts > 0 {
+		b = append(b, `,"timeouts":`...)
+		b = strconv.AppendInt(b, int64(res.timeouts), 10)
+	}
 	if res.details {
 		b = append(b, `,"errors":[`...)
 		b = append(b, res.errs...)

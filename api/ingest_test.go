@@ -211,3 +211,20 @@ func TestRemoteWriteBadSeries(t *testing.T) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestPutSync(t *testing.T) {
+	w, h, u := newWriter(t, 0)
+	_, base := startServer(t, Options{Ingest: w})
+	one := []byte(`{"metric":"s","timestamp":1356998400,"value":1,"tags":{"host":"a"}}`)
+	resp, body := sendReq(t, "POST", base+"/api/put?sync&sync_timeout=10000", one)
+	if resp.StatusCode != 204 {
+		t.Errorf("sync put = %d %s", resp.StatusCode, body)
+	}
+	resp, body = sendReq(t, "POST", base+"/api/put?sync&summary", one)
+	if resp.StatusCode != 200 || body != `{"success":1,"failed":0}` {
+		t.Errorf("sync summary put = %d %s", resp.StatusCode, body)
+	}
+	if n := headPoints(t, h, u, "s", "host", "a"); n != 1 {
+		t.Errorf("head holds %d points, want 1", n)
+	}
+}

@@ -97,3 +97,29 @@ func TestDaemonTelnetIngest(t *testing.T) {
 		"1356998403000 -7 int",
 	})
 }
+
+func TestDaemonTelnetDieDieDie(t *testing.T) {
+	data := t.TempDir()
+	d := startDaemon(t, "--data", data, "--tsd.no_diediedie=false")
+	c, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	c.Write([]byte("put die.m 1356998400 5\ndiediedie\n"))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if line != "Cleaning up and exiting now.\n" {
+		t.Fatalf("diediedie reply %q (%v)", line, err)
+	}
+	select {
+	case err := <-d.done:
+		d.done <- err
+		if err != nil {
+			t.Fatalf("tsd exited with %v after diediedie\n%s", err, d.logs)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tsd still running 30s after diediedie\n%s", d.logs)
+	}
+	equalLines(t, "stored points", scanPoints(t, data, "die.m"), []string{"1356998400000 5 int"})
+}

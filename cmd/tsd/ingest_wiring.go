@@ -58,7 +58,7 @@ func storeFS(db storage.DB) vfs.FS {
 }
 
 // openIngest opens the write path on db, whose record prepareStore read.
-func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger) (st *ingestStack, err error) {
+func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, shutdown func()) (st *ingestStack, err error) {
 	st = &ingestStack{}
 	defer func() {
 		if err != nil {
@@ -71,7 +71,7 @@ func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger
 	if err = st.openHead(ctx, c, db, log); err != nil {
 		return nil, err
 	}
-	if err = st.openWriter(c, log); err != nil {
+	if err = st.openWriter(c, log, shutdown); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -151,7 +151,7 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 	return nil
 }
 
-func (st *ingestStack) openWriter(c *config, log *slog.Logger) error {
+func (st *ingestStack) openWriter(c *config, log *slog.Logger, shutdown func()) error {
 	var err error
 	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log,
 		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars})
@@ -161,7 +161,7 @@ func (st *ingestStack) openWriter(c *config, log *slog.Logger) error {
 	st.telnet, err = service.NewTelnetHandler(st.writer, service.TelnetOptions{
 		Parser:       telnet.Options{MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars},
 		MaxLineBytes: c.ingest.telnetMaxLine, Version: telnetVersion(versionInfo()),
-		NoDieDieDie:  true,
+		NoDieDieDie: c.noDieDieDie, Shutdown: shutdown,
 	})
 	return err
 }

@@ -31,7 +31,9 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	if err := c.prepareStore(ctx, db, log); err != nil {
 		return err
 	}
-	st, err := c.openIngest(ctx, db, log)
+	ctx, shutdown := context.WithCancel(ctx) // telnet diediedie, when allowed
+	defer shutdown()
+	st, err := c.openIngest(ctx, db, log, shutdown)
 	if err != nil {
 		return err
 	}
