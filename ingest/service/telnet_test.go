@@ -1,0 +1,99 @@
+package service
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runTelnet serves one connection over a real loopback TCP socket, writes
+// input, half-closes, and returns everything the handler answered.
+func runTelnet(t *testing.T, h *TelnetHandler, input string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		h.ServeConn(c)
+		c.Close()
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, input); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	out, err := io.ReadAll(bufio.NewReader(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-served
+	return string(out)
+}
+
+func newTelnet(t *testing.T, st *testStack, opts TelnetOptions) *TelnetHandler {
+	h, err := NewTelnetHandler(st.w, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestTelnetLines(t *testing.T) {
+	st := newStack(t, nil)
+	h := newTelnet(t, st, TelnetOptions{Version: "tsd test\nBuilt on now", MaxLineBytes: 100})
+	out := runTelnet(t, h, "put m 1356998400 1 host=a\r\n"+
+		"put m 1356998401 x host=a\n"+
+		"put m 1356998402 "+strings.Repeat("9", 200)+" host=a\n"+
+		"rollup 1h-SUM m 1356998400 1 host=a\n"+
+		"\n"+
+		"version\n"+
+		"put m 1356998403 3 host=a") // the last line has no "\n"
+	want := "put: invalid value: Invalid character 'x' in x\n" +
+		"error: line too long: over 100 bytes\n" +
+		"rollup: illegal argument: rollup is not supported by tsd yet\n" +
+		"tsd test\nBuilt on now\n"
+	if out != want {
+		t.Errorf("replies:\n%s\nwant:\n%s", out, want)
+	}
+	if got := strings.Join(st.points(t, "m", "host", "a"), ";"); got != "{} 1356998400000 1i;{} 1356998403000 3i" {
+		t.Errorf("stored %s", got)
+	}
+}
+
+func TestTelnetExitAndStats(t *testing.T) {
+	st := newStack(t, nil)
+	h := newTelnet(t, st, TelnetOptions{})
+	out := runTelnet(t, h, "put m 1356998400 1\nput m\nstats\nexit\nput m 1356998401 2\nversion\n")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "put: illegal argument: not enough arguments (need least 3, got 1)" {
+		t.Errorf("first reply %q", lines[0])
+	}
+	stats := strings.Join(lines[1:], "\n")
+	for _, want := range []string{"tsd.ingest.points ", "tsd.ingest.bad ", "tsd.head.series "} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("stats lack %q:\n%s", want, stats)
+		}
+	}
+	if !strings.Contains(stats, " 1 host=") || strings.Contains(out, "tsd\n") {
+		t.Errorf("stats or exit wrong (nothing after exit is served):\n%s", out)
+	}
+	if got := strings.Join(st.points(t, "m"), ";"); got != "{} 1356998400000 1i" {
+		t.Errorf("stored %s", got)
+	}
+}
