@@ -173,7 +173,8 @@ func (d *DB) createTable(spec storage.TableSpec) error {
 
 // updateTable merges spec into an existing table. cat is held.
 func (d *DB) updateTable(t *table, spec storage.TableSpec) error {
-	merged := cloneSpec(t.state.Load().spec)
+	cur := t.state.Load().spec
+	merged := cloneSpec(cur)
 	for _, f := range spec.Families {
 		i := slices.IndexFunc(merged.Families, func(g storage.FamilySpec) bool { return g.Name == f.Name })
 		if i < 0 {
@@ -181,6 +182,10 @@ func (d *DB) updateTable(t *table, spec storage.TableSpec) error {
 		} else {
 			merged.Families[i] = f
 		}
+	}
+	merged = cloneSpec(merged)
+	if slices.Equal(merged.Families, cur.Families) {
+		return nil // nothing changed: spare the synced catalog write
 	}
 	if err := d.pdb.Set(appendCatalogKey(nil, spec.Name), appendSpec(nil, t.id, merged), d.wo); err != nil {
 		return fmt.Errorf("update table %q: %w", spec.Name, err)

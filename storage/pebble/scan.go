@@ -41,6 +41,7 @@ type scanner struct {
 	colOK             bool
 	countVersions     bool // a version limit applies, so columns are tracked
 	famIdx            int
+	famName           string // fams[famIdx].name, kept at hand
 	qual, qualBuf     []byte
 	versions, emitted int
 
@@ -79,7 +80,8 @@ func (s *scanner) open() error {
 	return nil
 }
 
-// next advances to the next visible cell.
+// next advances to the next visible cell. It is the per-cell hot path, so
+// the row check is inlined here rather than in a helper.
 func (s *scanner) next() bool {
 	if s.hasRef && s.t.db.closed.Load() {
 		s.err = storage.ErrClosed
@@ -87,16 +89,36 @@ func (s *scanner) next() bool {
 		return false
 	}
 	for !s.done {
-		if !s.pending && !s.advance() {
+		if s.pending {
+			s.pending = false
+		} else if !s.advance() {
 			s.finish()
 			break
 		}
-		s.pending = false
-		if s.examine() {
-			return true
+		key := s.it.Key()
+		if len(s.rowPrefix) == 0 || !bytes.HasPrefix(key, s.rowPrefix) {
+			if !s.enterRow(key) {
+				s.skipRow = !s.done
+				continue
+			}
+		}
+		if s.emit(key) {
+			return s.loadValue()
 		}
 	}
 	return false
+}
+
+// loadValue fetches the value of the cell emit accepted.
+func (s *scanner) loadValue() bool {
+	val, err := s.it.ValueAndErr()
+	if err != nil {
+		s.err = err
+		s.done = true
+		return false
+	}
+	s.val = val
+	return true
 }
 
 // advance moves the iterator to the next key to examine.
@@ -160,19 +182,6 @@ func (s *scanner) prevRow(last bool) bool {
 	}
 }
 
-// examine handles the key under the iterator and reports whether it is a
-// cell to return.
-func (s *scanner) examine() bool {
-	key := s.it.Key()
-	if len(s.rowPrefix) == 0 || !bytes.HasPrefix(key, s.rowPrefix) {
-		if !s.enterRow(key) {
-			s.skipRow = !s.done
-			return false
-		}
-	}
-	return s.emit(key)
-}
-
 // enterRow starts a new row at key; it reports false when the row limit is
 // reached, the key is damaged or the regex rejects the row.
 func (s *scanner) enterRow(key []byte) bool {
@@ -192,8 +201,8 @@ func (s *scanner) enterRow(key []byte) bool {
 	return s.re == nil || s.re.Match(s.row)
 }
 
-// emit decides whether the version under the iterator is visible and, if
-// so, makes it the current cell.
+// emit decides whether the version whose key is under the iterator is
+// visible and, if so, makes it the current cell (but for its value).
 func (s *scanner) emit(key []byte) bool {
 	colLen := len(key) - tsLen
 	if colLen <= len(s.rowPrefix) {
@@ -201,13 +210,20 @@ func (s *scanner) emit(key []byte) bool {
 		return false
 	}
 	col := key[len(s.rowPrefix):colLen]
-	if s.countVersions {
+	switch {
+	case s.countVersions:
 		if !bytes.Equal(col, s.col) && !s.enterColumn(col) {
 			return false
 		}
-	} else if !s.decodeColumn(col) {
+	case s.sameFamily(col) >= 0:
 		// Without version limits every key is decoded afresh, which is
 		// cheaper than remembering the column to compare the next key to.
+		if !s.decodeQualifier(col[len(s.famName)+1:]) {
+			s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
+			return false
+		}
+		s.colOK = !s.f.hasColumn || s.f.column(s.famIdx, s.qual)
+	case !s.decodeColumn(col):
 		return false
 	}
 	v := s.versions
@@ -219,24 +235,18 @@ func (s *scanner) emit(key []byte) bool {
 	if s.f.hasVersion && !s.f.version(&s.st.fams[s.famIdx], v, s.emitted, ts) {
 		return false
 	}
-	val, err := s.it.ValueAndErr()
-	if err != nil {
-		s.err = err
-		s.done = true
-		return false
-	}
 	s.emitted++
 	if !s.rowCounted {
 		s.rowCounted = true
 		s.rows++
 	}
-	s.val, s.ts = val, ts
+	s.ts = ts
 	return true
 }
 
 // current returns the current cell; its slices alias the scanner's buffers.
 func (s *scanner) current() storage.Cell {
-	return storage.Cell{Row: s.row, Family: s.st.fams[s.famIdx].name, Qualifier: s.qual, Timestamp: s.ts, Value: s.val}
+	return storage.Cell{Row: s.row, Family: s.famName, Qualifier: s.qual, Timestamp: s.ts, Value: s.val}
 }
 
 // enterColumn starts a new column: it remembers col, the part of the key
@@ -255,12 +265,9 @@ func (s *scanner) decodeColumn(col []byte) bool {
 		return false
 	}
 	if i < 0 {
-		i = len(s.st.fams[s.famIdx].name)
+		i = len(s.famName)
 	}
-	var err error
-	var rest []byte
-	s.qual, s.qualBuf, rest, err = parseField(s.qualBuf[:0], col[i+1:])
-	if err != nil || len(rest) != 0 {
+	if !s.decodeQualifier(col[i+1:]) {
 		s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
 		return false
 	}
@@ -268,13 +275,39 @@ func (s *scanner) decodeColumn(col []byte) bool {
 	return true
 }
 
+// decodeQualifier decodes the qualifier field q into qualBuf. The field is
+// the last one before the timestamp, so its terminator must be q's last
+// byte; this loop is parseField specialised for the per-cell hot path.
+func (s *scanner) decodeQualifier(q []byte) bool {
+	n := len(q) - 1
+	if n < 0 || q[n] != fieldEnd {
+		return false
+	}
+	if cap(s.qualBuf) < n {
+		s.qualBuf = make([]byte, n, 2*n+16)
+	}
+	out := s.qualBuf[:n]
+	for k := 0; k < n; k++ {
+		if b := q[k]; b-1 < 0xFE { // neither a terminator nor a two-byte code
+			out[k] = b - 1
+			continue
+		}
+		var rest []byte
+		var err error
+		s.qual, s.qualBuf, rest, err = parseField(s.qualBuf[:0], q)
+		return err == nil && len(rest) == 0
+	}
+	s.qual = out
+	return true
+}
+
 // sameFamily returns the length of the family name at the start of col when
 // it is the previous cell's family (the common case), else -1.
 func (s *scanner) sameFamily(col []byte) int {
+	name := s.famName
 	if s.famIdx < 0 {
 		return -1
 	}
-	name := s.st.fams[s.famIdx].name
 	if len(col) > len(name) && col[len(name)] == famTerm && string(col[:len(name)]) == name {
 		return len(name)
 	}
@@ -292,6 +325,7 @@ func (s *scanner) enterFamily(col []byte) bool {
 		s.corrupt(fmt.Errorf("unknown family %q", col[:i]))
 		return false
 	}
+	s.famName = s.st.fams[s.famIdx].name
 	return true
 }
 
