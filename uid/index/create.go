@@ -16,17 +16,16 @@ const claimWorkers = 16
 
 // create persists new series and adds them to memory, in this order:
 //  1. take an id per series from the reserved block;
-//  2. claim each TSUID row with CheckAndPut (absent → id); a loser adopts
-//     the id already there, and its own id is skipped;
-//  3. write each series row (TSUID and span);
-//  4. log one recNew record per maxItemsPerRecord series, so that other
+//  2. claim each series row (0x01 'T' ‖ TSUID) with one CheckAndPut
+//     expecting no id, writing the id and the span; a loser adopts the id
+//     already there (its own is skipped) and writes its span there;
+//  3. log one recNew record per maxItemsPerRecord series, so that running
 //     daemons learn of them.
 //
-// A crash after 2 leaves a TSUID row naming an id no series row or record
-// mentions: the next registration of the TSUID adopts that id and writes
-// 3 and 4. A crash after 3 leaves a series the log does not announce:
-// Indexes opened later load it, running ones only after a resync. items'
-// ids are set; their TSUIDs are not retained.
+// A crash after 2 leaves a series the log does not announce: Indexes
+// opened later load it, running ones learn it when a registration of the
+// TSUID adopts it (and logs it again) or when they resync. items' ids are
+// set; their TSUIDs are not retained.
 func (ix *Index) create(ctx context.Context, items []item) ([]*seriesEntry, error) {
 	ids, _, err := ix.take(ctx, &ix.ids, make([]uint64, 0, len(items)), len(items))
 	if err != nil {
@@ -36,9 +35,6 @@ func (ix *Index) create(ctx context.Context, items []item) ([]*seriesEntry, erro
 		items[i].id = uint32(ids[i])
 	}
 	if err := ix.claimAll(ctx, items); err != nil {
-		return nil, err
-	}
-	if err := ix.putSeriesRows(ctx, items); err != nil {
 		return nil, err
 	}
 	for rest := items; len(rest) > 0; {
@@ -57,7 +53,7 @@ func (ix *Index) addCreated(items []item) ([]*seriesEntry, error) {
 		e, _ := ix.mem.add(it.id, it.tsuid, it.sp)
 		if e == nil {
 			ix.stats.conflicts.Add(1)
-			return nil, &storage.CorruptionError{Table: ix.meta.Spec().Name, Row: appendSeriesRow(nil, it.id),
+			return nil, &storage.CorruptionError{Table: ix.meta.Spec().Name, Row: appendTSUIDRow(nil, it.tsuid),
 				Err: fmt.Errorf("series id %d names two TSUIDs, one of them %x", it.id, it.tsuid)}
 		}
 		e.widen(it.sp)
@@ -99,11 +95,13 @@ func (ix *Index) claimAll(ctx context.Context, items []item) error {
 	return errors.Join(errs...)
 }
 
-// claim writes the TSUID row of it if absent; otherwise it adopts the id
-// found there (another registration won, or our own retried write did).
+// claim writes the series row of it (id and span) unless it has an id;
+// otherwise it adopts the id found there (another registration won, or our
+// own retried write did) and widens the stored span.
 func (ix *Index) claim(ctx context.Context, it *item) error {
 	row := appendTSUIDRow(nil, it.tsuid)
 	cells := []storage.Cell{{Family: uid.MetaFamilyIndex, Qualifier: qualID, Value: be32(it.id)}}
+	cells = hourCells(cells, it.sp)
 	err := ix.retry(ctx, func() error {
 		return ix.meta.CheckAndPut(ctx, row, uid.MetaFamilyIndex, qualID, nil, cells)
 	})
@@ -118,11 +116,18 @@ func (ix *Index) claim(ctx context.Context, it *item) error {
 	if err != nil {
 		return err
 	}
-	if w == it.id {
+	if w == it.id { // our first attempt had applied
 		ix.stats.created.Add(1)
-	} else {
-		it.id = w
-		ix.stats.adopted.Add(1)
+		return nil
+	}
+	it.id = w
+	ix.stats.adopted.Add(1)
+	if it.sp.empty() {
+		return nil
+	}
+	spans := hourCells(nil, it.sp)
+	if err := ix.retry(ctx, func() error { return ix.meta.Put(ctx, row, spans) }); err != nil {
+		return fmt.Errorf("widen adopted series %x: %w", it.tsuid, err)
 	}
 	return nil
 }
@@ -141,19 +146,4 @@ func (ix *Index) readClaim(ctx context.Context, row []byte) (uint32, error) {
 			Err: errors.New("series id is not 4 non-zero bytes")}
 	}
 	return binary.BigEndian.Uint32(got[0].Value), nil
-}
-
-// putSeriesRows writes each item's series row: its TSUID and span.
-func (ix *Index) putSeriesRows(ctx context.Context, items []item) error {
-	muts := make([]storage.Mutation, len(items))
-	for i, it := range items {
-		cells := make([]storage.Cell, 1, 3)
-		cells[0] = storage.Cell{Family: uid.MetaFamilyIndex, Qualifier: qualKey, Value: it.tsuid}
-		muts[i] = storage.Mutation{Row: appendSeriesRow(nil, it.id), Cells: hourCells(cells, it.sp)}
-	}
-	err := ix.retry(ctx, func() error { return ix.meta.Apply(ctx, muts) })
-	if err != nil {
-		return fmt.Errorf("write series rows: %w", err)
-	}
-	return nil
 }

@@ -13,8 +13,7 @@
 //	00 "series_id"           max        8-byte BE counter: highest series id reserved
 //	                         seq        8-byte BE counter: highest log sequence reserved
 //	                         low        8-byte BE log checkpoint (absent: 1)
-//	01 'T' ‖ TSUID           id         4-byte BE series id                 TSUID → id
-//	01 'S' ‖ id (4 B BE)     k          TSUID                               series row
+//	01 'T' ‖ TSUID           id         4-byte BE series id                 series row
 //	                         f          4-byte BE first hour, cell timestamp (2^22 − hour) ms
 //	                         l          4-byte BE last hour, cell timestamp (hour + 1) ms
 //	01 'L' ‖ seq (8 B BE)    r          change record (below)               log row
@@ -37,16 +36,19 @@
 // # Invariants
 //
 //   - One id per TSUID, whatever the number of daemons: a registration
-//     claims the TSUID row with CheckAndPut (expecting it absent); the loser
-//     adopts the id found there and its own id is skipped. Every series row
-//     and 'N' record follows its TSUID row's claim, so an id names one TSUID.
+//     claims the series row with one CheckAndPut expecting no id, which
+//     writes the id and the span; the loser adopts the id found there (its
+//     own id is skipped) and writes its span there. Every 'N' record
+//     follows its series row's claim, so an id names one TSUID.
 //   - Ids and sequence numbers come from Increment of the counters, a block
 //     (IDBlock, SeqBlock) per call, so they are never reused; a crash or a
 //     lost claim skips some. Ids are uint32 (bitmap members); sequence
 //     numbers uint64.
-//   - A series row is written before its registration returns, and before
-//     any record mentioning it, so a reload (a scan of the series rows) sees
-//     every series whose registration returned, crash or not.
+//   - A series row is written before its registration returns and before
+//     any record mentioning it, so a reload (a scan of the series rows)
+//     sees every series whose registration returned, crash or not. A new
+//     series costs two synced writes (the claim and its record) plus a
+//     counter Increment per IDBlock series.
 //   - The family keeps one version per column and a read returns the newest
 //     timestamp, so the first-hour cell, stamped (2^22 − hour) ms, keeps the
 //     lowest first hour and the last-hour cell, stamped (hour + 1) ms, the
@@ -92,14 +94,13 @@
 // the series rows, then the log from the checkpoint; records read twice
 // are harmless, since applying a record only adds series and widens spans.
 //
-// Crashes. After a claim but before the series row, the TSUID row names an
-// id nothing else mentions; the next registration of the TSUID adopts it and
-// writes the rest. After the series row but before the record, the series
-// is loaded by every Index opened later but not announced to running ones
-// until they resync; its registration never returned, so no point of it was
-// acknowledged. A span widened by Touch is persisted by the next Flush
-// (within RefreshInterval) and lost by a crash before it: the write path's
-// log replay touches the replayed hours again.
+// Crashes. After a claim but before its record, the series is loaded by
+// every Index opened later but not announced to running ones until a
+// registration of its TSUID adopts it (and logs it again) or they resync;
+// its registration never returned, so no point of it was acknowledged. A
+// span widened by Touch is persisted by the next Flush (within
+// RefreshInterval) and lost by a crash before it: the write path's log
+// replay touches the replayed hours again.
 //
 // # Queries
 //

@@ -36,7 +36,7 @@ func (ix *Index) flushSpans(ctx context.Context, es []*seriesEntry) error {
 		e.dirty.Store(false)
 		if sp := e.span(); !sp.empty() {
 			items = append(items, item{id: e.id, sp: sp})
-			muts = append(muts, storage.Mutation{Row: appendSeriesRow(nil, e.id), Cells: hourCells(nil, sp)})
+			muts = append(muts, storage.Mutation{Row: appendTSUIDRow(nil, []byte(e.tsuid)), Cells: hourCells(nil, sp)})
 		}
 	}
 	if len(items) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,4 +170,42 @@ func BenchmarkLoad100k(b *testing.B) {
 // time on a shared machine (it includes background goroutines).
 func reportCPU(b *testing.B, cpu time.Duration) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// rawTSUID is metric 1 with tag 1 = i, 3-byte UIDs: registration needs no
+// names.
+func rawTSUID(i int) []byte {
+	return []byte{0, 0, 1, 0, 0, 1, byte(i >> 16), byte(i >> 8), byte(i)}
+}
+
+// BenchmarkRegisterNew registers new series one by one on the embedded
+// engine on disk (every write synced), from one goroutine and from many.
+func BenchmarkRegisterNew(b *testing.B) {
+	for _, par := range []bool{false, true} {
+		b.Run(fmt.Sprintf("parallel=%v", par), func(b *testing.B) {
+			s := openStore(b)
+			ix := s.open(b, nil)
+			var next atomic.Int64
+			b.ReportAllocs()
+			cpu := processCPU()
+			defer func() { reportCPU(b, processCPU()-cpu) }()
+			if !par {
+				for b.Loop() {
+					if err := ix.RegisterSeries(rawTSUID(int(next.Add(1)))); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := ix.RegisterSeries(rawTSUID(int(next.Add(1)))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }

@@ -11,9 +11,8 @@ import (
 
 // Second bytes of the index rows, after uid.MetaIndexPrefix.
 const (
-	tagSeries = 'S' // 0x01 'S' ‖ id (4 bytes): a series' current state
-	tagLog    = 'L' // 0x01 'L' ‖ seq (8 bytes): a change record
-	tagTSUID  = 'T' // 0x01 'T' ‖ TSUID: the series id of a TSUID
+	tagLog   = 'L' // 0x01 'L' ‖ seq (8 bytes): a change record
+	tagTSUID = 'T' // 0x01 'T' ‖ TSUID: a series: its id and span
 )
 
 // Qualifiers of family x.
@@ -21,8 +20,7 @@ var (
 	qualMax   = []byte("max") // counter row: highest series id reserved
 	qualSeq   = []byte("seq") // counter row: highest log sequence reserved
 	qualLow   = []byte("low") // counter row: log checkpoint
-	qualID    = []byte("id")  // TSUID row: 4-byte series id
-	qualKey   = []byte("k")   // series row: the TSUID
+	qualID    = []byte("id")  // series row: 4-byte series id
 	qualFirst = []byte("f")   // series row: first hour, version-stamped
 	qualLast  = []byte("l")   // series row: last hour, version-stamped
 	qualRec   = []byte("r")   // log row: the record
@@ -52,11 +50,6 @@ const (
 func firstStamp(h uint32) int64 { return (hourLimit - int64(h)) * 1000 }
 func lastStamp(h uint32) int64  { return (int64(h) + 1) * 1000 }
 
-func appendSeriesRow(dst []byte, id uint32) []byte {
-	dst = append(dst, uid.MetaIndexPrefix[0], tagSeries)
-	return binary.BigEndian.AppendUint32(dst, id)
-}
-
 func appendLogRow(dst []byte, seq uint64) []byte {
 	dst = append(dst, uid.MetaIndexPrefix[0], tagLog)
 	return binary.BigEndian.AppendUint64(dst, seq)
@@ -73,11 +66,12 @@ func rowRange(tag byte) (start, stop []byte) {
 	return []byte{p, tag}, []byte{p, tag + 1}
 }
 
-func parseSeriesRow(row []byte) (uint32, error) {
-	if len(row) != 6 || row[0] != uid.MetaIndexPrefix[0] || row[1] != tagSeries {
-		return 0, fmt.Errorf("series row %x: not 01 53 and a 4-byte id", row)
+// parseTSUIDRow returns the TSUID of a series row; it aliases row.
+func parseTSUIDRow(row []byte) ([]byte, error) {
+	if len(row) < 3 || row[0] != uid.MetaIndexPrefix[0] || row[1] != tagTSUID {
+		return nil, fmt.Errorf("series row %x: not 01 54 and a TSUID", row)
 	}
-	return binary.BigEndian.Uint32(row[2:]), nil
+	return row[2:], nil
 }
 
 func parseLogRow(row []byte) (uint64, error) {

@@ -5,28 +5,28 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/tsd-db/tsd/storage"
 )
 
 // seriesRow gathers the cells of one series row during a scan.
 type seriesRow struct {
-	row   []byte
-	tsuid []byte
-	sp    span
-	err   error
+	row []byte
+	id  uint32
+	sp  span
+	err error
 }
 
 func (r *seriesRow) reset(row []byte) {
 	r.row = append(r.row[:0], row...)
-	r.tsuid = r.tsuid[:0]
-	r.sp, r.err = noSpan, nil
+	r.id, r.sp, r.err = 0, noSpan, nil
 }
 
 // scanSeries reads every series row into memory (merging spans into
 // series already known).
 func (ix *Index) scanSeries(ctx context.Context) error {
-	start, stop := rowRange(tagSeries)
+	start, stop := rowRange(tagTSUID)
 	sc := ix.meta.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: readIndex})
 	defer sc.Close()
 	var r seriesRow
@@ -42,39 +42,43 @@ func (ix *Index) scanSeries(ctx context.Context) error {
 	return sc.Close()
 }
 
-// cell takes one cell of the row.
+// cell takes one cell of the row; other qualifiers are ignored.
 func (r *seriesRow) cell(c storage.Cell) {
+	var dst *uint32
 	switch {
-	case bytes.Equal(c.Qualifier, qualKey):
-		r.tsuid = append(r.tsuid[:0], c.Value...)
-	case bytes.Equal(c.Qualifier, qualFirst) && len(c.Value) == 4:
-		r.sp.first = binary.BigEndian.Uint32(c.Value)
-	case bytes.Equal(c.Qualifier, qualLast) && len(c.Value) == 4:
-		r.sp.last = binary.BigEndian.Uint32(c.Value)
-	case bytes.Equal(c.Qualifier, qualFirst) || bytes.Equal(c.Qualifier, qualLast):
-		r.err = errors.New("hour cell is not 4 bytes")
+	case bytes.Equal(c.Qualifier, qualID):
+		dst = &r.id
+	case bytes.Equal(c.Qualifier, qualFirst):
+		dst = &r.sp.first
+	case bytes.Equal(c.Qualifier, qualLast):
+		dst = &r.sp.last
+	default:
+		return
 	}
+	if len(c.Value) != 4 {
+		r.err = fmt.Errorf("cell %q is not 4 bytes", c.Qualifier)
+		return
+	}
+	*dst = binary.BigEndian.Uint32(c.Value)
 }
 
 func (ix *Index) addRow(r *seriesRow) {
 	if len(r.row) == 0 {
 		return
 	}
-	id, err := parseSeriesRow(r.row)
+	tsuid, err := parseTSUIDRow(r.row)
 	switch {
 	case err != nil:
 	case r.err != nil:
 		err = r.err
-	case len(r.tsuid) == 0:
-		err = errors.New("series row without a TSUID")
-	case id == 0:
-		err = errors.New("series id 0")
+	case r.id == 0:
+		err = errors.New("series row without an id")
 	default:
-		err = checkTSUID(ix.opts.Widths, r.tsuid)
+		err = checkTSUID(ix.opts.Widths, tsuid)
 	}
 	if err != nil {
 		ix.corrupt(r.row, err)
 		return
 	}
-	ix.addStored(id, r.tsuid, r.sp)
+	ix.addStored(r.id, tsuid, r.sp)
 }

@@ -209,7 +209,7 @@ func (ix *Index) readVoid(seq, last uint64) {
 func (ix *Index) learn(items []item) {
 	for _, it := range items {
 		if err := checkTSUID(ix.opts.Widths, it.tsuid); err != nil {
-			ix.corrupt(appendSeriesRow(nil, it.id), err)
+			ix.corrupt(appendTSUIDRow(nil, it.tsuid), err)
 			continue
 		}
 		ix.addStored(it.id, it.tsuid, it.sp)
