@@ -29,10 +29,11 @@
 // Family names never contain 0x00, so a single 0x00 ends them. ^ms is the
 // timestamp in milliseconds (the contract's timestamps are whole
 // milliseconds) subtracted from 2^56-1, as 7 big-endian bytes, so newer
-// versions sort first; (2^63-1)/1000 < 2^56. Sorting keys bytewise thus orders cells by row,
-// family, qualifier and timestamp descending, which is the contract's order,
-// and a scan is a plain pebble iteration. A 26-byte OpenTSDB row, family "t"
-// and a 2-byte qualifier make a 40-byte key in tables with ids up to 0xDF.
+// versions sort first; (2^63-1)/1000 < 2^56. Sorting keys bytewise thus
+// orders cells by row, family, qualifier and timestamp descending, which is
+// the contract's order, and a scan is a plain pebble iteration. A 26-byte
+// OpenTSDB row, family "t" and a 2-byte qualifier make a 40-byte key in
+// tables with ids up to 0xDF.
 //
 // The value of a cell key is the raw cell value.
 //
@@ -70,6 +71,10 @@
 //     with respect to every other single-row write.
 //   - DropTable deletes the catalog entry and range-deletes the table's id
 //     range in one batch, after waiting for calls in flight.
+//   - Close waits for calls in flight. Open scanners hold a reference on
+//     pebble and end with storage.ErrClosed at their next Next; pebble and
+//     the directory LOCK are released when the last of them is closed, so a
+//     leaked Scanner keeps the directory locked.
 //
 // # Byte slices
 //
