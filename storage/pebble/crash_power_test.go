@@ -3,9 +3,9 @@ package pebble
 import (
 	"context"
 	"encoding/binary"
-	"slices"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"

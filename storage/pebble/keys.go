@@ -13,9 +13,9 @@ import (
 // Key tags: the first byte of every pebble key says what it holds. Data
 // keys start with their table id, whose first byte is at least idBase.
 const (
-	tagCatalog byte = 0x01 // 0x01 table-name: a table's spec
-	tagMeta    byte = 0x02 // 0x02 name: engine bookkeeping (the table id counter)
-	idBase     byte = 0x10 // id row* family 0x00 qualifier* ^ms
+	tagCatalog byte = 0x01        // 0x01 table-name: a table's spec
+	tagMeta    byte = 0x02        // 0x02 name: engine bookkeeping (the table id counter)
+	idBase     byte = 0x10        // id row* family 0x00 qualifier* ^ms
 	idOneMax        = 0xEF - 0x10 // largest id that fits the first byte
 	idLong     byte = 0xF0        // 0xF0+n: n big-endian id bytes follow
 )
@@ -301,4 +301,3 @@ func immediateSuccessor(dst, a []byte) []byte {
 	}
 	return append(dst, 0)
 }
-

@@ -77,9 +77,9 @@ func TestParseCellKeyRejects(t *testing.T) {
 	bad := [][]byte{
 		nil, {idBase}, good[:len(good)-1], append(bytes.Clone(good), 0),
 		append([]byte{tagCatalog}, good[1:]...),
-		append(good[:len(good)-tsLen], 0, 0, 0, 0, 0, 0, 0), // beyond int64 microseconds
+		append(good[:len(good)-tsLen], 0, 0, 0, 0, 0, 0, 0),                                           // beyond int64 microseconds
 		append(appendTablePrefix(nil, 3), 'r', 0xFF, 7, 0, 'f', 0, 'q', 0, 0x80, 0, 0, 0, 0, 0, 0, 0), // bad code
-		append([]byte{idLong + 1, 3}, good[1:]...), // id not minimal
+		append([]byte{idLong + 1, 3}, good[1:]...),                                                    // id not minimal
 	}
 	for _, k := range bad {
 		if _, _, err := ParseCellKey(nil, k); err == nil {

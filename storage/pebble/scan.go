@@ -24,7 +24,7 @@ type scanner struct {
 	err error
 
 	done, started, pending, skipRow bool
-	reverse, prefixMode, hasRef bool
+	reverse, prefixMode, hasRef     bool
 
 	limit, rows int
 	re          *binaryregexp.Regexp
@@ -60,8 +60,8 @@ var scannerPool = sync.Pool{New: func() any { return &scanner{famIdx: -1} }}
 // release returns s to the pool, keeping its buffers' capacity.
 func (s *scanner) release() {
 	*s = scanner{
-		f:      filter{famMask: s.f.famMask[:0]},
-		lo:     s.lo[:0], hi: s.hi[:0],
+		f:  filter{famMask: s.f.famMask[:0]},
+		lo: s.lo[:0], hi: s.hi[:0],
 		rowPrefix: s.rowPrefix[:0], rowBuf: s.rowBuf[:0],
 		col: s.col[:0], qualBuf: s.qualBuf[:0], famIdx: -1,
 		getCells: s.getCells[:0], getData: s.getData[:0], getOffs: s.getOffs[:0],
