@@ -77,7 +77,7 @@ func TestParseCellKeyRejects(t *testing.T) {
 	bad := [][]byte{
 		nil, {idBase}, good[:len(good)-1], append(bytes.Clone(good), 0),
 		append([]byte{tagCatalog}, good[1:]...),
-		append(good[:len(good)-tsLen], 0, 0, 0, 0, 0, 0, 0),                                           // beyond int64 microseconds
+		append(bytes.Clone(good[:len(good)-tsLen]), 0, 0, 0, 0, 0, 0, 0),                              // beyond int64 microseconds
 		append(appendTablePrefix(nil, 3), 'r', 0xFF, 7, 0, 'f', 0, 'q', 0, 0x80, 0, 0, 0, 0, 0, 0, 0), // bad code
 		append([]byte{idLong + 1, 3}, good[1:]...),                                                    // id not minimal
 	}
