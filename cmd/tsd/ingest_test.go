@@ -123,3 +123,24 @@ func TestDaemonTelnetDieDieDie(t *testing.T) {
 	}
 	equalLines(t, "stored points", scanPoints(t, data, "die.m"), []string{"1356998400000 5 int"})
 }
+
+func TestIngestConfigKeys(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"--tsd.storage.retention=tmp.*:1x", "tsd.storage.retention"},
+		{"--tsd.storage.head.max_memory=lots", "tsd.storage.head.max_memory"},
+		{"--tsd.network.telnet.max_line=10", "tsd.network.telnet.max_line"},
+	} {
+		out, code := runTSD(t, tc.arg)
+		if code != exitUsage || !strings.Contains(out, tc.want) {
+			t.Errorf("tsd %s: exit %d, output:\n%s", tc.arg, code, out)
+		}
+	}
+	for in, want := range map[string]int64{"2GiB": 2 << 30, "512MiB": 512 << 20, "1000": 1000, "1GB": 1e9, "-1": -1} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if got := formatBytes(2 << 30); got != "2GiB" {
+		t.Errorf("formatBytes(2 GiB) = %q", got)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/ingest/telnet"
 	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
 	"github.com/tsd-db/tsd/storage"
@@ -33,6 +34,7 @@ type ingestConfig struct {
 	autoCreateTagK bool
 	autoCreateTagV bool
 	telnetMaxLine  int
+	retention      string // tsd.storage.retention, checked by retention.Parse
 }
 
 // ingestStack is the write path, opened in dependency order and closed in
@@ -44,6 +46,7 @@ type ingestStack struct {
 	head      *ingest.Head
 	flusher   *ingest.Flusher
 	compactor *ingest.Compactor
+	retention *ingest.Retention
 	writer    *service.Writer
 	telnet    *service.TelnetHandler
 }
@@ -146,9 +149,24 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 	if err != nil {
 		return fmt.Errorf("compactor: %w", err)
 	}
+	if err := st.openRetention(c, data, &layout); err != nil {
+		return err
+	}
 	st.flusher.Start(0)
 	st.compactor.Start()
+	st.retention.Start()
 	return nil
+}
+
+// openRetention makes the tsd.storage.retention job (a no-op without rules).
+func (st *ingestStack) openRetention(c *config, data storage.Table, layout *rowkey.Layout) error {
+	rules, err := retention.Parse(c.ingest.retention)
+	if err != nil {
+		return fmt.Errorf("tsd.storage.retention: %w", err)
+	}
+	st.retention, err = ingest.NewRetention(&ingest.RetentionOptions{Table: data, UIDs: st.uids, Rules: rules,
+		Layout: layout})
+	return err
 }
 
 func (st *ingestStack) openWriter(c *config, log *slog.Logger, shutdown func()) error {
@@ -177,6 +195,9 @@ func telnetVersion(v api.VersionInfo) string {
 // closed first so that no write arrives meanwhile.
 func (st *ingestStack) close(ctx context.Context, log *slog.Logger) error {
 	var errs []error
+	if st.retention != nil {
+		st.retention.Stop()
+	}
 	if st.flusher != nil {
 		st.flusher.Stop()
 		if _, err := st.flusher.Flush(ctx, time.Now(), true); err != nil {
@@ -243,4 +264,10 @@ func formatBytes(n int64) string {
 // bytesKey is a byte-size setting.
 func bytesKey(dst *int64, name string, def int64, desc string) *key {
 	return newKey(dst, name, def, "size", parseBytes, formatBytes, desc)
+}
+
+// checkRetention validates tsd.storage.retention when it is set.
+func checkRetention(s string) (string, error) {
+	_, err := retention.Parse(s)
+	return s, err
 }

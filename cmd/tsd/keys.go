@@ -63,6 +63,7 @@ func (c *config) keyTable() []*key {
 		durationKey(&c.ingest.fsyncInterval, "tsd.storage.wal.fsync_interval", time.Second, "how often the write-ahead log is synced to disk (a sync put syncs at once)"),
 		durationKey(&c.ingest.flushGrace, "tsd.storage.flush.grace", 10*time.Minute, "how long after its hour a row waits without new points before it is written to the store"),
 		bytesKey(&c.ingest.headMaxMemory, "tsd.storage.head.max_memory", 2<<30, "memory of unflushed points above which rows are flushed early and writes throttled; -1 unlimited"),
+		newKey(&c.ingest.retention, "tsd.storage.retention", "", "rules", checkRetention, func(s string) string { return s }, "per-metric retention, glob:duration rules, first match wins (tmp.*:1d,*:forever); empty keeps everything"),
 		intKey(&c.ingest.telnetMaxLine, "tsd.network.telnet.max_line", 64<<10, 1024, 1<<30, "longest telnet line in bytes; a longer one is answered with an error and skipped"),
 		stringKey(&c.bigtableProject, "google.bigtable.project.id", "", "Google Cloud project of the Bigtable instance (engine bigtable)"),
 		stringKey(&c.bigtableInstance, "google.bigtable.instance.id", "", "Bigtable instance ID (engine bigtable)"),
