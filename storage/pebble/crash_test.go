@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/storage"
+	"go.uber.org/goleak"
 )
 
 var crashIters = flag.Int("pebble.crash.iters", 3, "crash/power-loss rounds of the crash tests (20 in the long run)")
@@ -131,13 +132,15 @@ func first(b []batchID) any {
 	return b[0]
 }
 
-// TestMain lets the test binary act as the crash test's child writer.
+// TestMain lets the test binary act as the crash test's child writer, and
+// otherwise checks that no test leaves a goroutine behind (every store's
+// collector and pebble's own goroutines stop in Close).
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
 		crashChild(dir)
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 const crashChildEnv = "TSD_PEBBLE_CRASH_CHILD_DIR"
