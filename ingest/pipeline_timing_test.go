@@ -68,6 +68,7 @@ type namePipeline struct {
 	ix  *index.Index
 	h   *Head
 	a   *Appender
+	na  *NameAppender
 	key []byte
 }
 
@@ -97,6 +98,7 @@ func openNamePipeline(tb testing.TB, walOpts func(*HeadOptions)) *namePipeline {
 		tb.Fatal(err)
 	}
 	p.a = p.h.Appender()
+	p.na = p.h.NameAppender(p.u, 0)
 	return p
 }
 
@@ -119,6 +121,13 @@ func (p *namePipeline) append(d *devopsNames, s int32, pt series.Point) {
 	}
 }
 
+// appendCached appends pt to series s of d through the NameAppender.
+func (p *namePipeline) appendCached(d *devopsNames, s int32, pt series.Point) {
+	if _, err := p.na.Append(context.Background(), d.metric[s], d.tags[s], pt); err != nil {
+		p.tb.Fatal(err)
+	}
+}
+
 // createSeries resolves every series once (assigning UIDs, registering it
 // in the index) with a point just before the data.
 func (p *namePipeline) createSeries(d *devopsNames) {
@@ -137,10 +146,14 @@ func (p *namePipeline) createSeries(d *devopsNames) {
 // A commit every 1,000 points. One op is one point.
 func BenchmarkIngestNames(b *testing.B) {
 	d := loadDevopsNames(b, 100, 6)
-	b.Run("tsd", func(b *testing.B) {
+	run := func(b *testing.B, cached bool) {
 		p := openNamePipeline(b, nil)
 		defer p.close()
 		p.createSeries(d)
+		app, commit := p.append, p.a.Commit
+		if cached {
+			app, commit = p.appendCached, p.na.Commit
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		cpu := processCPU()
@@ -148,18 +161,23 @@ func BenchmarkIngestNames(b *testing.B) {
 			j := i % len(d.pts)
 			pt := d.pts[j]
 			pt.T += int64(i/len(d.pts)) * d.span
-			p.append(d, d.idx[j], pt)
+			app(d, d.idx[j], pt)
 			if i%1000 == 999 {
-				if err := p.a.Commit(false); err != nil {
+				if err := commit(false); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
-		if err := p.a.Commit(false); err != nil {
+		if err := commit(false); err != nil {
 			b.Fatal(err)
 		}
 		reportRates(b, processCPU()-cpu)
-	})
+	}
+	// tsd-resolve resolves every name of every point (uid.ResolvePoint);
+	// tsd-names remembers series by name (NameAppender), as a connection
+	// does, resolving only new ones.
+	b.Run("tsd-resolve", func(b *testing.B) { run(b, false) })
+	b.Run("tsd-names", func(b *testing.B) { run(b, true) })
 	b.Run("prometheus", func(b *testing.B) { benchPrometheusLabels(b, d) })
 }
 
@@ -214,7 +232,9 @@ func benchPrometheusLabels(b *testing.B, d *devopsNames) {
 }
 
 // TestIngestNamesAllocs: in steady state a point costs no allocation from
-// its names to the log: UID resolution, index, head and log.
+// its names to the log (UID resolution or the name cache, index, head and
+// log), and the name cache resolves each series to the same reference as
+// UID resolution does.
 func TestIngestNamesAllocs(t *testing.T) {
 	if invariants.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
@@ -223,23 +243,44 @@ func TestIngestNamesAllocs(t *testing.T) {
 	p := openNamePipeline(t, nil)
 	defer p.close()
 	p.createSeries(d)
-	i := 0
-	run := func() {
-		for range 100 {
-			j := i % len(d.pts)
-			pt := d.pts[j]
-			pt.T += int64(i/len(d.pts)) * d.span
-			p.append(d, d.idx[j], pt)
-			i++
-		}
-		if err := p.a.Commit(false); err != nil {
-			t.Fatal(err)
+	for s := range d.metric {
+		ref, err := p.na.Append(context.Background(), d.metric[s], d.tags[s], series.IntPoint(d.pts[0].T-1, 0))
+		p.key, _ = p.u.ResolvePoint(context.Background(), p.key[:0], d.metric[s], d.tags[s])
+		SortSeriesKey(p.key, series.DefaultWidths())
+		if want, _ := p.h.Ref(p.key); err != nil || ref != want {
+			t.Fatalf("series %d: name cache gave ref %d (%v), resolution %d", s, ref, err, want)
 		}
 	}
-	for range 50 * 360 / 100 { // through the first hour: rows sized after it
-		run()
-	}
-	if n := testing.AllocsPerRun(100, run); n != 0 {
-		t.Fatalf("%.1f allocations per 100 points", n)
+	p.na.Commit(false)
+	i := 0 // continues across both passes: timestamps only move forward
+	for _, cached := range []bool{false, true} {
+		run := func() {
+			for range 100 {
+				j := i % len(d.pts)
+				pt := d.pts[j]
+				pt.T += int64(i/len(d.pts)) * d.span
+				if cached {
+					p.appendCached(d, d.idx[j], pt)
+				} else {
+					p.append(d, d.idx[j], pt)
+				}
+				i++
+			}
+			if err := p.a.Commit(false); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.na.Commit(false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Up to an hour boundary (the first hour sizes the rows): the
+		// measured runs then open rows once, in AllocsPerRun's warm-up run,
+		// and stay inside the hour.
+		for first := true; first || i%(50*360) != 0; first = false {
+			run()
+		}
+		if n := testing.AllocsPerRun(100, run); n != 0 {
+			t.Fatalf("cached %v: %.1f allocations per 100 points", cached, n)
+		}
 	}
 }
