@@ -243,20 +243,25 @@ func (f *Flusher) flushEntries(ctx context.Context, now time.Time, due func(*mem
 }
 
 // writeBatch writes detached rows and releases them, or puts them back.
+// A paced flush stops pacing while the head is over its memory limit: due
+// rows are the oldest, and writing them is what brings memory down.
 func (f *Flusher) writeBatch(ctx context.Context, rows []detachedRow, now time.Time, limited bool, st *FlushStats) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	err := ctx.Err()
-	if err == nil && limited {
+	if err == nil && limited && !f.h.overLimit() {
 		err = f.limit.wait(ctx, len(rows))
 	}
-	if err == nil {
-		err = f.mu.w.write(ctx, rows, now, &f.mu.queue, st)
-	}
-	if err != nil {
+	if err != nil { // nothing was written
 		for i := range rows {
-			f.h.reinstate(&rows[i])
+			f.h.reinstate(&rows[i], false)
+		}
+		return err
+	}
+	if err := f.mu.w.write(ctx, rows, now, &f.mu.queue, st); err != nil {
+		for i := range rows {
+			f.h.reinstate(&rows[i], true)
 		}
 		f.h.flushFailing.Store(true)
 		return fmt.Errorf("ingest: flush %d rows: %w", len(rows), err)

@@ -65,10 +65,11 @@ func (h *Head) finishRow(d *detachedRow) {
 	h.mem.Add(-d.row.bytes())
 }
 
-// reinstate puts back a row whose write failed. If points arrived for its
-// hour meanwhile, the two merge and the newer points win ties. The row is
-// marked maybeStored: part of a failed batch may have been written.
-func (h *Head) reinstate(d *detachedRow) {
+// reinstate puts back a row that was not written, or whose write failed
+// (tried: part of a failed batch may be stored, so the row is marked
+// maybeStored). If points arrived for its hour meanwhile, the two merge
+// and the newer points win ties.
+func (h *Head) reinstate(d *detachedRow, tried bool) {
 	s, old := d.s, &d.row
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,7 +79,7 @@ func (h *Head) reinstate(d *detachedRow) {
 		// The flusher releases a row's memory only once it is written, so
 		// the old row still counts.
 		s.rows = slices.Insert(s.rows, i, *old)
-		s.rows[i].maybeStored = true
+		s.rows[i].maybeStored = old.maybeStored || tried
 		h.hours.add(s, old.base)
 		return
 	}
@@ -92,7 +93,7 @@ func (h *Head) reinstate(d *detachedRow) {
 	}
 	r.ooo = r.ooo[:0]
 	r.minSeg = min(r.minSeg, old.minSeg)
-	r.maybeStored = true
+	r.maybeStored = r.maybeStored || old.maybeStored || tried
 	*buf = merged
 	putPoints(buf)
 	h.mem.Add(r.bytes() - before - old.bytes())
