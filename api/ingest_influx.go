@@ -3,9 +3,11 @@ package api
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strconv"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/ingest/influx"
@@ -43,12 +45,11 @@ func (a *ingestAPI) influxWrite(ctx *fasthttp.RequestCtx, v2 bool) {
 		influxError(ctx, v2, fasthttp.StatusBadRequest, "invalid", err.Error())
 		return
 	}
-	bb := a.body(ctx)
-	if bb == nil {
+	res, err := a.influxBody(ctx, prec)
+	if err != nil {
+		a.bodyError(ctx, err)
 		return
 	}
-	defer a.release(bb)
-	res := a.influxDecode(ctx, bb.b, prec)
 	switch {
 	case res.throttled > 0:
 		setThrottled(ctx)
@@ -62,14 +63,58 @@ func (a *ingestAPI) influxWrite(ctx *fasthttp.RequestCtx, v2 bool) {
 	}
 }
 
-// influxDecode stores body's points and counts the bad lines.
-func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, body []byte, prec influx.Precision) influxResult {
+// influxStreamBudget is what a streamed (gzip) body holds of the in-flight
+// budget: the decoder's line buffer, not the body.
+const influxStreamBudget = 1 << 20
+
+// influxBody decodes and stores the request body. A gzip body is inflated
+// while it is decoded, so its size costs no memory; past the limit the
+// request fails (errBodyTooLarge) and none of its points is kept.
+func (a *ingestAPI) influxBody(ctx *fasthttp.RequestCtx, prec influx.Precision) (influxResult, error) {
 	dec := a.lpDecoder()
 	defer a.lpDecs.Put(dec)
+	now := time.Now().UnixMilli()
+	bb := a.getBuf()
+	defer a.release(bb)
+	raw := ctx.PostBody()
+	if !bytes.EqualFold(ctx.Request.Header.ContentEncoding(), []byte("gzip")) {
+		if !a.reserve(bb, int64(len(raw))) {
+			return influxResult{}, errBudgetSpent
+		}
+		dec.Reset(raw, prec, now)
+		return a.influxDecode(ctx, dec)
+	}
+	if !a.reserve(bb, influxStreamBudget) {
+		return influxResult{}, errBudgetSpent
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return influxResult{}, err
+	}
+	dec.ResetReader(&limitReader{r: zr, n: int64(a.limit)}, prec, now)
+	return a.influxDecode(ctx, dec)
+}
+
+// limitReader fails with errBodyTooLarge once more than n bytes were read.
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.n -= int64(n); l.n < 0 {
+		return n, errBodyTooLarge
+	}
+	return n, err
+}
+
+// influxDecode stores the decoder's points and counts the bad lines; a
+// read error (a bad or oversized gzip stream) stores nothing.
+func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, dec *influx.Decoder) (influxResult, error) {
 	sess := a.w.Session(service.Influx)
 	defer sess.Release()
 	var res influxResult
-	dec.Reset(body, prec, time.Now().UnixMilli())
 	for dec.Next() {
 		if le := dec.LineError(); le != nil {
 			sess.CountBad(1)
@@ -83,11 +128,14 @@ func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, body []byte, prec inf
 			res.addError(err.Error())
 		}
 	}
+	if err := dec.Err(); err != nil {
+		return res, err
+	}
 	if err := sess.Commit(false); err != nil {
 		res.throttled++
 		res.throttle = service.ThrottleReason(err)
 	}
-	return res
+	return res, nil
 }
 
 func (r *influxResult) addError(msg string) {

@@ -175,12 +175,21 @@ func dialRaw(t *testing.T, s *Server) net.Conn {
 }
 
 func TestIngestBodyLimits(t *testing.T) {
-	w, _, _ := newWriter(t, 0)
+	w, h, u := newWriter(t, 0)
 	_, base := startServer(t, Options{Ingest: w, MaxRequestBodySize: 1 << 20})
 	bomb := gz(t, make([]byte, 8<<20)) // 8 MiB of zeros, a few KiB compressed
 	resp, body := sendReq(t, "POST", base+"/write", bomb, "Content-Encoding", "gzip")
 	if resp.StatusCode != 413 || !strings.Contains(body, "1048576") {
 		t.Errorf("gzip bomb = %d %s", resp.StatusCode, body)
+	}
+	// Good lines before the limit are not kept: the request failed as a whole.
+	lines := gz(t, bytes.Repeat([]byte("big v=1 1356998400000000000\n"), 2<<20/28))
+	resp, body = sendReq(t, "POST", base+"/write", lines, "Content-Encoding", "gzip")
+	if resp.StatusCode != 413 {
+		t.Errorf("gzip body over the limit = %d %s", resp.StatusCode, body)
+	}
+	if n := headPoints(t, h, u, "big_v"); n != 0 {
+		t.Errorf("%d points of a refused body stored", n)
 	}
 	_, base2 := startServer(t, Options{Ingest: w, MaxInflightBytes: 8})
 	resp, body = sendReq(t, "POST", base2+"/write", []byte("cpu v=1 1356998400000000000\n"))
