@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tsd-db/tsd/ingest/parse"
@@ -39,9 +40,10 @@ type TelnetOptions struct {
 // (api.ConnHandler). Safe for concurrent use: each connection gets its own
 // parser, buffers and Session.
 type TelnetHandler struct {
-	w    *Writer
-	opts TelnetOptions
-	host string
+	w     *Writer
+	opts  TelnetOptions
+	host  string
+	conns sync.Pool // *telnetConn, so connect-per-flush clients reuse buffers
 }
 
 // NewTelnetHandler returns a handler writing through w.
@@ -74,13 +76,8 @@ type telnetConn struct {
 // Puts are committed in batches: whenever the bytes already received are
 // used up, before waiting for more, and before answering version.
 func (h *TelnetHandler) ServeConn(conn net.Conn) {
-	parser, _ := telnet.NewParser(&h.opts.Parser)
-	c := &telnetConn{
-		h: h, parser: parser, sess: h.w.Session(Telnet),
-		br: bufio.NewReaderSize(conn, h.opts.MaxLineBytes+2),
-		bw: bufio.NewWriterSize(conn, 4096),
-	}
-	defer c.sess.Release()
+	c := h.getConn(conn)
+	defer h.putConn(c)
 	for c.serveLine() {
 		if c.br.Buffered() == 0 {
 			c.commit()
@@ -91,6 +88,27 @@ func (h *TelnetHandler) ServeConn(conn net.Conn) {
 	}
 	c.commit()
 	c.bw.Flush()
+}
+
+func (h *TelnetHandler) getConn(conn net.Conn) *telnetConn {
+	c, ok := h.conns.Get().(*telnetConn)
+	if !ok {
+		parser, _ := telnet.NewParser(&h.opts.Parser)
+		c = &telnetConn{h: h, parser: parser,
+			br: bufio.NewReaderSize(conn, h.opts.MaxLineBytes+2), bw: bufio.NewWriterSize(conn, 4096)}
+	}
+	c.br.Reset(conn)
+	c.bw.Reset(conn)
+	c.sess = h.w.Session(Telnet)
+	return c
+}
+
+func (h *TelnetHandler) putConn(c *telnetConn) {
+	c.sess.Release()
+	c.sess = nil
+	c.br.Reset(nil)
+	c.bw.Reset(nil)
+	h.conns.Put(c)
 }
 
 // serveLine reads and answers one line; false ends the connection.
