@@ -63,6 +63,10 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 		a.putPoint(ctx, dec, sess, &res)
 	}
 	if err := dec.Err(); err != nil {
+		if len(bb.b) == 0 {
+			writeError(ctx, fasthttp.StatusBadRequest, "Missing request content", "")
+			return
+		}
 		writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse the given JSON", err.Error())
 		return
 	}

@@ -116,6 +116,10 @@ func TestPutAnswers(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(body, "No datapoints found in content") {
 		t.Errorf("empty array = %d %s", resp.StatusCode, body)
 	}
+	resp, body = sendReq(t, "POST", base+"/api/put", nil)
+	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"Missing request content"}}` {
+		t.Errorf("empty body = %d %s", resp.StatusCode, body)
+	}
 	resp, body = sendReq(t, "POST", base+"/api/put", []byte(`[{"metric":"m",`))
 	if resp.StatusCode != 400 {
 		t.Errorf("truncated JSON = %d %s", resp.StatusCode, body)
