@@ -25,4 +25,18 @@
 // retry later (head over its memory limit, a log that cannot write, a store
 // not answering) matches ErrThrottled (HTTP 503 with Retry-After, telnet
 // "put: Please throttle writes: ...").
+//
+// # Telnet
+//
+// TelnetHandler serves OpenTSDB's line protocol (spec/opentsdb.md §6) with
+// lines up to TelnetOptions.MaxLineBytes (64 KiB; a longer line is answered
+// "error: line too long: over N bytes" and skipped, the connection goes
+// on). put is silent on success and answers OpenTSDB's one-line errors;
+// version first commits every earlier put of the connection to the log
+// (the durability barrier tcollector's heartbeat relies on) and then
+// answers two lines; stats, help, dropcaches, exit and diediedie (refused
+// by default) answer as OpenTSDB does. Puts are not committed one by one:
+// a connection commits its pending points whenever the bytes it already
+// received are used up, before it waits for more, so a burst of lines costs
+// one log write and no fsync (the log syncs on its own interval).
 package service
