@@ -110,6 +110,10 @@ type Compactor struct {
 		cancel context.CancelFunc
 		wg     sync.WaitGroup
 	}
+	total struct { // what every compaction did
+		sync.Mutex
+		st CompactStats
+	}
 
 	mu struct {
 		sync.Mutex
@@ -152,10 +156,14 @@ func (f *Flusher) NewCompactor(opts *CompactOptions) (*Compactor, error) {
 // queued row at once, unpaced: rows whose hour is not over are compacted
 // too but stay queued, since more points may come for them after a
 // restart. It returns the first error after trying every row.
-func (c *Compactor) Compact(ctx context.Context, now time.Time, drain bool) (CompactStats, error) {
+func (c *Compactor) Compact(ctx context.Context, now time.Time, drain bool) (st CompactStats, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var st CompactStats
+	defer func() {
+		c.total.Lock()
+		c.total.st.add(st)
+		c.total.Unlock()
+	}()
 	var errs []error
 	start := uid.MetaCompactionPrefix
 	for start != nil {
@@ -176,8 +184,16 @@ func (c *Compactor) Compact(ctx context.Context, now time.Time, drain bool) (Com
 	return st, errors.Join(errs...)
 }
 
-// Drain compacts every queued row at once (Compact with drain). At
-// shutdown call it after the final Flush(ctx, now, true).
+// Stats returns what every compaction so far did, for tsd's own metrics.
+func (c *Compactor) Stats() CompactStats {
+	c.total.Lock()
+	defer c.total.Unlock()
+	return c.total.st
+}
+
+// Drain compacts every queued row at once (Compact with drain), and drops
+// the entries whose column is gone without waiting for Skew. At shutdown
+// call it after stopping the loops and the final Flush(ctx, now, true).
 func (c *Compactor) Drain(ctx context.Context) (CompactStats, error) {
 	return c.Compact(ctx, c.f.h.opts.Clock(), true)
 }
@@ -218,7 +234,7 @@ func (c *Compactor) compactQueued(ctx context.Context, q *queuedRow, now time.Ti
 	k, err := c.f.opts.Layout.ParseRowKey(q.key)
 	if err != nil {
 		c.f.h.opts.Logger.Warn("ingest: compact: dropping a queue entry with a bad row key", "row", fmt.Sprintf("%x", q.key), "err", err)
-		return c.dropEntries(ctx, q, nil, 0, st, true)
+		return c.dropEntries(ctx, q, nil, 0, 0, st, true)
 	}
 	base, nowMs := k.BaseMs(), now.UnixMilli()
 	if !drain && base+RowSpan+c.f.opts.Grace.Milliseconds() > nowMs {
@@ -231,7 +247,11 @@ func (c *Compactor) compactQueued(ctx context.Context, q *queuedRow, now time.Ti
 		}
 	}
 	keep := drain && base+RowSpan > nowMs
-	return c.compactRow(ctx, q, k.Base, keep, st)
+	skew := c.opts.Skew
+	if drain { // this process writes no more: its clock is the only one
+		skew = 0
+	}
+	return c.compactRow(ctx, q, k.Base, keep, skew, st)
 }
 
 // Start runs Compact every Interval on a goroutine the Compactor owns

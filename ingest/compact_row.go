@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
@@ -14,7 +15,7 @@ import (
 // compactRow reads the data row of q, folds its data columns into one when
 // it holds several, and then, unless keep, removes the queue entries the
 // read covered.
-func (c *Compactor) compactRow(ctx context.Context, q *queuedRow, baseSec int64, keep bool, st *CompactStats) error {
+func (c *Compactor) compactRow(ctx context.Context, q *queuedRow, baseSec int64, keep bool, skew time.Duration, st *CompactStats) error {
 	readAt := c.f.h.opts.Clock().UnixMilli() * 1000
 	fam := c.f.opts.Family
 	cells, err := c.f.opts.Table.Get(ctx, q.key, &storage.ReadOptions{Families: []string{fam}})
@@ -38,7 +39,7 @@ func (c *Compactor) compactRow(ctx context.Context, q *queuedRow, baseSec int64,
 	if keep {
 		return nil
 	}
-	return c.dropEntries(ctx, q, data, readAt, st, false)
+	return c.dropEntries(ctx, q, data, readAt, skew, st, false)
 }
 
 // fold writes the points of the data cells in c.mu.data as one column and
@@ -159,12 +160,18 @@ func (c *Compactor) foldOpenTSDB(ctx context.Context, key []byte, baseSec, ts in
 
 // dropEntries deletes the exact versions of the queue entries of q that
 // name a column among data (folded now or already alone), or that are
-// older than the read by the allowed skew (their column is gone), or all
-// of them with all. Entries written since the queue was read survive.
-func (c *Compactor) dropEntries(ctx context.Context, q *queuedRow, data []storage.Cell, readAt int64, st *CompactStats, all bool) error {
+// older than the read by skew (their column is gone: folded earlier, or
+// expired), or all of them with all. Entries written since the queue was
+// read survive.
+//
+// Why an entry whose column is missing is stale: its writer wrote the
+// column before the entry, and the queue is read before the row, so the
+// column was there for the row read unless it was deleted. Skew covers
+// stores that do not order reads of two tables that strictly.
+func (c *Compactor) dropEntries(ctx context.Context, q *queuedRow, data []storage.Cell, readAt int64, skew time.Duration, st *CompactStats, all bool) error {
 	var dels []storage.Deletion
 	for _, e := range q.entries {
-		if all || hasQualifier(data, e.Qualifier) || e.Timestamp < readAt-c.opts.Skew.Microseconds() {
+		if all || hasQualifier(data, e.Qualifier) || e.Timestamp <= readAt-skew.Microseconds() {
 			dels = append(dels, storage.Deletion{
 				Kind: storage.DeleteColumn, Family: uid.MetaFamilyCompaction, Qualifier: e.Qualifier,
 				MinTime: e.Timestamp, MaxTime: e.Timestamp + 1000,

@@ -128,9 +128,32 @@
 // the version of the merged qualifier it read. Columns another writer adds
 // meanwhile survive. Then it deletes the exact versions of the entries that
 // name a column it read, or that are older than the read by Skew (their
-// column is gone); newer entries stay for the next round. Cells that do not
+// column is gone: the queue is read before the row and every column is
+// written before its entry, so a column missing from the read was deleted;
+// Skew, default 1 min, covers stores that order reads of two tables less
+// strictly); newer entries stay for the next round. Cells that do not
 // decode are left untouched. Drain (at shutdown) compacts every queued row
-// unpaced but keeps the entries of hours not yet over.
+// unpaced with no skew, but keeps the entries of hours not yet over: more
+// points may come for them after a restart, when this process no longer
+// knows they were flushed.
+//
+// # Shutdown (SIGTERM)
+//
+// Stop accepting writes; Flusher.Stop and Compactor.Stop (and
+// Retention.Stop); Flusher.Flush(ctx, now, true), which writes every row
+// (partial ones queued) and deletes every log segment; Compactor.Drain;
+// Head.Close; then the series index and the store. Anything not done by
+// then is still in the log or the queue and is finished after the restart.
+//
+// # Names, writer id, retention
+//
+// NameAppender resolves names to series through uid.ResolvePoint and
+// remembers series by name per connection. LoadWriterID keeps the daemon's
+// writer id in WRITERID (8 hex digits) in the data directory. Retention
+// deletes, for each metric a tsd.storage.retention rule expires
+// (internal/retention), its rows whose whole hour is before the cutoff with
+// one DeleteRange per salt bucket; readers filter the rest with the same
+// rules.
 //
 // # Restart
 //

@@ -138,6 +138,10 @@ type Flusher struct {
 		cancel context.CancelFunc
 		wg     sync.WaitGroup
 	}
+	total struct { // what every flush wrote
+		sync.Mutex
+		st FlushStats
+	}
 
 	mu struct {
 		sync.Mutex
@@ -176,9 +180,10 @@ func (h *Head) NewFlusher(opts *FlushOptions) (*Flusher, error) {
 // shutdown, not rate limited), then deletes the log segments that only
 // held flushed points. Rows whose write fails go back into the head and
 // the error is returned.
-func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (FlushStats, error) {
+func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (st FlushStats, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer func() { f.count(&st) }()
 	nowMs, wait := now.UnixMilli(), f.opts.Grace.Milliseconds()
 	f.mu.entries = f.h.hours.take(f.mu.entries[:0], func(base int64) bool {
 		return all || base+RowSpan+wait <= nowMs
@@ -186,7 +191,6 @@ func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (FlushStat
 	due := func(s *memSeries, r *openRow) bool {
 		return all || max(r.base+RowSpan, r.lastWrite)+f.dueTime(s) <= nowMs
 	}
-	var st FlushStats
 	if err := f.flushEntries(ctx, now, due, !all, &st); err != nil {
 		return st, err
 	}
@@ -203,6 +207,29 @@ func (f *Flusher) truncate(st *FlushStats) (FlushStats, error) {
 	var err error
 	st.TruncatedBefore, err = f.h.truncateLog()
 	return *st, err
+}
+
+// Stats returns what every flush so far wrote (TruncatedBefore: the
+// latest), for tsd's own metrics.
+func (f *Flusher) Stats() FlushStats {
+	f.total.Lock()
+	defer f.total.Unlock()
+	return f.total.st
+}
+
+// count adds one flush's figures to the totals.
+func (f *Flusher) count(st *FlushStats) {
+	f.total.Lock()
+	defer f.total.Unlock()
+	t := &f.total.st
+	t.Rows += st.Rows
+	t.Columns += st.Columns
+	t.Points += st.Points
+	t.Queued += st.Queued
+	t.Conflicts += st.Conflicts
+	if st.TruncatedBefore != 0 {
+		t.TruncatedBefore = st.TruncatedBefore
+	}
 }
 
 // dueTime is how long after its hour (or its last point) a row of s waits.

@@ -96,10 +96,10 @@ func (f *Flusher) Stop() {
 // compaction; later points for their hour become further columns that the
 // compactor merges. The started loop calls it when the head goes over the
 // limit.
-func (f *Flusher) Relieve(ctx context.Context, now time.Time) (FlushStats, error) {
+func (f *Flusher) Relieve(ctx context.Context, now time.Time) (st FlushStats, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var st FlushStats
+	defer func() { f.count(&st) }()
 	target := f.h.relieveTarget()
 	for f.h.MemoryBytes() > target {
 		base, ok := f.h.hours.oldest()
@@ -108,7 +108,7 @@ func (f *Flusher) Relieve(ctx context.Context, now time.Time) (FlushStats, error
 		}
 		f.mu.entries = f.h.hours.take(f.mu.entries[:0], func(b int64) bool { return b == base })
 		f.mu.until = func() bool { return f.h.MemoryBytes() <= target }
-		err := f.flushEntries(ctx, now, func(*memSeries, *openRow) bool { return true }, false, &st)
+		err = f.flushEntries(ctx, now, func(*memSeries, *openRow) bool { return true }, false, &st)
 		f.mu.until = nil
 		if err != nil {
 			return st, err
