@@ -92,6 +92,9 @@ type Writer struct {
 	log   *slog.Logger
 	pool  sync.Pool
 	stats [numProtocols]Counters
+	// gen counts DropCaches calls; a session whose name cache is older
+	// empties it before its next point.
+	gen atomic.Uint64
 }
 
 // NewWriter returns a Writer for opts.
@@ -103,7 +106,7 @@ func NewWriter(opts Options) (*Writer, error) {
 		opts.Logger = slog.Default()
 	}
 	w := &Writer{opts: opts, uids: opts.UIDs, head: opts.Head, log: opts.Logger}
-	w.pool.New = func() any { return &Session{w: w, app: w.head.Appender()} }
+	w.pool.New = func() any { return &Session{w: w, app: w.head.NameAppender(w.uids, 0)} }
 	return w, nil
 }
 
@@ -114,8 +117,11 @@ func (w *Writer) Options() Options { return w.opts }
 // Stats returns the counters of protocol p.
 func (w *Writer) Stats(p Protocol) *Counters { return &w.stats[p] }
 
-// DropCaches empties the UID caches.
-func (w *Writer) DropCaches() { w.uids.DropCaches() }
+// DropCaches empties the UID caches and every session's series cache.
+func (w *Writer) DropCaches() {
+	w.uids.DropCaches()
+	w.gen.Add(1)
+}
 
 // Session returns a session for protocol p, from a pool. Release it when done.
 func (w *Writer) Session(p Protocol) *Session {
@@ -129,8 +135,8 @@ func (w *Writer) Session(p Protocol) *Session {
 type Session struct {
 	w     *Writer
 	proto Protocol
-	app   *ingest.Appender
-	key   []byte
+	app   *ingest.NameAppender // series remembered by name per session
+	gen   uint64
 	tags  []uid.Tag
 	// pending counts points appended since the last Commit.
 	pending int
@@ -159,12 +165,11 @@ func (s *Session) Add(ctx context.Context, p *parse.Point) error {
 	for _, t := range p.Tags {
 		s.tags = append(s.tags, uid.Tag{Key: t.Key, Value: t.Value})
 	}
-	key, err := s.w.uids.ResolvePoint(ctx, s.key[:0], p.Metric, s.tags)
-	s.key = key
-	if err == nil {
-		_, err = s.app.AppendKey(key, p.Value)
+	if g := s.w.gen.Load(); g != s.gen {
+		s.app.DropCache()
+		s.gen = g
 	}
-	if err != nil {
+	if _, err := s.app.Append(ctx, p.Metric, s.tags, p.Value); err != nil {
 		return s.classify(err)
 	}
 	s.pending++
