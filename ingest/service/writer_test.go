@@ -10,6 +10,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/uid"
 )
 
 func point(metric string, ms int64, v int64, tags ...string) *parse.Point {
@@ -141,5 +142,33 @@ func BenchmarkSessionAdd(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+func TestWriterDropCaches(t *testing.T) {
+	st := newStack(t, nil)
+	ctx := context.Background()
+	s := st.w.Session(Telnet)
+	defer s.Release()
+	add := func(ms int64) {
+		t.Helper()
+		if err := s.Add(ctx, point("m", ms, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(1000)
+	if err := st.uids.Rename(ctx, uid.Metric, "m", "m2"); err != nil {
+		t.Fatal(err)
+	}
+	st.w.DropCaches() // the session must forget that "m" was the renamed series
+	add(2000)
+	if got := strings.Join(st.points(t, "m2"), ";"); got != "{} 1000 1i" {
+		t.Errorf("m2 (renamed) holds %q", got)
+	}
+	if got := strings.Join(st.points(t, "m"), ";"); got != "{} 2000 1i" {
+		t.Errorf("m (new UID) holds %q", got)
 	}
 }
