@@ -19,7 +19,7 @@ var errUnavailable = storage.MarkRetryable(errors.New("injected: store unavailab
 type hookTable struct {
 	storage.Table
 	mu   sync.Mutex
-	fail bool                       // guarded by mu: writes return errUnavailable
+	fail bool                        // guarded by mu: writes return errUnavailable
 	hook func(op string, row []byte) // guarded by mu: runs after a Get, before a write
 }
 
