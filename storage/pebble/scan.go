@@ -89,11 +89,18 @@ func (s *scanner) next() bool {
 		return false
 	}
 	for !s.done {
-		if s.pending {
+		switch {
+		case s.pending:
 			s.pending = false
-		} else if !s.advance() {
+		case s.plainStep():
+			// The common step, inlined: forward to the next key.
+			if !s.it.Next() {
+				s.finish()
+				return false
+			}
+		case !s.advance():
 			s.finish()
-			break
+			return false
 		}
 		key := s.it.Key()
 		if len(s.rowPrefix) == 0 || !bytes.HasPrefix(key, s.rowPrefix) {
@@ -121,9 +128,17 @@ func (s *scanner) loadValue() bool {
 	return true
 }
 
-// advance moves the iterator to the next key to examine.
+// plainStep reports whether the next step is a plain forward Next: the scan
+// has started, runs forward, skips no row, and is not due a context check.
+func (s *scanner) plainStep() bool {
+	s.steps++
+	return s.started && !s.reverse && !s.skipRow && s.steps&255 != 0
+}
+
+// advance moves the iterator to the next key to examine, checking the
+// context on every 256th step.
 func (s *scanner) advance() bool {
-	if s.steps++; s.steps&255 == 0 {
+	if s.steps&255 == 0 {
 		if err := s.ctx.Err(); err != nil {
 			s.err = err
 			return false
@@ -218,7 +233,24 @@ func (s *scanner) emit(key []byte) bool {
 	case s.sameFamily(col) >= 0:
 		// Without version limits every key is decoded afresh, which is
 		// cheaper than remembering the column to compare the next key to.
-		if !s.decodeQualifier(col[len(s.famName)+1:]) {
+		// The qualifier field is last, so its terminator ends col; plain
+		// one-byte codes are decoded here, anything else by decodeQualifier.
+		q := col[len(s.famName)+1:]
+		n := len(q) - 1
+		if n >= 0 && q[n] == fieldEnd && n <= cap(s.qualBuf) {
+			out := s.qualBuf[:n]
+			k := 0
+			for ; k < n && q[k]-1 < 0xFE; k++ {
+				out[k] = q[k] - 1
+			}
+			if k < n && !s.decodeQualifier(q) {
+				s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
+				return false
+			}
+			if k == n {
+				s.qual = out
+			}
+		} else if !s.decodeQualifier(q) {
 			s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
 			return false
 		}
