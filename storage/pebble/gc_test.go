@@ -3,6 +3,7 @@ package pebble
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
@@ -190,5 +191,74 @@ func TestBackgroundGCRuns(t *testing.T) {
 			t.Fatal("background collector did not delete the expired cell")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGCDuringWritesKeepsNewest runs the collector while a writer adds
+// versions: trimming surplus versions must never delete the newest one.
+func TestGCDuringWritesKeepsNewest(t *testing.T) {
+	ctx := context.Background()
+	// Without fsync the writer is fast enough to race many collector passes.
+	db := openInternal(t, t.TempDir(), &Options{GCInterval: -1, noSync: true})
+	tb := ensure(t, db, storage.TableSpec{Name: "g", Families: []storage.FamilySpec{{Name: "f", MaxVersions: 1}}})
+	stop := make(chan struct{})
+	passes := make(chan int)
+	go func() {
+		n := 0
+		defer func() { passes <- n }()
+		for ; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := db.collectGarbage(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	const puts = 500
+	for ts := int64(1); ts <= puts; ts++ {
+		row := []byte{'r', byte(ts % 4)}
+		if err := tb.Put(ctx, row, []storage.Cell{{Family: "f", Timestamp: ts * 1000, Value: []byte{byte(ts)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	t.Logf("%d puts raced %d collector passes", puts, <-passes)
+	for r := int64(0); r < 4; r++ {
+		want := (puts - (puts-r)%4) * 1000 // the last ts written to row r
+		cells, err := tb.Get(ctx, []byte{'r', byte(r)}, nil)
+		if err != nil || len(cells) != 1 || cells[0].Timestamp != want {
+			t.Fatalf("row %d after GC: %+v, %v; want one version at %d", r, cells, err, want)
+		}
+	}
+}
+
+func TestScanStopsOnCancel(t *testing.T) {
+	db := openInternal(t, t.TempDir(), &Options{GCInterval: -1})
+	tb := ensure(t, db, storage.TableSpec{Name: "c", Families: []storage.FamilySpec{{Name: "f"}}})
+	for r := 0; r < 10; r++ {
+		cells := make([]storage.Cell, 100)
+		for i := range cells {
+			cells[i] = storage.Cell{Family: "f", Qualifier: []byte{byte(i)}, Timestamp: 1000}
+		}
+		if err := tb.Put(context.Background(), []byte{byte(r)}, cells); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := tb.Scan(ctx, nil)
+	defer sc.Close()
+	n := 0
+	for sc.Next() {
+		if n++; n == 10 {
+			cancel()
+		}
+	}
+	if !errors.Is(sc.Err(), context.Canceled) || n >= 1000 {
+		t.Fatalf("scan after cancel: %d cells, err %v; want it to stop with context.Canceled", n, sc.Err())
 	}
 }
