@@ -25,6 +25,11 @@ func ingestFigures() []Figure {
 			Peer: Side{Name: "Prometheus tsdb head, WAL on", Measure: promAppendRate},
 		},
 		{
+			Name: "append through names, devops int, 1 goroutine", Unit: "samples/s",
+			TSD:  Side{Name: "NameAppender: uid + index + head + WAL", Measure: tsdNamesRate},
+			Peer: Side{Name: "Prometheus tsdb head by label set, no refs", Measure: promLabelsRate},
+		},
+		{
 			Name: "parse Influx lines, devops float", Unit: "points/s",
 			TSD:  Side{Name: "ingest/influx", Measure: influxTSDRate},
 			Peer: Side{Name: "line-protocol/v2", Measure: influxPeerRate},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/tsd-db/tsd/bench/dirsize"
 	"github.com/tsd-db/tsd/bench/gen"
@@ -91,18 +92,10 @@ func openTSDWriter(e *Env, d *promtsdb.Data, prefix string, opts ingest.HeadOpti
 // resolveKeys assigns UIDs to every series' names once, as a collector's
 // connection caches them, and returns the series keys the head takes.
 func resolveKeys(ctx context.Context, u *uid.UIDs, d *promtsdb.Data) ([][]byte, error) {
-	keys := make([][]byte, len(d.Labels))
-	for i, ls := range d.Labels {
-		var metric []byte
-		var tags []uid.Tag
-		ls.Range(func(l labels.Label) {
-			if l.Name == "__name__" {
-				metric = []byte(l.Value)
-				return
-			}
-			tags = append(tags, uid.Tag{Key: []byte(l.Name), Value: []byte(l.Value)})
-		})
-		k, err := u.ResolvePoint(ctx, nil, metric, tags)
+	names := namesOf(d)
+	keys := make([][]byte, len(names.metric))
+	for i := range keys {
+		k, err := u.ResolvePoint(ctx, nil, names.metric[i], names.tags[i])
 		if err != nil {
 			return nil, fmt.Errorf("resolve series %d: %w", i, err)
 		}
@@ -243,4 +236,121 @@ func (w *tsdWriter) diskBytes(e *Env, d *promtsdb.Data) (float64, error) {
 		r.Data, r.PerPoint(r.Data), r.Index, r.PerPoint(r.Index), r.WAL, r.Other, wr.Total, wr.Files,
 		r.PerPoint(r.Total+wr.Total), r.Note)
 	return r.PerPoint(r.Data + r.Index), nil
+}
+
+// seriesNames are the names of every series of d as a parser hands them
+// over: the metric and the tags, as bytes.
+type seriesNames struct {
+	metric [][]byte
+	tags   [][]uid.Tag
+}
+
+func namesOf(d *promtsdb.Data) *seriesNames {
+	n := &seriesNames{}
+	for _, ls := range d.Labels {
+		var metric []byte
+		var tags []uid.Tag
+		ls.Range(func(l labels.Label) {
+			if l.Name == "__name__" {
+				metric = []byte(l.Value)
+				return
+			}
+			tags = append(tags, uid.Tag{Key: []byte(l.Name), Value: []byte(l.Value)})
+		})
+		n.metric, n.tags = append(n.metric, metric), append(n.tags, tags)
+	}
+	return n
+}
+
+// appendNames appends d's values by name through an ingest.NameAppender
+// (UID caches warm from resolveKeys, series remembered by name as a
+// connection does), a Commit every commitEvery points.
+func (w *tsdWriter) appendNames(d *promtsdb.Data, names *seriesNames, commitEvery int) error {
+	ctx := context.Background()
+	na := w.h.NameAppender(w.u, 0)
+	n := len(names.metric)
+	for i, v := range d.Values {
+		s := i % n
+		p := series.IntPoint(d.Start+int64(i/n)*d.Step, int64(v))
+		if _, err := na.Append(ctx, names.metric[s], names.tags[s], p); err != nil {
+			return fmt.Errorf("tsd append point %d: %w", i, err)
+		}
+		if (i+1)%commitEvery == 0 {
+			if err := na.Commit(false); err != nil {
+				return fmt.Errorf("tsd commit at point %d: %w", i, err)
+			}
+		}
+	}
+	if err := na.Commit(false); err != nil {
+		return fmt.Errorf("tsd commit: %w", err)
+	}
+	return nil
+}
+
+// tsdNamesRate appends the int dataset by name: uid + index + head + WAL.
+func tsdNamesRate(e *Env) (float64, error) {
+	d, err := promData(e, gen.ValuesInt)
+	if err != nil {
+		return 0, err
+	}
+	names := namesOf(d)
+	w, err := openTSDWriter(e, d, "tsd-names", ingest.HeadOptions{})
+	if err != nil {
+		return 0, err
+	}
+	el, err := e.Time(func() error { return w.appendNames(d, names, promtsdb.DefaultCommitEvery) })
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return rate(d.NumSamples(), el)
+}
+
+// promLabelsRate appends the int dataset to a fresh Prometheus DB giving
+// every sample its label set and no cached reference, as a receiver of
+// names (remote_write) does.
+func promLabelsRate(e *Env) (float64, error) {
+	d, err := promData(e, gen.ValuesInt)
+	if err != nil {
+		return 0, err
+	}
+	dir, err := e.TempDir("prom-labels")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := promtsdb.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	el, err := e.Time(func() error { return promAppendLabels(db, d, promtsdb.DefaultCommitEvery) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return rate(d.NumSamples(), el)
+}
+
+func promAppendLabels(db *tsdb.DB, d *promtsdb.Data, commitEvery int) error {
+	ctx := context.Background()
+	n := len(d.Labels)
+	app := db.Appender(ctx)
+	for i, v := range d.Values {
+		s := i % n
+		if _, err := app.Append(0, d.Labels[s], d.Start+int64(i/n)*d.Step, v); err != nil {
+			_ = app.Rollback()
+			return fmt.Errorf("prometheus append sample %d: %w", i, err)
+		}
+		if (i+1)%commitEvery == 0 {
+			if err := app.Commit(); err != nil {
+				return fmt.Errorf("prometheus commit at sample %d: %w", i, err)
+			}
+			app = db.Appender(ctx)
+		}
+	}
+	return app.Commit()
 }
