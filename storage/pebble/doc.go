@@ -43,7 +43,7 @@
 //
 // # Prefixes and bloom filters
 //
-// The store uses its own pebble Comparer ("tsd.storage.rowsplit.v1"): keys
+// The store uses its own pebble Comparer ("tsd.storage.rowsplit.v2"): keys
 // compare bytewise, and Split ends a data key's prefix after its row field,
 // so pebble's bloom filters answer "does this row exist" (Get uses a prefix
 // seek) and NextPrefix skips to the next row. Because a row field is never

@@ -282,7 +282,7 @@ func prefixSuccessor(dst, p []byte) []byte {
 // answer "does this row exist" and NextPrefix skips to the next row.
 var comparer = func() *pebble.Comparer {
 	c := *pebble.DefaultComparer
-	c.Name = "tsd.storage.rowsplit.v1"
+	c.Name = "tsd.storage.rowsplit.v2"
 	c.Split = split
 	c.ImmediateSuccessor = immediateSuccessor
 	return &c
