@@ -31,7 +31,13 @@ type pipeline struct {
 
 func newPipeline(t *testing.T, fs vfs.FS, s *store, format uid.Format, writer uint32, dir string) *pipeline {
 	t.Helper()
-	p := &pipeline{t: t, fs: fs, s: s, data: &hookTable{Table: s.tbl}, clock: t0}
+	return newPipelineAt(t, fs, s, format, writer, dir, t0)
+}
+
+// newPipelineAt is newPipeline with the clock at clock when the head opens.
+func newPipelineAt(t *testing.T, fs vfs.FS, s *store, format uid.Format, writer uint32, dir string, clock int64) *pipeline {
+	t.Helper()
+	p := &pipeline{t: t, fs: fs, s: s, data: &hookTable{Table: s.tbl}, clock: clock}
 	opts := testOpts(nil)
 	opts.Clock = func() time.Time { return time.UnixMilli(p.clock) }
 	h, err := OpenHead(fs, dir, opts)
@@ -444,5 +450,53 @@ func TestFlushVisibleWhileWriting(t *testing.T) {
 	}
 	if after := p.h.AppendPoints(nil, key, 0, 1<<62); len(after) != 0 {
 		t.Fatalf("after the write the head still holds %v", after)
+	}
+}
+
+// TestLateAfterRestartQueued: a process that flushed an hour row is gone,
+// and its flush history with it; a late point for that hour reaching the
+// next process becomes a second column, which must still be queued and
+// folded. The second head logs to another directory, so nothing is replayed
+// and only the hour's age can tell the row may already be stored.
+func TestLateAfterRestartQueued(t *testing.T) {
+	for _, format := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
+		t.Run(format.String(), func(t *testing.T) {
+			fs := vfs.NewMem()
+			s := openStore(t, fs)
+			defer s.db.Close()
+			p := newPipeline(t, fs, s, format, 7, "wal")
+			m := model{}
+			keys := testKeys(3)
+			p.clock = t0 + 3*RowSpan
+			appendRandom(t, p.h, rand.New(rand.NewPCG(31, 31)), keys, 900, m)
+			p.flush(true)
+			p.compact(true)
+			if err := p.h.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			p = newPipelineAt(t, fs, s, format, 8, "wal2", t0+4*RowSpan)
+			defer p.h.Close()
+			if n := p.h.ReplayStats().Samples; n != 0 {
+				t.Fatalf("second head replayed %d samples, want 0", n)
+			}
+			for i, key := range keys {
+				pt := series.IntPoint(t0+int64(i)*1000+1, 42)
+				p.commit(key, pt)
+				m.add(key, pt)
+			}
+			p.clock += 2 * time.Minute.Milliseconds()
+			if st := p.flush(false); st.Rows != int64(len(keys)) || st.Queued != int64(len(keys)) {
+				t.Fatalf("flush of late rows after restart: %+v, want %d rows queued", st, len(keys))
+			}
+			m.checkStore(t, s, 2)
+			if st := p.compact(false); st.Compacted != int64(len(keys)) {
+				t.Fatalf("compaction: %+v", st)
+			}
+			m.checkStore(t, s, 1)
+			if q := queue(t, s); len(q) != 0 {
+				t.Fatalf("queue after compaction: %x", q)
+			}
+		})
 	}
 }

@@ -27,6 +27,11 @@ type Head struct {
 	hours  hourIndex
 	touch  SeriesToucher // the registrar's, or nil
 	replay ReplayStats
+	// openedMs is the Clock reading at OpenHead. A row whose hour ended
+	// before it may already have a column in the store, written by an
+	// earlier process whose flush history died with it, so its flush is
+	// queued for compaction (see detachRow).
+	openedMs int64
 
 	mem     atomic.Int64 // bytes held by series and rows
 	nseries atomic.Int64
@@ -68,6 +73,7 @@ func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
 		return nil, err
 	}
 	h.series = newSeriesShards(h.opts.Shards)
+	h.openedMs = h.opts.Clock().UnixMilli()
 	h.touch, _ = h.opts.Registrar.(SeriesToucher)
 	r := newHeadReplay(h)
 	log, err := wal.Open(fs, dir, &h.opts.WAL, r.record)

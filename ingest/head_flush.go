@@ -36,7 +36,7 @@ func (h *Head) detachRow(e hourEntry, due func(*memSeries, *openRow) bool) (d de
 		h.hours.add(s, e.base)
 		return d, false
 	}
-	d = detachedRow{s: s, row: *r, late: r.maybeStored || s.flushed(e.base)}
+	d = detachedRow{s: s, row: *r, late: r.maybeStored || s.flushed(e.base) || h.beforeOpen(e.base)}
 	s.markFlushed(e.base)
 	j, _ := findBase(s.flushing, e.base)
 	s.flushing = slices.Insert(s.flushing, j, *r)
@@ -154,3 +154,12 @@ func (h *Head) truncateLog() (uint32, error) {
 	}
 	return floor, nil
 }
+
+// beforeOpen reports whether the hour at base ended before the head was
+// opened (strictly: a complete flush needs the hour over plus the grace,
+// and rows an earlier process flushed early were queued by it), so an
+// earlier process may have flushed a row of it, and this
+// process's flush history does not know, so the row's new column is queued
+// for the compactor. Backfilled history is queued too; the compactor drops
+// the entry of a row that turns out to hold one column.
+func (h *Head) beforeOpen(base int64) bool { return base+RowSpan < h.openedMs }
