@@ -57,8 +57,9 @@ type Options struct {
 	// Compression is the sstable block compression. Default
 	// CompressionBalanced.
 	Compression Compression
-	// BloomBitsPerKey sizes the per-row bloom filters that let a Get of a
-	// missing row skip sstables. Default 10 (about 1 % false positives).
+	// BloomBitsPerKey sizes the per-row bloom filters that let prefix seeks
+	// (read-modify-write) of a missing row skip sstables. Default 10 (about
+	// 1 % false positives).
 	BloomBitsPerKey int
 
 	// noSync turns off fsync on writes. Tests use it to prove the power-loss

@@ -7,9 +7,13 @@ import (
 	"github.com/tsd-db/tsd/storage"
 )
 
-// Get reads one row through a prefix iterator, which lets the row bloom
-// filters skip sstables. The returned cells share one freshly allocated
-// buffer owned by the caller.
+// Get reads one row through an iterator bounded to the row's keys. A
+// prefix seek (SeekPrefixGE) would consult the row bloom filters, but its
+// filter probes and per-key prefix checks cost more than they save: in the
+// paired benchmarks a bounded iterator is about 10 % faster for present
+// rows and no slower for absent ones (the bounds already restrict each
+// level to the sstables overlapping the row). The returned cells share one
+// freshly allocated buffer owned by the caller.
 func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) ([]storage.Cell, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -27,7 +31,7 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	}
 	s := scannerPool.Get().(*scanner)
 	defer s.release()
-	s.t, s.st, s.ctx, s.prefixMode = t, st, ctx, true
+	s.t, s.st, s.ctx = t, st, ctx
 	s.f.reset(st, opts, t.db.readClock(st))
 	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo = appendRowPrefix(s.lo[:0], t.id, row)

@@ -24,7 +24,7 @@ type scanner struct {
 	err error
 
 	done, started, pending, skipRow bool
-	reverse, prefixMode, hasRef     bool
+	reverse, hasRef                 bool
 
 	limit, rows int
 	re          *binaryregexp.Regexp
@@ -165,9 +165,6 @@ func (s *scanner) first() bool {
 	switch {
 	case s.reverse:
 		return s.prevRow(true)
-	case s.prefixMode:
-		// A prefix seek consults the row bloom filters.
-		return s.it.SeekPrefixGE(s.lo)
 	default:
 		return s.it.First()
 	}
