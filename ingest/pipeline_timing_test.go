@@ -1,3 +1,9 @@
+//go:build !race
+
+// Not built under -race: Prometheus's tsdb, which these peer benchmarks
+// link, would double .ci/run's race compile. They run in the plain
+// go test ./... step (and benchmarks never run under -race).
+
 package ingest
 
 import (
