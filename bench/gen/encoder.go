@@ -115,3 +115,28 @@ func (e *Encoder) AppendBatch(dst []byte, n int) ([]byte, int, error) {
 	}
 	return dst, k, nil
 }
+
+// Bodies encodes at most maxPoints points of cfg in format f, batch points
+// a body, and returns the bodies and how many points they hold: the
+// pre-encoded requests parser tests and benchmarks feed their decoders.
+func Bodies(cfg Config, f Format, batch, maxPoints int) ([][]byte, int, error) {
+	g, err := New(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	e := NewEncoder(g, f)
+	var bodies [][]byte
+	total := 0
+	for total < maxPoints {
+		body, n, err := e.AppendBatch(nil, min(batch, maxPoints-total))
+		if err != nil {
+			return nil, 0, err
+		}
+		if n == 0 {
+			break
+		}
+		bodies = append(bodies, body)
+		total += n
+	}
+	return bodies, total, nil
+}
