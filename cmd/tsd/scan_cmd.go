@@ -115,34 +115,15 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 // are never negative).
 func parseScanArgs(args []string, isBool func(string) bool) (scanCmd, cmdline, error) {
 	var sc scanCmd
-	cl := cmdline{command: "scan"}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if len(a) < 2 || a[0] != '-' {
-			sc.args = append(sc.args, a)
-			continue
+	var err error
+	var cl cmdline
+	sc.args, sc.help, cl, err = parseToolArgs(args, "scan", isBool, func(name string) (bool, error) {
+		if name == "delete" || name == "import" {
+			return false, fmt.Errorf("--%s is not supported: tsd scan only prints rows", name)
 		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
-		switch name {
-		case "h", "help":
-			sc.help = true
-			continue
-		case "delete", "import":
-			return sc, cl, fmt.Errorf("--%s is not supported: tsd scan only prints rows", name)
-		}
-		if !hasValue {
-			var err error
-			if value, i, err = flagValue(args, i, name, isBool(name)); err != nil {
-				return sc, cl, err
-			}
-		}
-		if name == "config" {
-			cl.config = value
-			continue
-		}
-		cl.flags = append(cl.flags, setting{name: name, value: value, source: "flag --" + name})
-	}
-	return sc, cl, nil
+		return false, nil
+	})
+	return sc, cl, err
 }
 
 // parseScanQuery reads START [END] [AGGREGATOR [rate]] METRIC [TAGK=TAGV]...

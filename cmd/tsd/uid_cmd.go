@@ -94,38 +94,20 @@ func runUID(args []string, stdout, stderr io.Writer) int {
 // configuration flags (handed to config.load as cmdline flags).
 func parseUIDArgs(args []string, isBool func(string) bool) (uidCmd, cmdline, error) {
 	var uc uidCmd
-	cl := cmdline{command: "uid"}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if len(a) < 2 || a[0] != '-' {
-			uc.args = append(uc.args, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+	var err error
+	var cl cmdline
+	uc.args, uc.help, cl, err = parseToolArgs(args, "uid", isBool, func(name string) (bool, error) {
 		switch name {
-		case "h", "help":
-			uc.help = true
-			continue
 		case "fix":
 			uc.fix = true
-			continue
 		case "i", "ignore-case":
 			uc.ignoreCase = true
-			continue
+		default:
+			return false, nil
 		}
-		if !hasValue {
-			var err error
-			if value, i, err = flagValue(args, i, name, isBool(name)); err != nil {
-				return uc, cl, err
-			}
-		}
-		if name == "config" {
-			cl.config = value
-			continue
-		}
-		cl.flags = append(cl.flags, setting{name: name, value: value, source: "flag --" + name})
-	}
-	return uc, cl, nil
+		return true, nil
+	})
+	return uc, cl, err
 }
 
 // uidWrites are the subcommands that may write, and so record the store's
