@@ -11,6 +11,8 @@ require (
 	github.com/prometheus/prometheus v0.310.0
 	github.com/valyala/fasthttp v1.74.0
 	go.uber.org/goleak v1.3.0
+	google.golang.org/api v0.287.1
+	google.golang.org/grpc v1.83.2
 	rsc.io/binaryregexp v0.2.0
 )
 
@@ -124,11 +126,9 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	google.golang.org/api v0.287.1 // indirect
 	google.golang.org/genproto v0.0.0-20260519071638-aa98bba5eb94 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260630182238-925bb5da69e7 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260630182238-925bb5da69e7 // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apimachinery v0.35.0 // indirect
