@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tsd-db/tsd/internal/series"
@@ -93,21 +90,9 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tsd scan: %v\nRun 'tsd scan --help' for usage.\n", err)
 		return exitUsage
 	}
-	if err := c.load(cl, log); err != nil {
-		fmt.Fprintf(stderr, "tsd scan: %v\n", err)
-		return exitUsage
-	}
-	c.bigtableEmulator = os.Getenv("BIGTABLE_EMULATOR_HOST")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	code, err := q.run(ctx, c, log, stdout)
-	if err != nil {
-		fmt.Fprintf(stderr, "tsd scan: %v\n", err)
-		if code == exitOK {
-			code = exitFailed
-		}
-	}
-	return code
+	return runTool("tsd scan", "tsd scan", c, cl, log, stderr, func(ctx context.Context) (int, error) {
+		return q.run(ctx, c, log, stdout)
+	})
 }
 
 // parseScanArgs separates positional arguments, scan's own flags and

@@ -1,6 +1,15 @@
 package main
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
 
 // parseToolArgs splits the arguments of an offline tool (tsd uid, tsd scan)
 // into positional words, --help, the tool's own flags (own reports whether
@@ -38,4 +47,26 @@ func parseToolArgs(args []string, command string, isBool func(string) bool, own 
 		cl.flags = append(cl.flags, setting{name: name, value: value, source: "flag --" + name})
 	}
 	return pos, help, cl, nil
+}
+
+// runTool loads the configuration an offline tool was given, as the daemon
+// would, and runs it until it ends or a signal stops it. Configuration
+// errors are printed behind tool, the run's errors behind runPrefix; an
+// error with exit code exitOK becomes exitFailed.
+func runTool(tool, runPrefix string, c *config, cl cmdline, log *slog.Logger, stderr io.Writer, run func(context.Context) (int, error)) int {
+	if err := c.load(cl, log); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", tool, err)
+		return exitUsage
+	}
+	c.bigtableEmulator = os.Getenv("BIGTABLE_EMULATOR_HOST")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := run(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", runPrefix, err)
+		if code == exitOK {
+			code = exitFailed
+		}
+	}
+	return code
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"regexp"
 	"strings"
 	"syscall"
@@ -73,21 +72,9 @@ func runUID(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if err := c.load(cl, log); err != nil {
-		fmt.Fprintf(stderr, "tsd uid: %v\n", err)
-		return exitUsage
-	}
-	c.bigtableEmulator = os.Getenv("BIGTABLE_EMULATOR_HOST")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	code, err := uc.run(ctx, c, log, stdout)
-	if err != nil {
-		fmt.Fprintf(stderr, "tsd uid %s: %v\n", uc.args[0], err)
-		if code == exitOK {
-			code = exitFailed
-		}
-	}
-	return code
+	return runTool("tsd uid", "tsd uid "+uc.args[0], c, cl, log, stderr, func(ctx context.Context) (int, error) {
+		return uc.run(ctx, c, log, stdout)
+	})
 }
 
 // parseUIDArgs separates positional arguments, uid's own flags and
