@@ -127,22 +127,9 @@ func benchTSD(b *testing.B, d *devopsPoints) {
 }
 
 func benchPrometheus(b *testing.B, d *devopsPoints) {
-	dir := b.TempDir()
-	logger := slog.New(slog.DiscardHandler)
-	w, err := wlog.NewSize(logger, nil, dir+"/wal", wlog.DefaultSegmentSize, compression.None)
-	if err != nil {
-		b.Fatal(err)
-	}
-	opts := tsdb.DefaultHeadOptions()
-	opts.ChunkDirRoot = dir
-	h, err := tsdb.NewHead(nil, logger, w, nil, opts, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := openPromHead(b)
 	defer h.Close()
-	if err := h.Init(math.MinInt64); err != nil {
-		b.Fatal(err)
-	}
+	var err error
 	ctx := context.Background()
 	refs := make([]storage.SeriesRef, len(d.labels))
 	app := h.Appender(ctx)
@@ -186,4 +173,27 @@ func hourDuration(h int) time.Duration { return time.Duration(h) * time.Hour }
 func reportRates(b *testing.B, cpu time.Duration) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "points/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/point")
+}
+
+// openPromHead opens Prometheus's head with its WAL on (uncompressed) in a
+// temporary directory, for the caller to close: the peer of every append
+// benchmark here.
+func openPromHead(b *testing.B) *tsdb.Head {
+	dir := b.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	w, err := wlog.NewSize(logger, nil, dir+"/wal", wlog.DefaultSegmentSize, compression.None)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := tsdb.DefaultHeadOptions()
+	opts.ChunkDirRoot = dir
+	h, err := tsdb.NewHead(nil, logger, w, nil, opts, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Init(math.MinInt64); err != nil {
+		h.Close()
+		b.Fatal(err)
+	}
+	return h
 }

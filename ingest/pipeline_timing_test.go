@@ -9,14 +9,10 @@ package ingest
 import (
 	"context"
 	"log/slog"
-	"math"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/tsdb"
-	"github.com/prometheus/prometheus/tsdb/wlog"
-	"github.com/prometheus/prometheus/util/compression"
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/internal/invariants"
@@ -188,22 +184,8 @@ func BenchmarkIngestNames(b *testing.B) {
 }
 
 func benchPrometheusLabels(b *testing.B, d *devopsNames) {
-	dir := b.TempDir()
-	logger := slog.New(slog.DiscardHandler)
-	w, err := wlog.NewSize(logger, nil, dir+"/wal", wlog.DefaultSegmentSize, compression.None)
-	if err != nil {
-		b.Fatal(err)
-	}
-	opts := tsdb.DefaultHeadOptions()
-	opts.ChunkDirRoot = dir
-	h, err := tsdb.NewHead(nil, logger, w, nil, opts, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := openPromHead(b)
 	defer h.Close()
-	if err := h.Init(math.MinInt64); err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
 	app := h.Appender(ctx)
 	for _, l := range d.labels {
