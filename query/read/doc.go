@@ -1,0 +1,45 @@
+// Package read fetches the points of selected series for the query
+// engines (OpenTSDB's /api/query in package query, PromQL in query/promql):
+// it reads the data table's hour rows, decodes every column format with
+// rowkey.RowDecoder and merges the write path's unflushed points, which it
+// reaches through the Head interface it defines (wired to ingest.Head in
+// cmd/tsd; query never imports ingest).
+//
+// # Plans
+//
+// A selection is one metric's series (index.Series, from the series index)
+// and a time range. Read chooses between two plans by estimated cost:
+//
+//   - per series: one Get per hour row of each selected series, the hours
+//     bounded by the series' span in the index and the range, the salt
+//     computed from the TSUID. Cost: a random read per row.
+//   - metric scan: one Scan per salt bucket over [bucket][metric][start
+//     hour] to [bucket][metric][end hour + 1), the buckets in parallel,
+//     keeping rows whose TSUID is selected. Cost: every row of the metric
+//     in the range, sequentially.
+//
+// Per series wins when the selection is a small part of the metric (a
+// filter picking 10 series out of 100,000); the scan wins when the query
+// reads most of the metric. Selection.Plan can force either (benchmarks
+// compare them).
+//
+// # Merging with the head
+//
+// The head is read before the store: a row leaves the head only after its
+// write to the store is acknowledged, so a point is always in one or the
+// other. A point found in both keeps the head's value (the newer write).
+//
+// # Limits
+//
+// A Budget counts the series, points and decoded bytes of one query across
+// its plans and goroutines; the first limit crossed stops the read with a
+// *LimitError (errors.Is ErrLimit) naming the limit, so a query never holds
+// more than its limits in memory.
+//
+// # Retention and corrupt cells
+//
+// With Options.Retention, points older than their metric's cutoff are
+// never returned, even before the retention job deletes them. A cell that
+// does not decode is skipped, logged and counted (Stats.CorruptCells); the
+// rest of its row is returned.
+package read

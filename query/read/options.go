@@ -1,0 +1,81 @@
+package read
+
+import (
+	"errors"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/tsd-db/tsd/internal/retention"
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// Head is the write path's unflushed points (ingest.Head implements it).
+type Head interface {
+	// AppendPoints appends the points of the series key (a TSUID) with
+	// mint <= T < maxt, in time order, one per timestamp, and returns dst.
+	AppendPoints(dst []series.Point, key []byte, mint, maxt int64) []series.Point
+}
+
+// DefaultFamily is the data family, OpenTSDB's "t".
+const DefaultFamily = "t"
+
+// Options configure a Reader. Zero fields take the documented defaults.
+type Options struct {
+	// Data is the data table. Required.
+	Data storage.Table
+	// Family is the data column family. Default "t".
+	Family string
+	// Layout is the data table's key layout (recorded with the table).
+	// Required: its Salt decides the buckets.
+	Layout rowkey.Layout
+	// Head supplies unflushed points. Default nil: the store only.
+	Head Head
+	// UIDs names metrics for retention. Required when Retention is set.
+	UIDs *uid.UIDs
+	// Retention hides points older than their metric's cutoff. Default
+	// nil: everything stored is returned.
+	Retention *retention.Rules
+	// Now is the clock retention cutoffs are computed at. Default
+	// time.Now.
+	Now func() time.Time
+	// Parallelism bounds the goroutines of one read (salt buckets scanned
+	// at once, or series read at once). Default 2 × GOMAXPROCS, at least 4.
+	Parallelism int
+	// Logger receives corrupt-cell reports. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Family == "" {
+		o.Family = DefaultFamily
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	o.Layout.EnsureDefaults()
+	return o
+}
+
+// Validate reports the first missing or invalid field.
+func (o *Options) Validate() error {
+	switch {
+	case o.Data == nil:
+		return errors.New("read: Options.Data is required")
+	case o.Retention != nil && o.UIDs == nil:
+		return errors.New("read: Options.UIDs is required with Retention")
+	case o.Parallelism < 1:
+		return errors.New("read: Options.Parallelism must be positive")
+	}
+	return o.Layout.Validate()
+}

@@ -1,0 +1,195 @@
+package read
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// Plan is how Read fetches rows.
+type Plan uint8
+
+const (
+	// PlanAuto picks the cheaper plan from the selection's size.
+	PlanAuto Plan = iota
+	// PlanSeries reads each selected series' hour rows with Gets.
+	PlanSeries
+	// PlanScan scans the metric's rows in every salt bucket.
+	PlanScan
+)
+
+// String names the plan.
+func (p Plan) String() string {
+	switch p {
+	case PlanSeries:
+		return "series"
+	case PlanScan:
+		return "scan"
+	}
+	return "auto"
+}
+
+// Selection is what Read reads: series of one metric over a time range.
+type Selection struct {
+	// Series are the series to read; all share one metric UID.
+	Series []index.Series
+	// Start and End bound the points, in ms, both inclusive.
+	Start, End int64
+	// MetricSeries is the number of series the metric has in the range,
+	// the cost of a scan; 0 means unknown (the planner then assumes the
+	// selection is a tenth of the metric).
+	MetricSeries int
+	// Plan forces a plan; PlanAuto lets the planner choose.
+	Plan Plan
+	// Budget limits the read; nil is unlimited.
+	Budget *Budget
+}
+
+// Stats count a Reader's work since it was made.
+type Stats struct {
+	// Gets and Scans count storage requests; Rows the rows decoded.
+	Gets, Scans, Rows int64
+	// CorruptCells counts cells that did not decode and were skipped.
+	CorruptCells int64
+	// PlansSeries and PlansScan count the plans chosen.
+	PlansSeries, PlansScan int64
+}
+
+type counters struct {
+	gets, scans, rows, corrupt, plansSeries, plansScan atomic.Int64
+}
+
+// Reader reads series points from the store and the head. It is safe for
+// concurrent use.
+type Reader struct {
+	opts Options
+	c    counters
+	pool sync.Pool // *rowReader
+}
+
+// New returns a Reader.
+func New(opts *Options) (*Reader, error) {
+	o := *opts
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Reader{opts: o}
+	r.pool.New = func() any { return &rowReader{r: r} }
+	return r, nil
+}
+
+// Layout returns the data table's layout.
+func (r *Reader) Layout() rowkey.Layout { return r.opts.Layout }
+
+// Stats returns the counters.
+func (r *Reader) Stats() Stats {
+	return Stats{Gets: r.c.gets.Load(), Scans: r.c.scans.Load(), Rows: r.c.rows.Load(),
+		CorruptCells: r.c.corrupt.Load(), PlansSeries: r.c.plansSeries.Load(), PlansScan: r.c.plansScan.Load()}
+}
+
+// Func receives one series' points, sorted by time, one per timestamp,
+// none empty. It owns pts. Read calls it from one goroutine at a time.
+type Func func(s index.Series, pts []series.Point) error
+
+// Read calls fn for every selected series that has points in the range.
+// The order of calls is unspecified. The first error (fn's, the store's,
+// a *LimitError or the context's) stops the read and is returned.
+func (r *Reader) Read(ctx context.Context, sel Selection, fn Func) error {
+	if len(sel.Series) == 0 {
+		return nil
+	}
+	if err := sel.Budget.AddSeries(len(sel.Series)); err != nil {
+		return err
+	}
+	start, err := r.clampStart(ctx, sel.Series[0].TSUID, sel.Start)
+	if err != nil {
+		return err
+	}
+	if start > sel.End {
+		return nil
+	}
+	sel.Start = start
+	if r.choose(sel) == PlanScan {
+		r.c.plansScan.Add(1)
+		return r.scanMetric(ctx, sel, fn)
+	}
+	r.c.plansSeries.Add(1)
+	return r.readEach(ctx, sel, fn)
+}
+
+// Cost weights of the planner, in units of one row read by a scan: a Get
+// is a seek plus a block read, a bucket scan a seek.
+const (
+	getCost  = 4
+	seekCost = 8
+)
+
+// choose picks the plan.
+func (r *Reader) choose(sel Selection) Plan {
+	if sel.Plan != PlanAuto {
+		return sel.Plan
+	}
+	n := len(sel.Series)
+	total := sel.MetricSeries
+	if total < n {
+		total = 10 * n
+	}
+	hours := (rowkey.BaseTime(sel.End)-rowkey.BaseTime(sel.Start))/3600 + 1
+	gets := int64(n) * hours * getCost
+	scan := int64(total)*hours + int64(r.buckets())*seekCost
+	if gets <= scan {
+		return PlanSeries
+	}
+	return PlanScan
+}
+
+// buckets is the number of salt buckets a metric's rows spread over.
+func (r *Reader) buckets() int {
+	if !r.opts.Layout.Salt.Enabled() {
+		return 1
+	}
+	return r.opts.Layout.Salt.Buckets()
+}
+
+// clampStart raises start to the metric's retention cutoff.
+func (r *Reader) clampStart(ctx context.Context, tsuid string, start int64) (int64, error) {
+	if r.opts.Retention == nil {
+		return start, nil
+	}
+	id, _, err := uid.ParseID([]byte(tsuid), r.opts.Layout.Widths.Metric)
+	if err != nil {
+		return 0, fmt.Errorf("read: series %x: %w", tsuid, err)
+	}
+	name, err := r.opts.UIDs.Name(ctx, uid.Metric, id)
+	if err != nil {
+		if errors.Is(err, uid.ErrNoSuchID) {
+			return start, nil
+		}
+		return 0, err
+	}
+	if c := r.opts.Retention.Cutoff(name, r.opts.Now()); c != math.MinInt64 {
+		return max(start, c), nil
+	}
+	return start, nil
+}
+
+// headPoints returns the head's points of tsuid in [start, end].
+func (r *Reader) headPoints(dst []series.Point, tsuid []byte, start, end int64) []series.Point {
+	if r.opts.Head == nil {
+		return dst
+	}
+	maxt := end + 1
+	if end == math.MaxInt64 {
+		maxt = end
+	}
+	return r.opts.Head.AppendPoints(dst, tsuid, start, maxt)
+}

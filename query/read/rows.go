@@ -1,0 +1,132 @@
+package read
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+)
+
+// hourMs is a row's span.
+const hourMs = 3600 * 1000
+
+// rowReader holds one goroutine's buffers.
+type rowReader struct {
+	r     *Reader
+	key   []byte
+	cells []rowkey.Cell
+	dec   rowkey.RowDecoder
+	store []series.Point
+	head  []series.Point
+	ropts storage.ReadOptions
+}
+
+func (r *Reader) getRowReader() *rowReader {
+	rr := r.pool.Get().(*rowReader)
+	rr.ropts.Families = []string{r.opts.Family}
+	return rr
+}
+
+func (r *Reader) putRowReader(rr *rowReader) { r.pool.Put(rr) }
+
+// hourRange returns the first and last row base times (ms) of s within
+// [start, end].
+func hourRange(s *seriesSpan, start, end int64) (first, last int64) {
+	first, last = rowkey.BaseTime(start)*1000, rowkey.BaseTime(end)*1000
+	if s.has {
+		first, last = max(first, s.first*1000), min(last, s.last*1000)
+	}
+	return first, last
+}
+
+// seriesSpan is the part of index.Series the hour loop needs.
+type seriesSpan struct {
+	first, last int64 // seconds
+	has         bool
+}
+
+// getRow appends the decoded points of tsuid's row for the hour at base
+// (ms) to dst. An absent row appends nothing.
+func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64) ([]series.Point, error) {
+	var err error
+	rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base)
+	if err != nil {
+		return dst, err
+	}
+	rr.r.c.gets.Add(1)
+	cells, err := rr.r.opts.Data.Get(ctx, rr.key, &rr.ropts)
+	if errors.Is(err, storage.ErrNotFound) {
+		return dst, nil
+	}
+	if err != nil {
+		return dst, err
+	}
+	rr.cells = rr.cells[:0]
+	for _, c := range cells {
+		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: c.Qualifier, Value: c.Value, Timestamp: c.Timestamp})
+	}
+	return rr.decode(dst, base/1000), nil
+}
+
+// decode appends the points of rr.cells, the row with base time baseSec.
+func (rr *rowReader) decode(dst []series.Point, baseSec int64) []series.Point {
+	rr.r.c.rows.Add(1)
+	dst, err := rr.dec.Decode(dst, baseSec, rr.cells)
+	if err != nil {
+		rr.r.corrupt(rr.key, err)
+	}
+	return dst
+}
+
+// corrupt logs and counts cells that did not decode.
+func (r *Reader) corrupt(row []byte, err error) {
+	var n int64 = 1
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		n = int64(len(j.Unwrap()))
+	}
+	r.c.corrupt.Add(n)
+	r.opts.Logger.Warn("skipped corrupt cells", "row", row, "cells", n, "err", err)
+}
+
+// clip keeps the points of pts in [start, end]; pts is sorted.
+func clip(pts []series.Point, start, end int64) []series.Point {
+	i := 0
+	for i < len(pts) && pts[i].T < start {
+		i++
+	}
+	j := len(pts)
+	for j > i && pts[j-1].T > end {
+		j--
+	}
+	return pts[i:j]
+}
+
+// mergeHead appends to dst the union of store and head (both sorted),
+// head winning equal timestamps.
+func mergeHead(dst, store, head []series.Point) []series.Point {
+	if len(head) == 0 {
+		return append(dst, store...)
+	}
+	if len(store) == 0 {
+		return append(dst, head...)
+	}
+	i, j := 0, 0
+	for i < len(store) && j < len(head) {
+		switch {
+		case store[i].T < head[j].T:
+			dst = append(dst, store[i])
+			i++
+		case store[i].T > head[j].T:
+			dst = append(dst, head[j])
+			j++
+		default:
+			dst = append(dst, head[j])
+			i++
+			j++
+		}
+	}
+	dst = append(dst, store[i:]...)
+	return append(dst, head[j:]...)
+}
