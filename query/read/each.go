@@ -29,10 +29,12 @@ func (r *Reader) readEach(ctx context.Context, sel Selection, fn Func) error {
 				return
 			}
 			s := &sel.Series[i]
+			rr.want, rr.notes = sel.Notes, rr.notes[:0]
 			pts, err := rr.seriesPoints(ctx, s, sel.Start, sel.End, sel.Budget)
-			if err == nil && len(pts) > 0 {
+			notes := clipNotes(rr.notes, sel.Start, sel.End)
+			if err == nil && len(pts)+len(notes) > 0 {
 				mu.Lock()
-				err = fn(*s, pts)
+				err = fn(*s, pts, notes)
 				mu.Unlock()
 			}
 			if err != nil {
@@ -78,7 +80,7 @@ func (rr *rowReader) seriesPoints(ctx context.Context, s *index.Series, start, e
 	}
 	store := clip(rr.store, start, end)
 	if len(store)+len(rr.head) == 0 {
-		return nil, nil
+		return nil, nil // the caller may still have notes
 	}
 	return mergeHead(make([]series.Point, 0, len(store)+len(rr.head)), store, rr.head), nil
 }

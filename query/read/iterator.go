@@ -20,6 +20,7 @@ func (r *Reader) Iterator(ctx context.Context, s index.Series, start, end int64,
 		it.err = err
 		return it
 	}
+	it.rr.want = false
 	sp := spanOf(&s)
 	it.hour, it.last = hourRange(&sp, it.start, end)
 	it.head = clip(r.headPoints(nil, it.tsuid, it.start, end), it.start, end)

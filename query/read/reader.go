@@ -51,6 +51,17 @@ type Selection struct {
 	Plan Plan
 	// Budget limits the read; nil is unlimited.
 	Budget *Budget
+	// Notes asks for the annotations stored in the series' rows (OpenTSDB
+	// keeps them beside the points), at no extra read.
+	Notes bool
+}
+
+// Note is an annotation cell found in a series' row.
+type Note struct {
+	// T is the annotation's start time in ms (row base + qualifier offset).
+	T int64
+	// Value is the cell: the annotation's JSON. The Func owns it.
+	Value []byte
 }
 
 // Stats count a Reader's work since it was made.
@@ -96,9 +107,11 @@ func (r *Reader) Stats() Stats {
 		CorruptCells: r.c.corrupt.Load(), PlansSeries: r.c.plansSeries.Load(), PlansScan: r.c.plansScan.Load()}
 }
 
-// Func receives one series' points, sorted by time, one per timestamp,
-// none empty. It owns pts. Read calls it from one goroutine at a time.
-type Func func(s index.Series, pts []series.Point) error
+// Func receives one series' points, sorted by time, one per timestamp, and
+// with Selection.Notes its annotations in the range, sorted by time; at
+// least one of them is not empty. It owns both slices. Read calls it from
+// one goroutine at a time.
+type Func func(s index.Series, pts []series.Point, notes []Note) error
 
 // Read calls fn for every selected series that has points in the range.
 // The order of calls is unspecified. The first error (fn's, the store's,

@@ -1,6 +1,7 @@
 package read
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -21,6 +22,8 @@ type rowReader struct {
 	store []series.Point
 	head  []series.Point
 	ropts storage.ReadOptions
+	notes []Note // with wantNotes: annotations of the rows decoded
+	want  bool   // collect annotation cells
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -73,11 +76,40 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 // decode appends the points of rr.cells, the row with base time baseSec.
 func (rr *rowReader) decode(dst []series.Point, baseSec int64) []series.Point {
 	rr.r.c.rows.Add(1)
+	if rr.want {
+		rr.collectNotes(baseSec)
+	}
 	dst, err := rr.dec.Decode(dst, baseSec, rr.cells)
 	if err != nil {
 		rr.r.corrupt(rr.key, err)
 	}
 	return dst
+}
+
+// collectNotes appends the row's annotation cells to rr.notes.
+func (rr *rowReader) collectNotes(baseSec int64) {
+	for i := range rr.cells {
+		c := &rr.cells[i]
+		if rowkey.Classify(c.Qualifier) != rowkey.ColumnAnnotation {
+			continue
+		}
+		off, err := rowkey.ParseAnnotationQualifier(c.Qualifier)
+		if err != nil {
+			continue
+		}
+		rr.notes = append(rr.notes, Note{T: baseSec*1000 + off, Value: bytes.Clone(c.Value)})
+	}
+}
+
+// clipNotes keeps the notes in [start, end] as a new slice (nil if none).
+func clipNotes(notes []Note, start, end int64) []Note {
+	var out []Note
+	for _, n := range notes {
+		if n.T >= start && n.T <= end {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // corrupt logs and counts cells that did not decode.

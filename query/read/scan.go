@@ -16,8 +16,9 @@ import (
 // acc collects one selected series' stored points during a scan. Each
 // series lives in one salt bucket, so one goroutine writes it.
 type acc struct {
-	s   *index.Series
-	pts []series.Point
+	s     *index.Series
+	pts   []series.Point
+	notes []Note
 }
 
 // scanMetric is the scan plan: every salt bucket of the metric in the
@@ -41,14 +42,15 @@ func (r *Reader) scanMetric(ctx context.Context, sel Selection, fn Func) error {
 			return err
 		}
 		store := clip(a.pts, sel.Start, sel.End)
-		if len(store)+len(rr.head) == 0 {
+		notes := clipNotes(a.notes, sel.Start, sel.End)
+		if len(store)+len(rr.head)+len(notes) == 0 {
 			continue
 		}
 		pts := store
 		if len(rr.head) > 0 {
 			pts = mergeHead(make([]series.Point, 0, len(store)+len(rr.head)), store, rr.head)
 		}
-		if err := fn(*s, pts); err != nil {
+		if err := fn(*s, pts, notes); err != nil {
 			return err
 		}
 	}
@@ -89,6 +91,7 @@ func (r *Reader) scanBucket(ctx context.Context, bucket int, metric []byte, sel 
 		ReadOptions: storage.ReadOptions{Families: []string{r.opts.Family}}})
 	defer sc.Close()
 	rs := rowScan{rr: r.getRowReader(), accs: accs, budget: sel.Budget, prefix: l.Salt.Width() + len(metric)}
+	rs.rr.want = sel.Notes
 	defer r.putRowReader(rs.rr)
 	rs.tsuid = append(rs.tsuid, metric...)
 	for sc.Next() {
@@ -182,7 +185,9 @@ func (rs *rowScan) finish() error {
 		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: rs.arena[o.q:o.v], Value: rs.arena[o.v:o.end], Timestamp: o.ts})
 	}
 	n := len(rs.cur.pts)
+	rr.notes = rr.notes[:0]
 	rs.cur.pts = rr.decode(rs.cur.pts, rs.base)
+	rs.cur.notes = append(rs.cur.notes, rr.notes...)
 	rs.offs = rs.offs[:0]
 	return rs.budget.AddPoints(len(rs.cur.pts) - n)
 }
