@@ -1,0 +1,89 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
+)
+
+// TestDaemonIngestConfiguredLimits proves tsd.storage.max_tags and
+// tsd.core.tag.allow_specialchars reach every protocol's parser: with a
+// limit of 2 tags, a 3-tag point is refused on each path in that
+// protocol's error form while the good points beside it land.
+func TestDaemonIngestConfiguredLimits(t *testing.T) {
+	data := t.TempDir()
+	d := startDaemon(t, "--data", data, "--tsd.storage.max_tags=2", "--tsd.core.tag.allow_specialchars=!")
+	base := "http://" + d.addr
+
+	got := telnetSession(t, d.addr,
+		"put lim.telnet 1356998400 1 a=1 b=2",
+		"put lim.telnet 1356998401 2 a=1 b=2 c=3",
+		"put lim!telnet 1356998402 3 a=1")
+	if len(got) != 3 || !strings.HasPrefix(got[0], "put: illegal argument: Too many tags: 3 maximum allowed: 2") {
+		t.Errorf("telnet replies %q", got)
+	}
+
+	resp, body := post(t, "POST", base+"/api/put?details", []byte(
+		`[{"metric":"lim.put","timestamp":1356998400,"value":1,"tags":{"a":"1","b":"2"}},`+
+			`{"metric":"lim.put","timestamp":1356998401,"value":2,"tags":{"a":"1","b":"2","c":"3"}},`+
+			`{"metric":"lim!put","timestamp":1356998402,"value":3,"tags":{"a":"1"}}]`), false)
+	if resp.StatusCode != 400 || !strings.HasPrefix(body, `{"success":2,"failed":1,"errors":[{"datapoint":{"metric":"lim.put","timestamp":1356998401`) ||
+		!strings.Contains(body, `"error":"Too many tags: 3 maximum allowed: 2`) {
+		t.Errorf("/api/put 3 tags = %d %s", resp.StatusCode, body)
+	}
+
+	lp := "lim,a=1,b=2 v=1 1356998400\nlim,a=1,b=2,c=3 v=2 1356998401\n"
+	resp, body = post(t, "POST", base+"/write?db=x&precision=s", []byte(lp), false)
+	if resp.StatusCode != 400 || !strings.HasPrefix(body, `{"error":"partial write: `) ||
+		!strings.Contains(body, "too many tags: more than 2") || !strings.Contains(body, "dropped=1") {
+		t.Errorf("/write 3 tags = %d %s", resp.StatusCode, body)
+	}
+	lp2 := "lim2,a=1,b=2 v=1 1356998400\nlim2,a=1,b=2,c=3 v=2 1356998401\n"
+	resp, body = post(t, "POST", base+"/api/v2/write?org=o&bucket=b&precision=s", []byte(lp2), true)
+	if resp.StatusCode != 400 || !strings.HasPrefix(body, `{"code":"invalid","message":"partial write: `) ||
+		!strings.Contains(body, "too many tags: more than 2") {
+		t.Errorf("/api/v2/write 3 tags = %d %s", resp.StatusCode, body)
+	}
+
+	series := func(name string, labels ...string) prompb.TimeSeries {
+		ls := []prompb.Label{{Name: "__name__", Value: name}}
+		for _, l := range labels {
+			ls = append(ls, prompb.Label{Name: l, Value: "1"})
+		}
+		return prompb.TimeSeries{Labels: ls, Samples: []prompb.Sample{{Value: 1, Timestamp: 1356998400000}}}
+	}
+	wr := &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{
+		series("lim_rw", "a", "b"), series("lim_rw_bad", "a", "b", "c")}}
+	raw, err := wr.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = post(t, "POST", base+"/api/v1/write", snappy.Encode(nil, raw), false,
+		"Content-Type", "application/x-protobuf", "Content-Encoding", "snappy")
+	if resp.StatusCode != 400 || !strings.Contains(body, "too many labels: more than 2 besides __name__") ||
+		!strings.Contains(body, "lim_rw_bad") {
+		t.Errorf("remote_write 3 labels = %d %s", resp.StatusCode, body)
+	}
+
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.logs)
+	}
+	for metric, want := range map[string][]string{
+		"lim.telnet": {"1356998400000 1 int"},
+		"lim!telnet": {"1356998402000 3 int"},
+		"lim.put":    {"1356998400000 1 int"},
+		"lim!put":    {"1356998402000 3 int"},
+		"lim_v":      {"1356998400000 1 float64"},
+		"lim2_v":     {"1356998400000 1 float64"},
+		"lim_rw":     {"1356998400000 1 float64"},
+	} {
+		equalLines(t, metric, scanPoints(t, data, metric), want)
+	}
+	// The refused series never reached the UID table.
+	if code, _, errs := tsdScan(t, data, "1356998400", "1893456000", "lim_rw_bad"); code == exitOK ||
+		!strings.Contains(errs, "No such name for 'metrics': 'lim_rw_bad'") {
+		t.Errorf("tsd scan lim_rw_bad: exit %d %s", code, errs)
+	}
+}
