@@ -12,7 +12,7 @@
 //	row               family  qualifier       value
 //	name bytes        id      <kind>          UID, W bytes big-endian      forward map
 //	UID (W bytes)     name    <kind>          name bytes                   reverse map
-//	UID (W bytes)     name    <kind>_meta     UIDMeta JSON (OpenTSDB's)    removed by Delete
+//	UID (W bytes)     name    <type>_meta     UIDMeta JSON (OpenTSDB's)    metric_meta, tagk_meta, tagv_meta
 //	0x00              id      <kind>          8-byte big-endian int64      MAXID counter
 //
 // Name bytes depend on the table's write format: FormatOpenTSDB stores

@@ -195,7 +195,7 @@ func (u *UIDs) fsckCell(c storage.Cell, st *[NumKinds]fsckKind, r *Report) {
 	}
 }
 
-// kindOfQualifier maps "metrics" to Metric and "metrics_meta" to
+// kindOfQualifier maps "metrics" to Metric and "metric_meta" to
 // (Metric, true); anything else to an invalid kind.
 func kindOfQualifier(q []byte) (Kind, bool) {
 	for _, k := range Kinds {

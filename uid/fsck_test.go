@@ -21,7 +21,7 @@ func TestFsckCleanTable(t *testing.T) {
 	if _, err := u.ResolvePoint(ctx, nil, []byte("m"), tags); err != nil {
 		t.Fatal(err)
 	}
-	rawPut(t, u.Table(), []byte{0, 0, 1}, "name", "metrics_meta", []byte(`{}`)) // UIDMeta is skipped
+	rawPut(t, u.Table(), []byte{0, 0, 1}, "name", "metric_meta", []byte(`{}`)) // UIDMeta is skipped
 	r, err := u.Fsck(ctx, false)
 	if err != nil || len(r.Problems) != 0 {
 		t.Fatalf("clean table: %q %v", problemLines(r), err)

@@ -26,7 +26,9 @@ var (
 	// kindQuals are the qualifiers as byte slices; the storage contract
 	// never retains them, so one shared copy serves every call.
 	kindQuals     = [NumKinds][]byte{[]byte("metrics"), []byte("tagk"), []byte("tagv")}
-	kindMetaQuals = [NumKinds][]byte{[]byte("metrics_meta"), []byte("tagk_meta"), []byte("tagv_meta")}
+	// kindMetaQuals are OpenTSDB's UIDMeta qualifiers: the lower-cased
+	// UniqueIdType name, so "metric_meta", not "metrics_meta".
+	kindMetaQuals = [NumKinds][]byte{[]byte("metric_meta"), []byte("tagk_meta"), []byte("tagv_meta")}
 	kindWhat      = [NumKinds]string{"metric name", "tag name", "tag value"}
 )
 
