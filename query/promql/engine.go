@@ -1,0 +1,54 @@
+package promql
+
+import (
+	"log/slog"
+	"time"
+
+	prom "github.com/prometheus/prometheus/promql"
+
+	"github.com/tsd-db/tsd/query/read"
+)
+
+// Engine defaults.
+const (
+	// DefaultMaxSamples is Prometheus's --query.max-samples default.
+	DefaultMaxSamples = 50_000_000
+	// DefaultTimeout is Prometheus's --query.timeout default.
+	DefaultTimeout = 2 * time.Minute
+	// DefaultLookbackDelta is Prometheus's --query.lookback-delta default.
+	DefaultLookbackDelta = 5 * time.Minute
+)
+
+// EngineOptions configure NewEngine. Zero fields take the defaults.
+type EngineOptions struct {
+	// Limits are tsd's query limits; MaxPoints becomes the engine's max
+	// samples in memory. Default DefaultMaxSamples.
+	Limits read.Limits
+	// Timeout bounds a query's evaluation. Default 2 minutes.
+	Timeout time.Duration
+	// LookbackDelta is how far back an instant selector looks for a
+	// sample. Default 5 minutes.
+	LookbackDelta time.Duration
+	// Logger receives the engine's logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// NewEngine returns a Prometheus engine with tsd's defaults: the @
+// modifier and negative offsets on, as in Prometheus 3.
+func NewEngine(o EngineOptions) *prom.Engine {
+	maxSamples := DefaultMaxSamples
+	if o.Limits.MaxPoints > 0 {
+		maxSamples = int(o.Limits.MaxPoints)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.LookbackDelta <= 0 {
+		o.LookbackDelta = DefaultLookbackDelta
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return prom.NewEngine(prom.EngineOpts{Logger: o.Logger, MaxSamples: maxSamples, Timeout: o.Timeout,
+		LookbackDelta: o.LookbackDelta, EnableAtModifier: true, EnableNegativeOffset: true})
+}

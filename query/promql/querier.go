@@ -1,0 +1,170 @@
+package promql
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/util/annotations"
+
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// MaxTime is the last millisecond tsd stores: a row key's base time is 4
+// bytes of seconds. Reads are clipped to [0, MaxTime].
+const MaxTime = (1<<32)*1000 - 1
+
+// querier is one query's view: its range and its budget.
+type querier struct {
+	q          *Queryable
+	mint, maxt int64
+	budget     *read.Budget
+}
+
+// Close implements storage.Querier; a querier holds nothing to release.
+func (*querier) Close() error { return nil }
+
+// Select implements storage.Querier: the series ms select, with lazy
+// sample iterators over the hinted range.
+func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	start, end := qr.mint, qr.maxt
+	if hints != nil {
+		start, end = hints.Start, hints.End
+	}
+	start, end = max(start, 0), min(end, MaxTime)
+	ss, err := qr.selectSeries(ctx, ms, start, end)
+	if err != nil {
+		return storage.ErrSeriesSet(err)
+	}
+	if sortSeries {
+		slices.SortFunc(ss, func(a, b *tsdSeries) int { return labels.Compare(a.lbls, b.lbls) })
+	}
+	if hints != nil && hints.Limit > 0 && len(ss) > hints.Limit {
+		ss = ss[:hints.Limit]
+	}
+	if err := qr.budget.AddSeries(len(ss)); err != nil {
+		return storage.ErrSeriesSet(err)
+	}
+	return &seriesSet{ss: ss, i: -1}
+}
+
+// selectSeries returns the series ms select, labelled, reading [start, end].
+func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start, end int64) ([]*tsdSeries, error) {
+	b, err := qr.q.postings(ctx, ms, start, end)
+	if err != nil || b == nil || start > end {
+		return nil, err
+	}
+	var (
+		out []*tsdSeries
+		sb  = labels.NewScratchBuilder(8)
+	)
+	for _, s := range qr.seriesOf(b) {
+		l, err := qr.q.seriesLabels(ctx, &sb, s.TSUID)
+		if isNoSuchID(err) {
+			continue // a name deleted since: the series cannot be named
+		}
+		if err != nil {
+			return nil, err
+		}
+		if matchesAll(l, ms) {
+			out = append(out, &tsdSeries{qr: qr, ctx: ctx, s: s, lbls: l, start: start, end: end})
+		}
+	}
+	return out, nil
+}
+
+// seriesOf describes the series of b, in id order.
+func (qr *querier) seriesOf(b *roaring.Bitmap) []index.Series {
+	out := make([]index.Series, 0, b.GetCardinality())
+	qr.q.opts.Index.ForEach(b, func(s index.Series) bool {
+		out = append(out, s)
+		return true
+	})
+	return out
+}
+
+// LabelNames implements storage.LabelQuerier: the tag keys of the series
+// ms select in the querier's range, and __name__, sorted.
+func (qr *querier) LabelNames(ctx context.Context, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	ix := qr.q.opts.Index
+	var keys []uid.ID
+	some := ix.Len() > 0
+	if len(ms) > 0 {
+		b, err := qr.q.postings(ctx, ms, qr.mint, qr.maxt)
+		if err != nil || b == nil || b.IsEmpty() {
+			return nil, nil, err
+		}
+		keys, some = ix.TagKeys(b), true
+	} else {
+		keys = ix.TagKeys(nil)
+	}
+	names, err := qr.q.names(ctx, uid.TagK, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	if some {
+		names = append(names, labels.MetricName)
+	}
+	return sortLimit(names, hints), nil, nil
+}
+
+// LabelValues implements storage.LabelQuerier: the values of the label
+// name (the metrics for __name__) among the series ms select, sorted.
+func (qr *querier) LabelValues(ctx context.Context, name string, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	key, kind := index.NameKey, uid.Metric
+	if name != labels.MetricName {
+		id, ok, err := qr.q.lookup(ctx, uid.TagK, name)
+		if err != nil || !ok {
+			return nil, nil, err
+		}
+		key, kind = id, uid.TagV
+	}
+	var vals []uid.ID
+	if len(ms) > 0 {
+		b, err := qr.q.postings(ctx, ms, qr.mint, qr.maxt)
+		if err != nil || b == nil || b.IsEmpty() {
+			return nil, nil, err
+		}
+		vals = qr.q.opts.Index.TagValues(key, b)
+	} else {
+		vals = qr.q.opts.Index.TagValues(key, nil)
+	}
+	names, err := qr.q.names(ctx, kind, vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sortLimit(names, hints), nil, nil
+}
+
+// names names ids, skipping UIDs without a name (deleted).
+func (q *Queryable) names(ctx context.Context, kind uid.Kind, ids []uid.ID) ([]string, error) {
+	out := make([]string, 0, len(ids)+1)
+	for _, id := range ids {
+		n, err := q.opts.UIDs.Name(ctx, kind, id)
+		if err != nil {
+			if isNoSuchID(err) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// sortLimit sorts names and applies the hinted limit.
+func sortLimit(names []string, hints *storage.LabelHints) []string {
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if hints != nil && hints.Limit > 0 && len(names) > hints.Limit {
+		names = names[:hints.Limit]
+	}
+	return names
+}
+
+func isNoSuchID(err error) bool { return errors.Is(err, uid.ErrNoSuchID) }

@@ -1,0 +1,48 @@
+package promql
+
+import (
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/tsd-db/tsd/query/read"
+)
+
+// Queryable is Prometheus's storage.Queryable over tsd's index, store and
+// head. It is safe for concurrent use.
+type Queryable struct {
+	opts   Options
+	labels labelCache
+}
+
+var _ storage.Queryable = (*Queryable)(nil)
+
+// New returns a Queryable reading through opts' Reader, Index and UIDs.
+func New(opts *Options) (*Queryable, error) {
+	o := *opts
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	q := &Queryable{opts: o}
+	q.labels.init(o.LabelCacheSize)
+	return q, nil
+}
+
+// Querier returns a querier over [mint, maxt] (ms, inclusive) with a fresh
+// budget of Options.Limits: the engine opens one per query.
+func (q *Queryable) Querier(mint, maxt int64) (storage.Querier, error) {
+	return &querier{q: q, mint: mint, maxt: maxt, budget: q.newBudget()}, nil
+}
+
+// Limits returns the per-query limits.
+func (q *Queryable) Limits() read.Limits { return q.opts.Limits }
+
+// DropCaches forgets every cached label set, so that UID renames and
+// deletes made elsewhere show.
+func (q *Queryable) DropCaches() { q.labels.reset() }
+
+func (q *Queryable) newBudget() *read.Budget {
+	if q.opts.Limits == (read.Limits{}) {
+		return nil
+	}
+	return read.NewBudget(q.opts.Limits)
+}

@@ -1,0 +1,144 @@
+package promql
+
+import (
+	"context"
+	"math"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/util/annotations"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// seriesSet walks the selected series.
+type seriesSet struct {
+	ss []*tsdSeries
+	i  int
+}
+
+func (s *seriesSet) Next() bool {
+	if s.i+1 >= len(s.ss) {
+		s.i = len(s.ss)
+		return false
+	}
+	s.i++
+	return true
+}
+
+func (s *seriesSet) At() storage.Series              { return s.ss[s.i] }
+func (*seriesSet) Err() error                        { return nil }
+func (*seriesSet) Warnings() annotations.Annotations { return nil }
+
+// tsdSeries is one selected series; its samples are read when iterated.
+type tsdSeries struct {
+	qr         *querier
+	ctx        context.Context
+	s          index.Series
+	lbls       labels.Labels
+	start, end int64
+}
+
+// Labels implements storage.Series.
+func (s *tsdSeries) Labels() labels.Labels { return s.lbls }
+
+// Iterator implements storage.Series: a lazy read of [start, end]. Every
+// call starts a new read; reuse only saves the adapter.
+func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	it, ok := reuse.(*Iterator)
+	if !ok {
+		it = &Iterator{}
+	}
+	it.Reset(s.qr.q.opts.Reader.Iterator(s.ctx, s.s, s.start, s.end, s.qr.budget))
+	return it
+}
+
+// Iterator adapts a series.Iterator to Prometheus's chunkenc.Iterator:
+// float samples only, the staleness marker as value.StaleNaN.
+type Iterator struct {
+	it   series.Iterator
+	t    int64
+	v    float64
+	ok   bool // positioned on a sample
+	done bool
+}
+
+var _ chunkenc.Iterator = (*Iterator)(nil)
+
+// NewIterator returns an adapter over it.
+func NewIterator(it series.Iterator) *Iterator {
+	a := &Iterator{}
+	a.Reset(it)
+	return a
+}
+
+// Reset makes the adapter walk it from its start.
+func (a *Iterator) Reset(it series.Iterator) { *a = Iterator{it: it} }
+
+// Next implements chunkenc.Iterator.
+func (a *Iterator) Next() chunkenc.ValueType {
+	if a.done {
+		return chunkenc.ValNone
+	}
+	return a.settle(a.it.Next())
+}
+
+// Seek implements chunkenc.Iterator: no move when the current sample is at
+// or after t.
+func (a *Iterator) Seek(t int64) chunkenc.ValueType {
+	switch {
+	case a.done:
+		return chunkenc.ValNone
+	case a.ok && a.t >= t:
+		return chunkenc.ValFloat
+	}
+	return a.settle(a.it.SeekTime(t))
+}
+
+func (a *Iterator) settle(ok bool) chunkenc.ValueType {
+	if !ok {
+		a.ok, a.done = false, true
+		return chunkenc.ValNone
+	}
+	p := a.it.At()
+	a.ok, a.t, a.v = true, p.T, floatOf(p)
+	return chunkenc.ValFloat
+}
+
+// floatOf converts a point to Prometheus's float, the staleness marker
+// (whatever float kind held it) to value.StaleNaN.
+func floatOf(p series.Point) float64 {
+	if p.Kind != series.Int && p.Bits == series.StaleNaN {
+		return math.Float64frombits(value.StaleNaN)
+	}
+	return p.Float()
+}
+
+// At implements chunkenc.Iterator.
+func (a *Iterator) At() (int64, float64) { return a.t, a.v }
+
+// AtHistogram implements chunkenc.Iterator; tsd stores no histograms.
+func (a *Iterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) { return a.t, nil }
+
+// AtFloatHistogram implements chunkenc.Iterator; tsd stores no histograms.
+func (a *Iterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	return a.t, nil
+}
+
+// AtT implements chunkenc.Iterator.
+func (a *Iterator) AtT() int64 { return a.t }
+
+// AtST implements chunkenc.Iterator: tsd keeps no start timestamps.
+func (*Iterator) AtST() int64 { return 0 }
+
+// Err implements chunkenc.Iterator.
+func (a *Iterator) Err() error {
+	if a.it == nil {
+		return nil
+	}
+	return a.it.Err()
+}
