@@ -46,7 +46,9 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
 	if len(cells) == 0 {
-		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, storage.ErrNotFound)
+		// Bare sentinel: readers probe absent rows often (a query's empty
+		// hours), and formatting the row would cost more than the read.
+		return nil, storage.ErrNotFound
 	}
 	return cells, nil
 }
