@@ -155,6 +155,13 @@
 // one DeleteRange per salt bucket; readers filter the rest with the same
 // rules.
 //
+// RebuildIndex (`tsd index rebuild`) scans a whole data table, an
+// OpenTSDB one for example, and registers every series with the hours of
+// its rows through index.RegisterMany, Batch series at a time, so its
+// memory does not grow with the table. Rows of the all-zero metric (global
+// annotations) are not series; a row whose key does not parse is logged,
+// counted and skipped.
+//
 // # Restart
 //
 // OpenHead replays the log: series records recreate series (registering

@@ -11,6 +11,7 @@ func writeHelp(w io.Writer, c *config) {
 	fmt.Fprint(w, `Usage: tsd [serve] [--config FILE] [--KEY=VALUE | --KEY VALUE]...
        tsd uid [--config FILE] [--KEY=VALUE]... COMMAND [ARGS]
        tsd scan [--config FILE] [--KEY=VALUE]... START [END] METRIC [TAGK=TAGV]...
+       tsd index [--config FILE] [--KEY=VALUE]... rebuild
 
 tsd is a time-series database in the lineage of OpenTSDB. "serve" (the
 default command) runs the daemon: OpenTSDB's telnet protocol and HTTP API,
@@ -26,6 +27,7 @@ Commands:
   serve          run the daemon (default)
   uid ...        read and repair the UID table (tsd uid --help)
   scan ...       print a metric's raw rows and points (tsd scan --help)
+  index rebuild  build the series index from the data table (tsd index --help)
   help           print this help
 
 Flags:
