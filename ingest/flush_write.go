@@ -37,7 +37,21 @@ type columnWriter struct {
 // columnSpan locates one encoded column in the arena.
 type columnSpan struct {
 	key, q, v [2]int
+	ts        int64 // cell timestamp, µs
 	queue     bool
+}
+
+// cellTime is the timestamp of a row's column: the arrival of the row's
+// latest point (µs), not the flush time, so that where two daemons wrote
+// the same timestamp, readers (rowkey.RowDecoder: newer cell wins) keep the
+// value that arrived last whichever daemon flushes last. A row without an
+// arrival time, or one stamped after flushTs by a skewed clock, gets
+// flushTs.
+func cellTime(r *detachedRow, flushTs int64) int64 {
+	if lw := r.row.lastWrite * 1000; lw > 0 && lw <= flushTs {
+		return lw
+	}
+	return flushTs
 }
 
 func (w *columnWriter) init(opts *FlushOptions, seq *flushSeq) { w.opts, w.seq = opts, seq }
@@ -77,14 +91,14 @@ func (w *columnWriter) writeDense(ctx context.Context, rows []detachedRow, ts in
 			if err != nil {
 				return err
 			}
-			sp.queue = queue
+			sp.queue, sp.ts = queue, cellTime(r, ts)
 			w.spans = append(w.spans, sp)
 			st.Points += int64(len(chunk))
 		}
 	}
 	for _, sp := range w.spans {
 		w.cells = append(w.cells, storage.Cell{
-			Family: w.opts.Family, Timestamp: ts,
+			Family: w.opts.Family, Timestamp: sp.ts,
 			Qualifier: w.span(sp.q), Value: w.span(sp.v),
 		})
 		w.muts = append(w.muts, storage.Mutation{Row: w.span(sp.key)})
@@ -144,7 +158,7 @@ func (w *columnWriter) writeOpenTSDB(ctx context.Context, rows []detachedRow, ts
 		if w.q, w.v, err = rowkey.AppendCompacted(w.q[:0], w.v[:0], r.row.base/1000, w.pts); err != nil {
 			return fmt.Errorf("compacted column of series %x at %d: %w", r.s.key, r.row.base, err)
 		}
-		qual, second, err := w.putOpenTSDB(ctx, r.row.base/1000, w.q, w.v, ts, st)
+		qual, second, err := w.putOpenTSDB(ctx, r.row.base/1000, w.q, w.v, cellTime(r, ts), st)
 		if err != nil {
 			return err
 		}
