@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/query"
 )
 
 // Default values of Options.
@@ -62,6 +63,9 @@ type Options struct {
 	// Ingest writes the points of /api/put, /write, /api/v2/write and
 	// /api/v1/write. Default nil: those endpoints answer 501.
 	Ingest *service.Writer
+	// Query runs the queries of /api/query (GET, POST, DELETE). Default
+	// nil: /api/query answers 501.
+	Query *query.Engine
 	// MaxInflightBytes bounds the decompressed request bytes being
 	// ingested at once across all requests; a request that would exceed it
 	// is answered 503 with Retry-After. Default 1 GiB.

@@ -64,7 +64,7 @@ func (s *Server) newRouter() *router {
 		openTSDB: map[string]endpoint{
 			"version":     {name: "/api/version", handle: s.handleVersion},
 			"put":         ing.route("/api/put", false, (*ingestAPI).handlePut),
-			"query":       planned("/api/query"),
+			"query":       {name: "/api/query", handle: s.handleQuery},
 			"suggest":     planned("/api/suggest"),
 			"search":      planned("/api/search"),
 			"uid":         planned("/api/uid"),

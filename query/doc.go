@@ -1,0 +1,54 @@
+// Package query answers OpenTSDB 2.4's /api/query: Engine.Execute takes a
+// parsed tsquery.TSQuery, resolves each sub-query to series through the UID
+// table and the series index, reads their points with query/read (store and
+// head), groups them by the group-by tag values and runs query/agg's
+// downsampling, rate and group-by aggregation per group. Result.AppendJSON
+// writes OpenTSDB's response body. The package knows nothing of HTTP: api
+// maps its errors to status codes (see Errors).
+//
+// # Pipeline of one sub-query
+//
+//  1. Resolve: metric name to UID (unknown: 400 "No such name for
+//     'metrics': 'foo'"), each filter's tag key to a UID and, for
+//     literal_or, its values (unknown: 400 unless SkipUnresolvedTagVs);
+//     or the tsuids, which must share one metric.
+//  2. Select: index.Postings over the filters, ExplicitTags, RestrictTime
+//     to the aggregation window (agg.ScanRange: the query range aligned
+//     down to the downsampling interval and the hour, and up past the end).
+//  3. Read: read.Reader.Read over the window, one budget per query.
+//  4. Group: series with points (or notes) in the window are grouped by the
+//     UIDs of their group-by tag values, in ascending tag-key UID order;
+//     groups come out sorted by those bytes, as OpenTSDB's byte-keyed map
+//     does. A series lacking a group-by tag is dropped. With the none
+//     aggregator every series is its own group, ordered by TSUID.
+//  5. Aggregate: agg.GroupBy per group; output is clipped to [start, end].
+//
+// # Response (OpenTSDB's HttpJsonSerializer.formatQueryAsyncV1)
+//
+// A JSON array, one object per group, sub-queries in order, fields in
+// this order: metric, tags (the tags every member shares, by name),
+// aggregateTags (tag keys some member lacks or where members differ, in
+// tag-key UID order), query (showQuery), tsuids (showTSUIDs, sorted
+// uppercase hex), annotations (unless noAnnotations, when any), globalAnnotations
+// (when asked and any), dps. dps is {"<ts>":v,...}, or [[ts,v],...] with
+// the arrays option; ts in seconds unless msResolution (two points in one
+// second then give the same key twice, as OpenTSDB writes). An integer is
+// a JSON integer; a double is written as Java's Double.toString does
+// (16.0, 1.5E-4); NaN is "NaN", or null when the sub-query's fill policy
+// is null; infinities are "Infinity" and "-Infinity".
+//
+// # Errors
+//
+// Execute returns a *tsquery.Error (errors.Is tsquery.ErrBadRequest) for
+// anything the request got wrong: HTTP 400 with its Msg and Details. A
+// *read.LimitError (errors.Is read.ErrLimit) is a crossed query limit:
+// 413. A *TimeoutError (errors.Is ErrTimeout) is Options.Timeout passing:
+// 408. Anything else is the store's failure.
+//
+// # Invariants
+//
+// Execute holds every point of a query in memory at most once (the read
+// budget bounds it); each group's output shares one slab of points. An
+// Engine is safe for concurrent use; a Result is not, and must not be used
+// after Release.
+package query

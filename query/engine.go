@@ -1,0 +1,171 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// DefaultTimeout is Options.Timeout's default (tsd.query.timeout).
+const DefaultTimeout = 2 * time.Minute
+
+// Options configure an Engine. Zero fields take the documented defaults.
+type Options struct {
+	// Reader reads series points from the store and the head. Required.
+	Reader *read.Reader
+	// UIDs resolve names and UIDs. Required.
+	UIDs *uid.UIDs
+	// Index selects series by metric and tags. Required.
+	Index *index.Index
+	// Limits bound each query's series, points and bytes. Default zero:
+	// unlimited.
+	Limits read.Limits
+	// Timeout bounds each query; a negative value means none. Default
+	// DefaultTimeout (2 minutes).
+	Timeout time.Duration
+	// AllowDelete lets a query delete the data it read
+	// (tsd.http.query.allow_delete). Default false: a delete is refused
+	// with 400.
+	AllowDelete bool
+	// Deleter removes the stored rows of a deleting query. Required when
+	// AllowDelete is set.
+	Deleter Deleter
+	// SkipUnresolvedTagVs ignores unknown tag values in literal filters
+	// instead of refusing the query (tsd.query.skip_unresolved_tagvs).
+	// Default false.
+	SkipUnresolvedTagVs bool
+	// Location is the zone of absolute dates when a query names none
+	// (tsd.core.timezone). Default UTC.
+	Location *time.Location
+	// Now is the clock of "now" and relative times. Default time.Now.
+	Now func() time.Time
+	// Logger receives failed queries. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Deleter deletes the stored points of series in a time range; the query
+// engine calls it for a query with delete set.
+type Deleter interface {
+	// DeleteRange deletes the points of the series (TSUIDs) in [start, end]
+	// ms.
+	DeleteRange(ctx context.Context, tsuids []string, start, end int64) error
+}
+
+// EnsureDefaults fills zero fields and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate reports the first missing field.
+func (o *Options) Validate() error {
+	switch {
+	case o.Reader == nil:
+		return errors.New("query: Options.Reader is required")
+	case o.UIDs == nil:
+		return errors.New("query: Options.UIDs is required")
+	case o.Index == nil:
+		return errors.New("query: Options.Index is required")
+	case o.AllowDelete && o.Deleter == nil:
+		return errors.New("query: Options.Deleter is required with AllowDelete")
+	}
+	return nil
+}
+
+// ErrTimeout is matched by every *TimeoutError.
+var ErrTimeout = errors.New("query timed out")
+
+// TimeoutError is a query stopped by Options.Timeout. HTTP answers 408.
+type TimeoutError struct {
+	// Timeout is the limit that passed.
+	Timeout time.Duration
+}
+
+// Error says which limit passed.
+func (e *TimeoutError) Error() string {
+	return "Query timeout exceeded: the query ran longer than " +
+		strconv.FormatInt(e.Timeout.Milliseconds(), 10) + " ms (tsd.query.timeout)"
+}
+
+// Is matches ErrTimeout.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// deleteDisabled is OpenTSDB's refusal of a delete.
+const deleteDisabled = "Deleting data is not enabled (tsd.http.query.allow_delete=false)"
+
+// Engine executes /api/query requests. It is safe for concurrent use.
+type Engine struct {
+	opts  Options
+	execs sync.Pool // *executor
+}
+
+// New returns an Engine.
+func New(opts *Options) (*Engine, error) {
+	o := *opts
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: o}
+	e.execs.New = func() any { return &executor{e: e} }
+	return e, nil
+}
+
+// Options returns the engine's options, defaults filled.
+func (e *Engine) Options() Options { return e.opts }
+
+// Execute validates q (setting its parsed times and sub-query fields) and
+// runs it. The Result must be released with Release when written. Errors
+// are described in the package doc.
+func (e *Engine) Execute(ctx context.Context, q *tsquery.TSQuery) (*Result, error) {
+	if err := q.Validate(tsquery.ValidateOptions{Now: e.opts.Now().UnixMilli(), Location: e.opts.Location}); err != nil {
+		return nil, err
+	}
+	if q.Delete && !e.opts.AllowDelete {
+		return nil, &tsquery.Error{Msg: deleteDisabled}
+	}
+	if e.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, e.opts.Timeout, &TimeoutError{Timeout: e.opts.Timeout})
+		defer cancel()
+	}
+	x := e.execs.Get().(*executor)
+	res, err := x.run(ctx, q)
+	e.execs.Put(x)
+	if err != nil {
+		return nil, e.classify(ctx, q, err)
+	}
+	return res, nil
+}
+
+// classify turns a context error caused by the timeout into the
+// *TimeoutError and logs failures that are not the request's fault.
+func (e *Engine) classify(ctx context.Context, q *tsquery.TSQuery, err error) error {
+	var te *TimeoutError
+	if errors.As(context.Cause(ctx), &te) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout)) {
+		err = te
+	}
+	if !errors.Is(err, tsquery.ErrBadRequest) && !errors.Is(err, read.ErrLimit) {
+		e.opts.Logger.Warn("query failed", "err", err, "query", q.String())
+	}
+	return err
+}

@@ -1,0 +1,120 @@
+package query
+
+import (
+	"context"
+	"slices"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query/agg"
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// member is one series read for a sub-query: its points and notes in the
+// window.
+type member struct {
+	s     index.Series
+	pts   []series.Point
+	notes []read.Note
+	tags  []tagPair
+}
+
+// executor runs one query at a time, keeping its buffers between queries
+// (the Engine pools executors).
+type executor struct {
+	e       *Engine
+	members []member
+	byKey   map[string][]int // group key -> member indexes
+	keys    []string
+	iters   []series.SliceIterator
+	inputs  []series.Iterator
+	gb      *agg.GroupBy
+}
+
+// run executes a validated query.
+func (x *executor) run(ctx context.Context, q *tsquery.TSQuery) (*Result, error) {
+	res := getResult(q)
+	budget := read.NewBudget(x.e.opts.Limits)
+	for _, sq := range q.Queries {
+		if err := x.runSub(ctx, q, sq, budget, res); err != nil {
+			res.Release()
+			return nil, err
+		}
+	}
+	if q.GlobalAnnotations && !q.NoAnnotations {
+		if err := x.globalNotes(ctx, q, res); err != nil {
+			res.Release()
+			return nil, err
+		}
+	}
+	res.finish()
+	return res, nil
+}
+
+// runSub resolves, reads, groups and aggregates one sub-query, appending
+// its groups to res.
+func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.SubQuery, budget *read.Budget, res *Result) error {
+	spec := q.Spec(sq)
+	sel, err := x.resolve(ctx, sq, spec.Start, spec.End)
+	if err != nil {
+		return err
+	}
+	if err := x.read(ctx, sel, spec, budget, !q.NoAnnotations); err != nil {
+		return err
+	}
+	if q.Delete {
+		if err := x.deleteRead(ctx, q); err != nil {
+			return err
+		}
+	}
+	x.group(sel, sq.Agg.IsNone())
+	for _, key := range x.keys {
+		if err := x.aggregate(ctx, spec, sq, sel, x.byKey[key], res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read fetches the selected series' points and notes in the window into
+// x.members (only series that have some).
+func (x *executor) read(ctx context.Context, sel *selection, spec agg.Spec, budget *read.Budget, notes bool) error {
+	clear(x.members)
+	x.members = x.members[:0]
+	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End,
+		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes}
+	return x.e.opts.Reader.Read(ctx, rsel, func(s index.Series, pts []series.Point, ns []read.Note) error {
+		x.members = append(x.members, member{s: s, pts: pts, notes: ns})
+		return nil
+	})
+}
+
+// deleteRead deletes the stored points of the series just read in the
+// query range.
+func (x *executor) deleteRead(ctx context.Context, q *tsquery.TSQuery) error {
+	tsuids := make([]string, len(x.members))
+	for i := range x.members {
+		tsuids[i] = x.members[i].s.TSUID
+	}
+	return x.e.opts.Deleter.DeleteRange(ctx, tsuids, q.StartTime, q.EndTime)
+}
+
+// aggregate runs the group-by over the members idx and appends the group.
+func (x *executor) aggregate(ctx context.Context, spec agg.Spec, sq *tsquery.SubQuery, sel *selection, idx []int, res *Result) error {
+	x.iters = slices.Grow(x.iters[:0], len(idx))[:len(idx)]
+	x.inputs = x.inputs[:0]
+	for i, m := range idx {
+		x.inputs = append(x.inputs, series.NewSliceIterator(&x.iters[i], x.members[m].pts))
+	}
+	x.gb = agg.NewGroupBy(x.gb, spec, x.inputs)
+	g := res.addGroup(sq, sel.metric)
+	for x.gb.Next() {
+		res.points = append(res.points, x.gb.At())
+	}
+	if err := x.gb.Err(); err != nil {
+		return err
+	}
+	res.endGroup(g)
+	return x.describe(ctx, g, idx, res)
+}

@@ -1,0 +1,128 @@
+package query
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// tagPair is one tag of a series as UIDs.
+type tagPair struct{ k, v uid.ID }
+
+// parseTags appends the tag pairs of tsuid, in TSUID (ascending tag key)
+// order.
+func (x *executor) parseTags(dst []tagPair, tsuid string) []tagPair {
+	w := x.e.opts.Reader.Layout().Widths
+	b := []byte(tsuid)
+	if len(b) < w.Metric {
+		return dst
+	}
+	b = b[w.Metric:]
+	for len(b) >= w.TagK+w.TagV {
+		k, rest, _ := uid.ParseID(b, w.TagK)
+		v, rest, _ := uid.ParseID(rest, w.TagV)
+		dst = append(dst, tagPair{k, v})
+		b = rest
+	}
+	return dst
+}
+
+// group sorts x.members into groups: by the UIDs of the group-by tag
+// values (ascending tag key), or by TSUID for the none aggregator. It sets
+// x.keys in output order, the bytes of the value UIDs compared as
+// OpenTSDB's byte-keyed map does.
+func (x *executor) group(sel *selection, none bool) {
+	if x.byKey == nil {
+		x.byKey = map[string][]int{}
+	}
+	clear(x.byKey)
+	x.keys = x.keys[:0]
+	var key []byte
+	for i := range x.members {
+		m := &x.members[i]
+		m.tags = x.parseTags(m.tags[:0], m.s.TSUID)
+		var ok bool
+		if key, ok = x.groupKey(key[:0], m, sel.groupBy, none); !ok {
+			continue // lacks a group-by tag
+		}
+		if _, seen := x.byKey[string(key)]; !seen {
+			x.keys = append(x.keys, string(key))
+		}
+		x.byKey[string(key)] = append(x.byKey[string(key)], i)
+	}
+	slices.Sort(x.keys)
+}
+
+// groupKey appends m's group key: fixed-width big-endian value UIDs, so
+// byte order is UID order.
+func (x *executor) groupKey(dst []byte, m *member, groupBy []uid.ID, none bool) ([]byte, bool) {
+	if none {
+		return append(dst, m.s.TSUID...), true
+	}
+	width := x.e.opts.Reader.Layout().Widths.TagV
+	for _, k := range groupBy {
+		j := slices.IndexFunc(m.tags, func(t tagPair) bool { return t.k == k })
+		if j < 0 {
+			return dst, false
+		}
+		dst = uid.AppendID(dst, m.tags[j].v, width)
+	}
+	return dst, true
+}
+
+// describe names group g's metric tags: the tags every member has with one
+// value, the keys where members differ (OpenTSDB's aggregateTags, in tag
+// key UID order), the sorted TSUIDs and the members' notes.
+func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) error {
+	grp := &res.Groups[g]
+	common := slices.Clone(x.members[idx[0]].tags)
+	var keys []uid.ID
+	for _, i := range idx {
+		m := &x.members[i]
+		for _, t := range m.tags {
+			if !slices.Contains(keys, t.k) {
+				keys = append(keys, t.k)
+			}
+		}
+		common = slices.DeleteFunc(common, func(c tagPair) bool { return !slices.Contains(m.tags, c) })
+		if res.q.ShowTSUIDs {
+			grp.TSUIDs = append(grp.TSUIDs, string(rowkey.AppendTSUIDHex(nil, []byte(m.s.TSUID))))
+		}
+		for _, n := range m.notes {
+			grp.Notes = append(grp.Notes, n.Value)
+		}
+	}
+	slices.Sort(grp.TSUIDs)
+	slices.Sort(keys)
+	for _, k := range keys {
+		if slices.ContainsFunc(common, func(c tagPair) bool { return c.k == k }) {
+			continue
+		}
+		name, err := x.e.opts.UIDs.Name(ctx, uid.TagK, k)
+		if err != nil {
+			return badName(err)
+		}
+		grp.AggregateTags = append(grp.AggregateTags, name)
+	}
+	return x.nameTags(ctx, grp, common)
+}
+
+// nameTags resolves the common tags into grp.Tags, sorted by name.
+func (x *executor) nameTags(ctx context.Context, grp *Group, common []tagPair) error {
+	for _, t := range common {
+		k, err := x.e.opts.UIDs.Name(ctx, uid.TagK, t.k)
+		if err != nil {
+			return badName(err)
+		}
+		v, err := x.e.opts.UIDs.Name(ctx, uid.TagV, t.v)
+		if err != nil {
+			return badName(err)
+		}
+		grp.Tags = append(grp.Tags, Tag{Key: k, Value: v})
+	}
+	slices.SortFunc(grp.Tags, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
+	return nil
+}

@@ -1,0 +1,93 @@
+package query
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query/tsquery"
+)
+
+// Tag is a tag key and value by name.
+type Tag struct{ Key, Value string }
+
+// Group is one result series: the aggregate of the series of a sub-query
+// that share their group-by tag values.
+type Group struct {
+	// Sub is the sub-query the group answers.
+	Sub *tsquery.SubQuery
+	// Metric is the metric name.
+	Metric string
+	// Tags are the tags every member has with the same value, by key.
+	Tags []Tag
+	// AggregateTags are the tag keys some member lacks or where members
+	// differ, in tag key UID order.
+	AggregateTags []string
+	// TSUIDs are the members' TSUIDs in uppercase hex, sorted; only with
+	// showTSUIDs.
+	TSUIDs []string
+	// Notes are the members' annotations (stored JSON), unless
+	// noAnnotations.
+	Notes [][]byte
+	// Points are the aggregated points in [start, end], in time order.
+	// They alias the Result's slab.
+	Points []series.Point
+
+	off, end int // Points' bounds in the slab until finish
+}
+
+// Result is an executed query: its groups in output order. It is not safe
+// for concurrent use.
+type Result struct {
+	q *tsquery.TSQuery
+	// Groups are the result series, sub-queries in order, then groups.
+	Groups []Group
+	// GlobalNotes are the global annotations of the range, with
+	// globalAnnotations (stored JSON).
+	GlobalNotes [][]byte
+	points      []series.Point
+}
+
+var results = sync.Pool{New: func() any { return new(Result) }}
+
+func getResult(q *tsquery.TSQuery) *Result {
+	r := results.Get().(*Result)
+	r.q = q
+	return r
+}
+
+// Query returns the executed query.
+func (r *Result) Query() *tsquery.TSQuery { return r.q }
+
+// Release returns r's buffers for reuse; r must not be used after.
+func (r *Result) Release() {
+	clear(r.Groups)
+	r.Groups, r.GlobalNotes, r.points, r.q = r.Groups[:0], nil, r.points[:0], nil
+	if cap(r.points) > 1<<20 {
+		r.points = nil // one huge answer should not pin its slab forever
+	}
+	results.Put(r)
+}
+
+// addGroup starts a group whose points are appended to r.points next.
+func (r *Result) addGroup(sq *tsquery.SubQuery, metric string) int {
+	r.Groups = append(r.Groups, Group{Sub: sq, Metric: metric, off: len(r.points)})
+	return len(r.Groups) - 1
+}
+
+// endGroup closes group g's points.
+func (r *Result) endGroup(g int) { r.Groups[g].end = len(r.points) }
+
+// finish points every group at its part of the slab, now that it no
+// longer grows.
+func (r *Result) finish() {
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		g.Points = r.points[g.off:g.end:g.end]
+	}
+}
+
+// globalNotes adds the global annotations of the query range.
+func (x *executor) globalNotes(ctx context.Context, q *tsquery.TSQuery, res *Result) error {
+	return nil
+}
