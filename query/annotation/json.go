@@ -210,12 +210,13 @@ func (w *wire) annotation() Annotation {
 			a.Custom[k] = v.s
 		}
 	}
-	a.Given = a.given()
+	a.Given = a.Changed()
 	return a
 }
 
-// given is the set of fields that differ from their defaults.
-func (a *Annotation) given() Fields {
+// Changed returns the fields that differ from their defaults, the ones
+// OpenTSDB's setters mark changed; a parser sets Given from it.
+func (a *Annotation) Changed() Fields {
 	var f Fields
 	if a.EndTime != 0 {
 		f |= FieldEndTime

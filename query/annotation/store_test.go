@@ -78,7 +78,7 @@ func rawCell(t *testing.T, tbl storage.Table, rowHex, qualHex string) (string, b
 
 func put(t *testing.T, s *Store, a Annotation, overwrite bool) Annotation {
 	t.Helper()
-	a.Given = a.given()
+	a.Given = a.Changed()
 	got, err := s.Put(context.Background(), &a, overwrite)
 	if err != nil {
 		t.Fatalf("Put %v: %v", &a, err)
