@@ -1,0 +1,161 @@
+package promapi
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/util/annotations"
+	"github.com/valyala/fasthttp"
+)
+
+// maxNotices caps the warnings and the infos a response carries, as
+// Prometheus does.
+const maxNotices = 10
+
+// contentTypeJSON is Prometheus's response content type.
+const contentTypeJSON = "application/json"
+
+// API serves the Prometheus HTTP API endpoints over one Queryable with one
+// PromQL engine. Its handlers are fasthttp handlers; it is safe for
+// concurrent use.
+type API struct {
+	opts   Options
+	q      storage.Queryable
+	engine *promql.Engine
+	// ownEngine: New built engine, so Close closes it.
+	ownEngine bool
+	bufs      sync.Pool // *[]byte response bodies
+}
+
+// New returns an API for opts after EnsureDefaults. opts must have passed
+// Validate and have a Queryable.
+func New(opts Options) *API {
+	opts.EnsureDefaults()
+	a := &API{opts: opts, q: opts.Queryable, engine: opts.Engine}
+	if a.engine == nil {
+		a.ownEngine = true
+		a.engine = promql.NewEngine(promql.EngineOpts{
+			Logger:               opts.Logger,
+			MaxSamples:           opts.MaxSamples,
+			Timeout:              opts.Timeout,
+			LookbackDelta:        opts.LookbackDelta,
+			EnableAtModifier:     true,
+			EnableNegativeOffset: true,
+		})
+	}
+	return a
+}
+
+// Close stops the background work of an engine New built. The API must
+// not serve requests afterwards.
+func (a *API) Close() error {
+	if !a.ownEngine {
+		return nil
+	}
+	return a.engine.Close()
+}
+
+// HasQuery reports whether a request to /api/v1/query carries a query
+// parameter, in the URL or a form body: only then is it Prometheus's; an
+// OpenTSDB query (m, tsuid or a JSON body) has none.
+func HasQuery(ctx *fasthttp.RequestCtx) bool {
+	return ctx.QueryArgs().Has("query") || ctx.PostArgs().Has("query")
+}
+
+// form reads request parameters the way net/http's FormValue does: the
+// form body (application/x-www-form-urlencoded) first, then the URL.
+type form struct{ ctx *fasthttp.RequestCtx }
+
+// get returns the first value of name, "" when absent. The string is a
+// copy: it may outlive the request.
+func (f form) get(name string) string {
+	if v := f.ctx.PostArgs().Peek(name); v != nil {
+		return string(v)
+	}
+	return string(f.ctx.QueryArgs().Peek(name))
+}
+
+// all returns every value of name, body values first.
+func (f form) all(name string) []string {
+	var out []string
+	for _, v := range f.ctx.PostArgs().PeekMulti(name) {
+		out = append(out, string(v))
+	}
+	for _, v := range f.ctx.QueryArgs().PeekMulti(name) {
+		out = append(out, string(v))
+	}
+	return out
+}
+
+// allowed answers 405 unless the method is GET, HEAD or POST.
+func allowed(ctx *fasthttp.RequestCtx) bool {
+	if ctx.IsGet() || ctx.IsPost() || ctx.IsHead() {
+		return true
+	}
+	writeError(ctx, &apiError{errorMethod, errMethod(ctx)}, nil)
+	return false
+}
+
+// queryContext derives the query's context: the request's (done when the
+// server shuts down) bounded by the timeout parameter when given.
+func queryContext(ctx *fasthttp.RequestCtx, timeout string) (context.Context, context.CancelFunc, *apiError) {
+	if timeout == "" {
+		c, cancel := context.WithCancel(ctx)
+		return c, cancel, nil
+	}
+	d, err := ParseDuration(timeout)
+	if err != nil {
+		return nil, nil, invalidParam("timeout", err)
+	}
+	c, cancel := context.WithTimeout(ctx, d)
+	return c, cancel, nil
+}
+
+// respond answers 200 with the success envelope around data.
+func (a *API) respond(ctx *fasthttp.RequestCtx, warnings, infos []string, data func([]byte) []byte) {
+	bp := a.getBuf()
+	*bp = appendSuccess((*bp)[:0], warnings, infos, data)
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(contentTypeJSON)
+	ctx.SetBody(*bp)
+	a.putBuf(bp)
+}
+
+// writeError answers with Prometheus's error JSON and the status of its
+// class.
+func writeError(ctx *fasthttp.RequestCtx, e *apiError, warnings []string) {
+	ctx.Response.Reset()
+	ctx.SetStatusCode(e.typ.status)
+	ctx.SetContentType(contentTypeJSON)
+	ctx.SetBody(appendErrorJSON(nil, e, warnings))
+}
+
+// noticeStrings splits annotations into warnings and infos.
+func noticeStrings(a annotations.Annotations, query string) (warnings, infos []string) {
+	if len(a) == 0 {
+		return nil, nil
+	}
+	return a.AsStrings(query, maxNotices, maxNotices)
+}
+
+func (a *API) getBuf() *[]byte {
+	if bp, ok := a.bufs.Get().(*[]byte); ok {
+		return bp
+	}
+	b := make([]byte, 0, 4096)
+	return &b
+}
+
+// putBuf pools bodies up to 1 MiB; a bigger one is left to the GC so one
+// huge answer does not pin its memory.
+func (a *API) putBuf(bp *[]byte) {
+	if cap(*bp) <= 1<<20 {
+		a.bufs.Put(bp)
+	}
+}
+
+// msTime is t in Prometheus's milliseconds.
+func msTime(t time.Time) int64 { return t.UnixMilli() }

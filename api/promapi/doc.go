@@ -1,0 +1,35 @@
+// Package promapi serves the Prometheus HTTP API (the read side of
+// Prometheus's web/api/v1) on tsd's port, with fasthttp handlers that
+// package api routes: /api/v1/query, query_range, series, labels,
+// label/<name>/values, metadata, rules, query_exemplars, format_query and
+// status/buildinfo, also under /prometheus/api/v1/.
+//
+// Queries run on Prometheus's own promql.Engine over the
+// storage.Queryable in Options (tsd's, from query/promql, in the daemon).
+// tsd stores no exemplars, metadata or rules, so those endpoints answer
+// valid empty documents.
+//
+// # Requests
+//
+// Every endpoint takes GET, HEAD and POST; parameters come from the URL
+// and from an application/x-www-form-urlencoded body, the body's value
+// first (net/http's FormValue order). Times are Unix seconds as a decimal
+// float (rounded to the millisecond) or RFC 3339; durations are seconds as
+// a float or Prometheus durations ("1m30s"). A range query may have at
+// most MaxPointsPerSeries (11,000) steps per series.
+//
+// # Responses
+//
+// Success is {"status":"success","data":...} with optional "warnings" and
+// "infos" arrays. Query data is {"resultType":T,"result":R}; every sample
+// is [<seconds>,"<value>"], seconds written with at most three decimals
+// and the value as a string ("NaN", "+Inf" and "-Inf" included). Failure
+// is {"status":"error","errorType":E,"error":M} with Prometheus's status
+// for E: bad_data 400 (any unparsable parameter or query), execution 422,
+// canceled 499, timeout 503, internal 500 (storage failures); a method
+// other than GET, HEAD or POST is bad_data with 405.
+//
+// Handlers copy what they keep from the fasthttp.RequestCtx; a query's
+// result is encoded before the query is closed, which recycles its
+// slices.
+package promapi

@@ -1,0 +1,253 @@
+package promapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/util/annotations"
+	"github.com/valyala/fasthttp"
+)
+
+// lookup holds the parameters the series, labels and label values
+// endpoints share.
+type lookup struct {
+	limit      int
+	start, end time.Time
+	sets       [][]*labels.Matcher
+}
+
+// parseLookup parses limit, start, end and match[] (each set must select
+// something); matchParam names match[] in errors as Prometheus does for
+// /series, or not at all (labels).
+func parseLookup(f form, matchParam bool) (lookup, *apiError) {
+	var l lookup
+	var err error
+	if l.limit, err = parseLimit(f.get("limit")); err != nil {
+		return l, invalidParam("limit", err)
+	}
+	if l.start, err = parseTimeOr(f.get("start"), MinTime); err != nil {
+		return l, invalidParam("start", err)
+	}
+	if l.end, err = parseTimeOr(f.get("end"), MaxTime); err != nil {
+		return l, invalidParam("end", err)
+	}
+	if l.sets, err = parseMatchers(f.all("match[]")); err != nil {
+		if matchParam {
+			return l, invalidParam("match[]", err)
+		}
+		return l, badData(err)
+	}
+	return l, nil
+}
+
+// hintLimit asks the Queryable for one more than limit, so truncation can
+// be told apart from an exact fit; 0 is no limit.
+func hintLimit(limit int) int {
+	if limit > 0 && limit < math.MaxInt {
+		return limit + 1
+	}
+	return limit
+}
+
+// querier opens a Querier over l's time range.
+func (a *API) querier(l lookup) (storage.Querier, *apiError) {
+	q, err := a.q.Querier(msTime(l.start), msTime(l.end))
+	if err != nil {
+		return nil, execError(err)
+	}
+	return q, nil
+}
+
+// Series serves /api/v1/series: the label sets of the series match[]
+// selects in [start, end].
+func (a *API) Series(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	f := form{ctx}
+	if len(f.all("match[]")) == 0 {
+		writeError(ctx, badData(errNoMatch), nil)
+		return
+	}
+	l, aerr := parseLookup(f, true)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	q, aerr := a.querier(l)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	defer q.Close()
+	sets, warns, err := a.selectSeries(ctx, q, l)
+	warnings, infos := noticeStrings(warns, "")
+	if err != nil {
+		writeError(ctx, execError(err), warnings)
+		return
+	}
+	if l.limit > 0 && len(sets) > l.limit {
+		sets = sets[:l.limit]
+		warnings = append(warnings, errTruncated.Error())
+	}
+	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendLabelSets(b, sets) })
+}
+
+// selectSeries returns the distinct label sets of l's selection, sorted
+// (Prometheus sorts only several match[] sets; one order everywhere keeps
+// limit's cut stable across Queryables).
+func (a *API) selectSeries(ctx context.Context, q storage.Querier, l lookup) ([]labels.Labels, annotations.Annotations, error) {
+	hints := &storage.SelectHints{
+		Start: msTime(l.start), End: msTime(l.end),
+		Func:  "series", // a look-up that needs no samples
+		Limit: hintLimit(l.limit),
+	}
+	all := make([]storage.SeriesSet, 0, len(l.sets))
+	for _, ms := range l.sets {
+		all = append(all, q.Select(ctx, true, hints, ms...))
+	}
+	set := all[0]
+	if len(all) > 1 {
+		set = storage.NewMergeSeriesSet(all, 0, storage.ChainedSeriesMerge)
+	}
+	var out []labels.Labels
+	for set.Next() {
+		out = append(out, set.At().Labels())
+	}
+	return out, set.Warnings(), set.Err()
+}
+
+func appendLabelSets(dst []byte, sets []labels.Labels) []byte {
+	dst = append(dst, '[')
+	for i, ls := range sets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendLabels(dst, ls)
+	}
+	return append(dst, ']')
+}
+
+// Labels serves /api/v1/labels: the label names of the series match[]
+// selects, or of all series.
+func (a *API) Labels(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	l, aerr := parseLookup(form{ctx}, false)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	q, aerr := a.querier(l)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	defer q.Close()
+	hints := &storage.LabelHints{Limit: hintLimit(l.limit)}
+	names, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
+		return q.LabelNames(ctx, hints, ms...)
+	})
+	a.respondStrings(ctx, names, l.limit, warns, err)
+}
+
+// LabelValues serves /api/v1/label/<name>/values; name is taken from the
+// path, "U__"-escaped names unescaped as Prometheus does.
+func (a *API) LabelValues(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	name := labelName(ctx.Path())
+	if !model.UTF8Validation.IsValidLabelName(name) {
+		writeError(ctx, badData(fmt.Errorf("invalid label name: %q", name)), nil)
+		return
+	}
+	l, aerr := parseLookup(form{ctx}, false)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	q, aerr := a.querier(l)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	defer q.Close()
+	hints := &storage.LabelHints{Limit: hintLimit(l.limit)}
+	vals, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
+		return q.LabelValues(ctx, name, hints, ms...)
+	})
+	a.respondStrings(ctx, vals, l.limit, warns, err)
+}
+
+// labelName cuts <name> out of .../label/<name>/values.
+func labelName(path []byte) string {
+	i := bytes.LastIndex(path, []byte("/label/"))
+	if i < 0 {
+		return ""
+	}
+	name, _ := bytes.CutSuffix(path[i+len("/label/"):], []byte("/values"))
+	s := string(name)
+	if len(s) > 3 && s[:3] == "U__" {
+		s = model.UnescapeName(s, model.ValueEncodingEscaping)
+	}
+	return s
+}
+
+// union runs get once per matcher set (once with none when there are no
+// sets) and returns the sorted union of the strings.
+func union(sets [][]*labels.Matcher, get func([]*labels.Matcher) ([]string, annotations.Annotations, error)) ([]string, annotations.Annotations, error) {
+	if len(sets) <= 1 {
+		var ms []*labels.Matcher
+		if len(sets) == 1 {
+			ms = sets[0]
+		}
+		out, warns, err := get(ms)
+		out = slices.Clone(out) // the Querier may own the slice until Close
+		slices.Sort(out)
+		return out, warns, err
+	}
+	var warns annotations.Annotations
+	seen := make(map[string]struct{})
+	for _, ms := range sets {
+		vals, w, err := get(ms)
+		warns.Merge(w)
+		if err != nil {
+			return nil, warns, err
+		}
+		for _, v := range vals {
+			seen[v] = struct{}{}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for v := range seen {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out, warns, nil
+}
+
+// respondStrings answers a names or values look-up, truncated to limit.
+func (a *API) respondStrings(ctx *fasthttp.RequestCtx, ss []string, limit int, warns annotations.Annotations, err error) {
+	warnings, infos := noticeStrings(warns, "")
+	if err != nil {
+		writeError(ctx, execError(err), warnings)
+		return
+	}
+	if limit > 0 && len(ss) > limit {
+		ss = ss[:limit]
+		warnings = append(warnings, errTruncated.Error())
+	}
+	if ss == nil {
+		ss = []string{}
+	}
+	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendStrings(b, ss) })
+}

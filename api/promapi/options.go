@@ -1,0 +1,85 @@
+package promapi
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// Default values of Options.
+const (
+	DefaultMaxSamples    = 50_000_000
+	DefaultTimeout       = 2 * time.Minute
+	DefaultLookbackDelta = 5 * time.Minute
+	// DefaultBuildVersion is the Prometheus release whose PromQL engine
+	// tsd embeds (module v0.310.0); Grafana reads it from buildinfo to
+	// pick the features it uses.
+	DefaultBuildVersion = "3.10.0"
+)
+
+// Options configure the Prometheus HTTP API. The zero value of each field
+// means its default; New calls EnsureDefaults.
+type Options struct {
+	// Queryable is what PromQL selects from, and what the series, label
+	// and label value look-ups read. Default nil: the api package then
+	// answers the Prometheus endpoints 501.
+	Queryable storage.Queryable
+	// Engine runs the queries. Default nil: New builds one from
+	// MaxSamples, Timeout and LookbackDelta with the @ modifier and
+	// negative offsets on, as in Prometheus 3. The API closes only an
+	// engine it built.
+	Engine *promql.Engine
+	// MaxSamples bounds the samples one query may hold in memory at once;
+	// a query over it fails with errorType "execution". Default 50,000,000.
+	MaxSamples int
+	// Timeout bounds a query's run time when the request gives no shorter
+	// timeout parameter. Default 2 minutes.
+	Timeout time.Duration
+	// LookbackDelta is how far back an instant selector looks for a
+	// series' last sample. Default 5 minutes.
+	LookbackDelta time.Duration
+	// BuildVersion is data.version in /api/v1/status/buildinfo. Default
+	// DefaultBuildVersion.
+	BuildVersion string
+	// Revision is data.revision in buildinfo. Default empty.
+	Revision string
+	// Logger receives the engine's log lines. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults sets every zero field to its default and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.MaxSamples == 0 {
+		o.MaxSamples = DefaultMaxSamples
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.LookbackDelta == 0 {
+		o.LookbackDelta = DefaultLookbackDelta
+	}
+	if o.BuildVersion == "" {
+		o.BuildVersion = DefaultBuildVersion
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate reports the first invalid field, naming it.
+func (o *Options) Validate() error {
+	if o.MaxSamples < 0 {
+		return fmt.Errorf("promapi: MaxSamples %d is negative", o.MaxSamples)
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("promapi: Timeout %v is negative", o.Timeout)
+	}
+	if o.LookbackDelta < 0 {
+		return fmt.Errorf("promapi: LookbackDelta %v is negative", o.LookbackDelta)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package promapi
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/valyala/fasthttp"
+)
+
+var errTruncated = errors.New("results truncated due to limit")
+
+// Query serves /api/v1/query: an instant query at time (default now).
+func (a *API) Query(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	f := form{ctx}
+	limit, err := parseLimit(f.get("limit"))
+	if err != nil {
+		writeError(ctx, invalidParam("limit", err), nil)
+		return
+	}
+	ts, err := parseTimeOr(f.get("time"), time.Now())
+	if err != nil {
+		writeError(ctx, invalidParam("time", err), nil)
+		return
+	}
+	a.run(ctx, f, limit, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
+		return a.engine.NewInstantQuery(qctx, a.q, opts, qs, ts)
+	})
+}
+
+// QueryRange serves /api/v1/query_range.
+func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	f := form{ctx}
+	limit, err := parseLimit(f.get("limit"))
+	if err != nil {
+		writeError(ctx, invalidParam("limit", err), nil)
+		return
+	}
+	r, aerr := parseRange(f.get("start"), f.get("end"), f.get("step"))
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	a.run(ctx, f, limit, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
+		return a.engine.NewRangeQuery(qctx, a.q, opts, qs, r.start, r.end, r.step)
+	})
+}
+
+// newQuery builds an engine query for the parsed request.
+type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error)
+
+// run parses the common parameters (timeout, lookback_delta, query), runs
+// the query and answers with its result or its error.
+func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
+	qctx, cancel, aerr := queryContext(ctx, f.get("timeout"))
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	defer cancel()
+	opts, aerr := queryOpts(f)
+	if aerr != nil {
+		writeError(ctx, aerr, nil)
+		return
+	}
+	qs := f.get("query")
+	qry, err := build(qctx, opts, qs)
+	if err != nil {
+		writeError(ctx, invalidParam("query", err), nil)
+		return
+	}
+	defer qry.Close() // after the result is encoded: Close recycles its slices
+	res := qry.Exec(qctx)
+	warnings, infos := noticeStrings(res.Warnings, qs)
+	if res.Err != nil {
+		writeError(ctx, execError(res.Err), warnings)
+		return
+	}
+	if truncate(res, limit) {
+		warnings = append(warnings, errTruncated.Error())
+	}
+	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendQueryData(b, *res) })
+}
+
+// queryOpts reads lookback_delta.
+func queryOpts(f form) (promql.QueryOpts, *apiError) {
+	var lookback time.Duration
+	if s := f.get("lookback_delta"); s != "" {
+		d, err := ParseDuration(s)
+		if err != nil {
+			return nil, invalidParam("lookback_delta", err)
+		}
+		lookback = d
+	}
+	return promql.NewPrometheusQueryOpts(false, lookback), nil
+}
+
+// truncate keeps the first limit series of a matrix or vector result and
+// reports whether it dropped any; 0 means no limit.
+func truncate(res *promql.Result, limit int) bool {
+	if limit <= 0 {
+		return false
+	}
+	switch v := res.Value.(type) {
+	case promql.Matrix:
+		if len(v) > limit {
+			res.Value = v[:limit]
+			return true
+		}
+	case promql.Vector:
+		if len(v) > limit {
+			res.Value = v[:limit]
+			return true
+		}
+	}
+	return false
+}
+
+// FormatQuery serves /api/v1/format_query: the query pretty-printed.
+func (a *API) FormatQuery(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	expr, err := parser.ParseExpr(form{ctx}.get("query"))
+	if err != nil {
+		writeError(ctx, invalidParam("query", err), nil)
+		return
+	}
+	pretty := expr.Pretty(0)
+	a.respond(ctx, nil, nil, func(b []byte) []byte { return appendJSONString(b, pretty) })
+}
+
+// QueryExemplars serves /api/v1/query_exemplars. tsd stores no exemplars,
+// so a valid request gets an empty list; Grafana's start-up probe only
+// checks for success.
+func (a *API) QueryExemplars(ctx *fasthttp.RequestCtx) {
+	if !allowed(ctx) {
+		return
+	}
+	f := form{ctx}
+	start, err := parseTimeOr(f.get("start"), MinTime)
+	if err != nil {
+		writeError(ctx, invalidParam("start", err), nil)
+		return
+	}
+	end, err := parseTimeOr(f.get("end"), MaxTime)
+	if err != nil {
+		writeError(ctx, invalidParam("end", err), nil)
+		return
+	}
+	if end.Before(start) {
+		writeError(ctx, badData(errors.New("end timestamp must not be before start timestamp")), nil)
+		return
+	}
+	if _, err := parser.ParseExpr(f.get("query")); err != nil {
+		writeError(ctx, badData(err), nil)
+		return
+	}
+	a.respond(ctx, nil, nil, func(b []byte) []byte { return append(b, "[]"...) })
+}
