@@ -9,6 +9,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/meta"
 )
 
 // Default values of Options.
@@ -71,6 +72,17 @@ type Options struct {
 	// Query runs the queries of /api/query (GET, POST, DELETE). Default
 	// nil: /api/query answers 501.
 	Query *query.Engine
+	// Meta answers /api/suggest, /api/search/lookup, /api/uid/* and
+	// /api/dropcaches from the UID table and the series index. Default
+	// nil: those endpoints answer 501.
+	Meta *meta.Service
+	// Config is what /api/config lists: every configuration key and its
+	// value as text. Default nil: an empty object.
+	Config map[string]string
+	// Stats returns tsd's own counters for /api/stats and /metrics; it is
+	// called once per request and must be safe for concurrent use.
+	// Default nil: both list nothing.
+	Stats func() []Stat
 	// MaxInflightBytes bounds the decompressed request bytes being
 	// ingested at once across all requests; a request that would exceed it
 	// is answered 503 with Retry-After. Default 1 GiB.

@@ -41,10 +41,11 @@ type router struct {
 // endpoint (spec/routes.md).
 func (s *Server) newRouter() *router {
 	ing := newIngestAPI(s)
+	meta := newMetaAPI(s)
 	return &router{
 		paths: map[string]endpoint{
 			"/":                        {name: "/", handle: s.handleIndex},
-			"/metrics":                 planned("/metrics"),
+			"/metrics":                 meta.always("/metrics", (*metaAPI).handleMetrics),
 			"/api/v1/query":            promPlanned("/api/v1/query"),
 			"/api/v1/query_range":      promPlanned("/api/v1/query_range"),
 			"/api/v1/series":           promPlanned("/api/v1/series"),
@@ -65,15 +66,15 @@ func (s *Server) newRouter() *router {
 			"version":     {name: "/api/version", handle: s.handleVersion},
 			"put":         ing.route("/api/put", false, (*ingestAPI).handlePut),
 			"query":       {name: "/api/query", handle: s.handleQuery},
-			"suggest":     planned("/api/suggest"),
-			"search":      planned("/api/search"),
-			"uid":         planned("/api/uid"),
+			"suggest":     meta.route("/api/suggest", (*metaAPI).handleSuggest),
+			"search":      meta.route("/api/search", (*metaAPI).handleSearch),
+			"uid":         meta.route("/api/uid", (*metaAPI).handleUID),
 			"annotation":  s.annotationRoute("/api/annotation"),
 			"annotations": s.annotationRoute("/api/annotations"),
-			"aggregators": planned("/api/aggregators"),
-			"config":      planned("/api/config"),
-			"stats":       planned("/api/stats"),
-			"dropcaches":  planned("/api/dropcaches"),
+			"aggregators": meta.always("/api/aggregators", (*metaAPI).handleAggregators),
+			"config":      meta.always("/api/config", (*metaAPI).handleConfig),
+			"stats":       meta.always("/api/stats", (*metaAPI).handleStats),
+			"dropcaches":  meta.always("/api/dropcaches", (*metaAPI).handleDropCaches),
 			"tree":        planned("/api/tree"),
 			"rollup":      planned("/api/rollup"),
 			"histogram":   planned("/api/histogram"),

@@ -144,7 +144,6 @@ func TestPlannedEndpoints(t *testing.T) {
 		"/api/v1/write":                       "/api/v1/write",
 		"/write":                              "/write",
 		"/api/v2/write":                       "/api/v2/write",
-		"/metrics":                            "/metrics",
 	} {
 		code, ctype, body := do(t, "POST", base+path, "")
 		want := `{"error":{"code":501,"message":"Endpoint not implemented: ` + name + `"}}`

@@ -75,13 +75,23 @@ func sizeFigures() []Figure {
 func queryFigures() []Figure {
 	return []Figure{
 		{
+			Name: "OpenTSDB /api/query 1 host 1 metric 1 h, 1m-max", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("single-1h")},
+			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(0)},
+		},
+		{
+			Name: "OpenTSDB /api/query 1 metric 100 hosts 12 h, 1h-avg by host", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h")},
+			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(1)},
+		},
+		{
 			Name: "PromQL 1 host 1 metric 1 h, max per minute", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Missing: "n/a (issue 9)"},
+			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(0)},
 			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(0)},
 		},
 		{
 			Name: "PromQL 1 metric all hosts 12 h, hourly avg by host", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Missing: "n/a (issue 9)"},
+			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(1)},
 			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(1)},
 		},
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/promql"
-	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/storage"
 )
 
 // Query is one PromQL range query, ending at the dataset's last sample.
@@ -46,7 +46,7 @@ func NewEngine() *promql.Engine {
 
 // Run evaluates q against db with its range ending at end (ms) and returns
 // the time taken and the number of series in the result.
-func Run(ctx context.Context, eng *promql.Engine, db *tsdb.DB, q Query, end int64) (time.Duration, int, error) {
+func Run(ctx context.Context, eng *promql.Engine, db storage.Queryable, q Query, end int64) (time.Duration, int, error) {
 	e := time.UnixMilli(end).UTC()
 	start := time.Now()
 	rq, err := eng.NewRangeQuery(ctx, db, nil, q.Expr, e.Add(-q.Range), e, q.Step)

@@ -118,7 +118,16 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 	if err != nil {
 		return fmt.Errorf("open head: %w", err)
 	}
+	logReplay(log, st.head.ReplayStats())
 	return st.openFlusher(ctx, c, db, writerID)
+}
+
+// logReplay reports what the head rebuilt from its log: after a crash,
+// the acknowledged points not yet in the store are these samples.
+func logReplay(log *slog.Logger, rs ingest.ReplayStats) {
+	log.Info("head replayed its log", "segments", rs.WAL.Segments, "records", rs.WAL.Records,
+		"series", rs.Series, "samples", rs.Samples, "bad_records", rs.BadRecords,
+		"orphan_samples", rs.OrphanSamples, "dropped_bytes", rs.WAL.DroppedBytes)
 }
 
 func walOptions(c *config, log *slog.Logger) wal.Options {

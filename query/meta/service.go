@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 
 	"github.com/tsd-db/tsd/uid"
@@ -51,4 +52,15 @@ func (s *Service) UIDs() *uid.UIDs { return s.uids }
 func (s *Service) DropCaches() {
 	s.uids.DropCaches()
 	s.index.DropCaches()
+}
+
+// Rename gives oldName's UID the name newName (uid.UIDs.Rename) and makes
+// the index forget the names it cached for matching, so filters see the
+// new name at once.
+func (s *Service) Rename(ctx context.Context, kind uid.Kind, oldName, newName string) error {
+	if err := s.uids.Rename(ctx, kind, oldName, newName); err != nil {
+		return err
+	}
+	s.index.DropCaches()
+	return nil
 }

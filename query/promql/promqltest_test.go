@@ -1,14 +1,12 @@
 package promql_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
+	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,130 +24,99 @@ var histogramFiles = []string{
 	"limit", "subquery", "range_queries", "info",
 }
 
+func isHistogramFile(name string) (string, bool) {
+	base := strings.TrimSuffix(path.Base(name), ".test")
+	for _, h := range histogramFiles {
+		if h == base {
+			return base, true
+		}
+	}
+	return base, false
+}
+
 func newPromStorage(tb testing.TB) storage.Storage {
 	return &promStorage{s: openStack(tb, stackOptions{})}
 }
 
+func newTestEngine(t testing.TB) promql.QueryEngine {
+	return promqltest.NewTestEngine(t, false, 5*time.Minute, promqltest.DefaultMaxSamplesPerQuery)
+}
+
 // TestPromQLBuiltins runs every built-in PromQL test file of the pinned
-// Prometheus against tsd's write and read path.
+// Prometheus against tsd's write and read path: the files without native
+// histograms as they are, the others as their copies in testdata/. Then it
+// checks, in a child process, that the originals of the others fail, and
+// fail on their histograms.
 func TestPromQLBuiltins(t *testing.T) {
-	eng := promqltest.NewTestEngine(t, false, 5*time.Minute, promqltest.DefaultMaxSamplesPerQuery)
-	s := &suite{T: t, eng: eng, seen: map[string]bool{}}
-	promqltest.RunBuiltinTestsWithStorage(s, eng, newPromStorage)
+	eng := newTestEngine(t)
+	seen := map[string]bool{}
+	promqltest.RunBuiltinTestsWithStorage(&suite{T: t, run: func(t *testing.T, name string, f func(*testing.T)) {
+		base, hist := isHistogramFile(name)
+		if !hist {
+			f(t)
+			return
+		}
+		seen[base] = true
+		b, err := os.ReadFile(filepath.Join("testdata", base+".test"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		promqltest.RunTestWithStorage(t, string(b), eng, newPromStorage)
+	}}, eng, newPromStorage)
 	for _, name := range histogramFiles {
-		if !s.seen[name] {
+		if !seen[name] {
 			t.Errorf("%s.test is not among the built-in files any more: update histogramFiles", name)
 		}
 	}
-	if skippedSamples.Load() > 0 {
-		t.Logf("%d samples outside tsd's time range were not stored", skippedSamples.Load())
+	if n := skippedSamples.Load(); n > 0 {
+		t.Logf("%d samples outside tsd's time range were not stored", n)
 	}
+	t.Run("expected failures", expectHistogramFailures)
 }
 
-// suite is the runner's testing.TB: it runs the files that load native
-// histograms as expected failures and their stripped copies instead.
+// suite is the runner's testing.TB, deciding how each file runs.
 type suite struct {
 	*testing.T
-	eng  promql.QueryEngine
-	seen map[string]bool
-
-	once   sync.Once
-	srcDir string
-	srcErr error
+	run func(t *testing.T, name string, f func(*testing.T))
 }
 
 // Run implements promqltest.TBRun.
 func (s *suite) Run(name string, f func(*testing.T)) bool {
-	base := strings.TrimSuffix(path.Base(name), ".test")
-	for _, h := range histogramFiles {
-		if h == base {
-			s.seen[base] = true
-			return s.T.Run(name, func(t *testing.T) {
-				t.Run("original", func(t *testing.T) { s.expectFailure(t, base) })
-				t.Run("stripped", func(t *testing.T) { s.runFile(t, filepath.Join("testdata", base+".test")) })
-			})
+	return s.T.Run(name, func(t *testing.T) { s.run(t, name, f) })
+}
+
+const childEnv = "TSD_PROMQL_HISTOGRAM_FILES"
+
+// TestHistogramFilesFail runs the original histogram files; only as the
+// child process of TestPromQLBuiltins, which expects it to fail.
+func TestHistogramFilesFail(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		t.Skip("runs as TestPromQLBuiltins' child process")
+	}
+	promqltest.RunBuiltinTestsWithStorage(&suite{T: t, run: func(t *testing.T, name string, f func(*testing.T)) {
+		if _, hist := isHistogramFile(name); hist {
+			f(t)
+		}
+	}}, newTestEngine(t), newPromStorage)
+}
+
+// expectHistogramFailures re-runs this test binary on TestHistogramFilesFail
+// and requires every histogram file to fail, and the histogram append
+// error to be reported.
+func expectHistogramFailures(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHistogramFilesFail$", "-test.v")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the original histogram files all pass:\n%s", out)
+	}
+	for _, name := range histogramFiles {
+		re := regexp.MustCompile(`--- FAIL: TestHistogramFilesFail/testdata/` + name + `\.test `)
+		if !re.Match(out) {
+			t.Errorf("%s.test does not fail as it is: take it off histogramFiles", name)
 		}
 	}
-	return s.T.Run(name, f)
-}
-
-func (s *suite) runFile(t *testing.T, file string) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	promqltest.RunTestWithStorage(t, string(b), s.eng, newPromStorage)
-}
-
-// expectFailure runs the original file through a recorder and requires it
-// to fail.
-func (s *suite) expectFailure(t *testing.T, base string) {
-	dir, err := s.builtinDir()
-	if err != nil {
-		t.Skipf("built-in test files not found: %v", err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, base+".test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		promqltest.RunTestWithStorage(rec, string(b), s.eng, newPromStorage)
-	}()
-	<-done
-	switch {
-	case !rec.failed:
-		t.Fatalf("%s.test passes: take it off histogramFiles", base)
-	case !strings.Contains(rec.first, errNoHistograms.Error()):
-		t.Fatalf("%s.test fails for another reason than histograms:\n%s", base, rec.first)
+	if n := strings.Count(string(out), errNoHistograms.Error()); n < len(histogramFiles) {
+		t.Errorf("%d histogram append errors reported, want one per file (%d):\n%s", n, len(histogramFiles), out)
 	}
 }
-
-// builtinDir finds the pinned module's test files (the runner embeds them
-// but does not export them).
-func (s *suite) builtinDir() (string, error) {
-	s.once.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/prometheus/prometheus").Output()
-		s.srcErr = err
-		s.srcDir = filepath.Join(strings.TrimSpace(string(out)), "promql", "promqltest", "testdata")
-	})
-	return s.srcDir, s.srcErr
-}
-
-// recorder is a testing.TB that records failures instead of failing the
-// test; FailNow ends the calling goroutine.
-type recorder struct {
-	testing.TB
-	mu     sync.Mutex
-	failed bool
-	first  string
-}
-
-func (r *recorder) record(msg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.failed {
-		r.failed, r.first = true, msg
-	}
-}
-
-func (r *recorder) Error(args ...any) { r.record(strings.TrimSpace(sprint(args...))) }
-func (r *recorder) Errorf(format string, args ...any) {
-	r.record(strings.TrimSpace(sprintf(format, args...)))
-}
-func (r *recorder) Fail()                             { r.record("failed") }
-func (r *recorder) FailNow()                          { r.record("failed"); runtime.Goexit() }
-func (r *recorder) Fatal(args ...any)                 { r.Error(args...); runtime.Goexit() }
-func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); runtime.Goexit() }
-func (r *recorder) Failed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failed
-}
-
-var (
-	sprint  = fmt.Sprint
-	sprintf = fmt.Sprintf
-)

@@ -1,0 +1,168 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+
+	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/bench/promtsdb"
+	"github.com/tsd-db/tsd/bench/queryset"
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/query"
+	tsdpromql "github.com/tsd-db/tsd/query/promql"
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/rowkey"
+)
+
+// tsdLoaded is the int dataset loaded through tsd's write path and
+// flushed to the store (the state of a daemon hours after the data
+// arrived), with both query engines over it.
+type tsdLoaded struct {
+	w       *tsdWriter
+	data    *promtsdb.Data
+	reader  *read.Reader
+	otsdb   *query.Engine
+	promQ   *tsdpromql.Queryable
+	promEng *promql.Engine
+}
+
+// loadTSD loads d into a fresh tsd store once per key.
+func loadTSD(e *Env, key string, d *promtsdb.Data) (*tsdLoaded, error) {
+	return Cached(e, "tsd-loaded-"+key, func() (*tsdLoaded, error) {
+		w, err := openTSDWriter(e, d, "tsd-query-"+key, ingest.HeadOptions{MaxMemory: -1})
+		if err != nil {
+			return nil, err
+		}
+		e.OnClose(w.close)
+		if err := w.appendAll(d, promtsdb.DefaultCommitEvery); err != nil {
+			return nil, err
+		}
+		if err := w.flushAll(d); err != nil {
+			return nil, err
+		}
+		return newTSDLoaded(w, d)
+	})
+}
+
+// flushAll writes every head row to the store and drains the compactor.
+func (w *tsdWriter) flushAll(d *promtsdb.Data) error {
+	ctx := context.Background()
+	f, err := w.h.NewFlusher(&ingest.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1})
+	if err != nil {
+		return err
+	}
+	if _, err := f.Flush(ctx, time.UnixMilli(d.MaxTime()).Add(24*time.Hour), true); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	c, err := f.NewCompactor(nil)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Drain(ctx); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	return w.ix.Flush(ctx)
+}
+
+func newTSDLoaded(w *tsdWriter, d *promtsdb.Data) (*tsdLoaded, error) {
+	l := &tsdLoaded{w: w, data: d}
+	var err error
+	if l.reader, err = read.New(&read.Options{Data: w.data, Layout: rowkey.DefaultLayout(), Head: w.h}); err != nil {
+		return nil, err
+	}
+	if l.otsdb, err = query.New(&query.Options{Reader: l.reader, UIDs: w.u, Index: w.ix}); err != nil {
+		return nil, err
+	}
+	if l.promQ, err = tsdpromql.New(&tsdpromql.Options{Reader: l.reader, Index: w.ix, UIDs: w.u}); err != nil {
+		return nil, err
+	}
+	l.promEng = tsdpromql.NewEngine(tsdpromql.EngineOptions{})
+	return l, nil
+}
+
+// medianMs runs f QueryRepeats times and returns the median in ms.
+func medianMs(e *Env, f func() error) (float64, error) {
+	ds := make([]float64, 0, e.Size.QueryRepeats)
+	for range max(e.Size.QueryRepeats, 1) {
+		d, err := e.Time(f)
+		if err != nil {
+			return 0, err
+		}
+		ds = append(ds, float64(d)/float64(time.Millisecond))
+	}
+	slices.Sort(ds)
+	return Median(ds), nil
+}
+
+// tsdPromQuery times PromQL query i on tsd's Queryable, as promQuery does
+// on Prometheus's block.
+func tsdPromQuery(i int) Measure {
+	return func(e *Env) (float64, error) {
+		d, err := promData(e, gen.ValuesInt)
+		if err != nil {
+			return 0, err
+		}
+		l, err := loadTSD(e, "int", d)
+		if err != nil {
+			return 0, err
+		}
+		return medianMs(e, func() error {
+			_, n, err := promtsdb.Run(context.Background(), l.promEng, l.promQ, promQueries[i], d.MaxTime())
+			if err == nil && n == 0 {
+				err = fmt.Errorf("%s: empty result", promQueries[i].Expr)
+			}
+			return err
+		})
+	}
+}
+
+// tsdOpenTSDBQuery times the named query of bench/queryset through the
+// OpenTSDB engine in process: parse, execute and write the response JSON.
+func tsdOpenTSDBQuery(name string) Measure {
+	return func(e *Env) (float64, error) {
+		d, err := promData(e, gen.ValuesInt)
+		if err != nil {
+			return 0, err
+		}
+		l, err := loadTSD(e, "int", d)
+		if err != nil {
+			return 0, err
+		}
+		q, err := querysetQuery(name)
+		if err != nil {
+			return 0, err
+		}
+		body := q.OpenTSDBBody(time.UnixMilli(d.MaxTime()))
+		var buf []byte
+		return medianMs(e, func() error {
+			tq, err := tsquery.ParsePOST(body)
+			if err != nil {
+				return err
+			}
+			res, err := l.otsdb.Execute(context.Background(), tq)
+			if err != nil {
+				return err
+			}
+			buf = res.AppendJSON(buf[:0], query.JSONOptions{})
+			res.Release()
+			if len(buf) < 10 {
+				return fmt.Errorf("%s: empty result %s", name, buf)
+			}
+			return nil
+		})
+	}
+}
+
+func querysetQuery(name string) (*queryset.Query, error) {
+	for i := range queryset.Set {
+		if queryset.Set[i].Name == name {
+			return &queryset.Set[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no query %q in bench/queryset", name)
+}
