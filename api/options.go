@@ -8,7 +8,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query"
-	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/meta"
 )
 
@@ -62,16 +62,15 @@ type Options struct {
 	// Telnet serves connections whose first byte is not an ASCII capital
 	// letter. Default nil: such connections are logged and closed.
 	Telnet ConnHandler
-	// Annotations stores the notes of /api/annotation, /api/annotations
-	// and their bulk forms in the data table. Default nil: those endpoints
-	// answer 501.
-	Annotations *annotation.Store
 	// Ingest writes the points of /api/put, /write, /api/v2/write and
 	// /api/v1/write. Default nil: those endpoints answer 501.
 	Ingest *service.Writer
 	// Query runs the queries of /api/query (GET, POST, DELETE). Default
 	// nil: /api/query answers 501.
 	Query *query.Engine
+	// Last answers /api/query/last from the series index, the head and
+	// the store. Default nil: /api/query/last answers 501.
+	Last *last.Service
 	// Meta answers /api/suggest, /api/search/lookup, /api/uid/* and
 	// /api/dropcaches from the UID table and the series index. Default
 	// nil: those endpoints answer 501.

@@ -21,7 +21,7 @@ import (
 // naming the endpoint; a name not listed is the query itself, as in
 // OpenTSDB's QueryRpc. The issue that builds one sets its handler here.
 var querySubroutes = map[string]func(*Server, *fasthttp.RequestCtx){
-	"last": nil,
+	"last": (*Server).handleQueryLast,
 	"exp":  nil,
 	"gexp": nil,
 }

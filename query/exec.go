@@ -56,7 +56,9 @@ func (x *executor) run(ctx context.Context, q *tsquery.TSQuery) (*Result, error)
 // its groups to res.
 func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.SubQuery, budget *read.Budget, res *Result) error {
 	spec := q.Spec(sq)
-	sel, err := x.resolve(ctx, sq, spec.Start, spec.End)
+	// OpenTSDB scans rows up to the window's end, excluded; agg's window
+	// is inclusive, so the point at its very end is not read.
+	sel, err := x.resolve(ctx, sq, spec.Start, spec.End-1)
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,7 @@ func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.S
 func (x *executor) read(ctx context.Context, sel *selection, spec agg.Spec, budget *read.Budget, notes bool) error {
 	clear(x.members)
 	x.members = x.members[:0]
-	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End,
+	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
 		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes}
 	return x.e.opts.Reader.Read(ctx, rsel, func(s index.Series, pts []series.Point, ns []read.Note) error {
 		x.members = append(x.members, member{s: s, pts: pts, notes: ns})

@@ -28,6 +28,7 @@ type config struct {
 	bigtableInstance  string
 	bigtableCreate    bool
 	ingest            ingestConfig
+	query             queryConfig
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
 
@@ -65,6 +66,12 @@ func (c *config) keyTable() []*key {
 		bytesKey(&c.ingest.headMaxMemory, "tsd.storage.head.max_memory", 2<<30, "memory of unflushed points above which rows are flushed early and writes throttled; -1 unlimited"),
 		newKey(&c.ingest.retention, "tsd.storage.retention", "", "rules", checkRetention, func(s string) string { return s }, "per-metric retention, glob:duration rules, first match wins (tmp.*:1d,*:forever); empty keeps everything"),
 		intKey(&c.ingest.telnetMaxLine, "tsd.network.telnet.max_line", 64<<10, 1024, 1<<30, "longest telnet line in bytes; a longer one is answered with an error and skipped"),
+		bytesKey(&c.query.maxBytes, "tsd.query.limits.bytes.default", 1<<30, "most bytes of points one query may read (16 per point), 0 or -1 unlimited; over it the query is answered 413"),
+		int64Key(&c.query.maxPoints, "tsd.query.limits.data_points.default", 0, "most data points one query may read, 0 unlimited; over it the query is answered 413"),
+		int64Key(&c.query.maxSeries, "tsd.query.limits.series.default", 0, "most series one query may read, 0 unlimited; over it the query is answered 413"),
+		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none"),
+		boolKey(&c.query.allowDelete, "tsd.http.query.allow_delete", false, "let /api/query delete the rows it reads (delete=true or the DELETE verb)"),
+		boolKey(&c.query.skipTagVs, "tsd.query.skip_unresolved_tagvs", false, "ignore unknown tag values in literal filters instead of answering 400"),
 		stringKey(&c.bigtableProject, "google.bigtable.project.id", "", "Google Cloud project of the Bigtable instance (engine bigtable)"),
 		stringKey(&c.bigtableInstance, "google.bigtable.instance.id", "", "Bigtable instance ID (engine bigtable)"),
 		boolKey(&c.bigtableCreate, "tsd.storage.bigtable.create_tables", true, "create missing Bigtable tables and families at start (false only checks them)"),

@@ -23,7 +23,7 @@ var openTSDBKeys = setOf(
 	"tsd.core.storage_exception_handler.enable", "tsd.core.storage_exception_handler.plugin",
 	"tsd.core.timezone", "tsd.core.tree.enable_processing", "tsd.core.uid.random_metrics",
 	// http
-	"tsd.http.cachedir", "tsd.http.header_tag", "tsd.http.query.allow_delete",
+	"tsd.http.cachedir", "tsd.http.header_tag",
 	"tsd.http.request.cors_domains", "tsd.http.request.cors_headers",
 	"tsd.http.request.enable_chunked", "tsd.http.request.max_chunk",
 	"tsd.http.rpc.plugins", "tsd.http.show_stack_trace", "tsd.http.staticroot",
@@ -35,12 +35,11 @@ var openTSDBKeys = setOf(
 	// query
 	"tsd.query.allow_simultaneous_duplicates", "tsd.query.enable_fuzzy_filter",
 	"tsd.query.filter.expansion_limit",
-	"tsd.query.limits.bytes.allow_override", "tsd.query.limits.bytes.default",
-	"tsd.query.limits.data_points.allow_override", "tsd.query.limits.data_points.default",
+	"tsd.query.limits.bytes.allow_override",
+	"tsd.query.limits.data_points.allow_override",
 	"tsd.query.limits.overrides.config", "tsd.query.limits.overrides.interval",
 	"tsd.query.multi_get.batch_size", "tsd.query.multi_get.concurrent",
 	"tsd.query.multi_get.enable", "tsd.query.multi_get.get_all_salts",
-	"tsd.query.skip_unresolved_tagvs", "tsd.query.timeout",
 	// rollups
 	"tsd.rollups.agg_tag_key", "tsd.rollups.block_derived", "tsd.rollups.config",
 	"tsd.rollups.enable", "tsd.rollups.raw_agg_tag_value", "tsd.rollups.split_query.enable",

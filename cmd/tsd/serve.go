@@ -43,6 +43,9 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}()
 	opts := c.apiOptions(log)
 	opts.Telnet, opts.Ingest = st.telnet, st.writer
+	if opts.Query, err = c.openQuery(ctx, db, st, log); err != nil {
+		return err
+	}
 	srv, err := api.New(opts)
 	if err != nil {
 		return err

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/query/last"
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/storage/pebble"
+	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// newLastServer is a server whose /api/put writes through the real head
+// (series registered in a real index) and whose /api/query/last reads it.
+func newLastServer(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	log := quietLog()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tbl := map[string]storage.Table{}
+	for _, spec := range []storage.TableSpec{{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
+		uid.TableSpec(uid.DefaultTable), uid.MetaTableSpec(uid.DefaultMetaTable)} {
+		if err := db.EnsureTable(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		if tbl[spec.Name], err = db.Table(ctx, spec.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := uid.New(tbl[uid.DefaultTable], &uid.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(ctx, tbl[uid.DefaultMetaTable], u, &index.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, Registrar: ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	w, err := service.NewWriter(service.Options{UIDs: u, Head: h, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := read.New(&read.Options{Data: tbl["tsdb"], Layout: rowkey.DefaultLayout(), Head: h, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_003_000, 0)
+	svc, err := last.New(&last.Options{Reader: r, Index: ix, UIDs: u, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Options{Ingest: w, Last: svc})
+	return base
+}
+
+func TestQueryLast(t *testing.T) {
+	base := newLastServer(t)
+	put := `[{"metric":"sys.cpu","timestamp":1700000000,"value":5,"tags":{"host":"web01"}},` +
+		`{"metric":"sys.cpu","timestamp":1700000010,"value":6.25,"tags":{"host":"web01"}},` +
+		`{"metric":"sys.cpu","timestamp":1700000005,"value":7,"tags":{"host":"web02"}}]`
+	if code, _, body := do(t, "POST", base+"/api/put?sync", put); code != 204 {
+		t.Fatalf("put: %d %s", code, body)
+	}
+	// TSUIDs: metric 000001, host 000001, web01 000001 / web02 000002.
+	web01 := `{"timestamp":1700000010000,"value":"6.25","tsuid":"000001000001000001"}`
+	web02 := `{"timestamp":1700000005000,"value":"7","tsuid":"000001000001000002"}`
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"GET", "/api/query/last?timeseries=" + url.QueryEscape("sys.cpu{host=web01}"), "", 200, "[" + web01 + "]"},
+		{"GET", "/api/v1/query/last?timeseries=sys.cpu&back_scan=2", "", 200, "[" + web01 + "," + web02 + "]"},
+		{"GET", "/api/query/last?tsuids=000001000001000002&resolve", "", 200,
+			`[{"metric":"sys.cpu","timestamp":1700000005000,"value":"7","tags":{"host":"web02"},"tsuid":"000001000001000002"}]`},
+		{"POST", "/api/query/last", `{"queries":[{"metric":"sys.cpu","tags":{"host":"web02"}}],"backScan":1}`, 200, "[" + web02 + "]"},
+		{"GET", "/api/query/last?method_override=post", `{"queries":[{"tsuids":["000001000001000001"]}]}`, 200, "[" + web01 + "]"},
+		{"GET", "/api/query/last?timeseries=nope", "", 400, lastErrJSON(400, "No such name for 'metrics': 'nope'", "")},
+		{"GET", "/api/query/last?resolve", "", 400, lastErrJSON(400, "Missing sub queries", "")},
+		{"GET", "/api/query/last?timeseries=sys.cpu&back_scan=x", "", 400, lastErrJSON(400, "Unable to parse back_scan parameter", "")},
+		{"GET", "/api/query/last?timeseries=" + url.QueryEscape("sys.cpu{host"), "", 400, lastErrJSON(400, "Missing '}' at the end of: sys.cpu{host", "")},
+		{"POST", "/api/query/last", `{"queries":`, 400, ""},
+		{"PUT", "/api/query/last", "", 405, ""},
+	} {
+		code, ctype, body := do(t, tc.method, base+tc.path, tc.body)
+		if code != tc.code || (tc.want != "" && body != tc.want) || ctype != contentTypeJSON {
+			t.Errorf("%s %s: %d %q %s\nwant %d %s", tc.method, tc.path, code, ctype, body, tc.code, tc.want)
+		}
+	}
+}
+
+func lastErrJSON(code int, msg, details string) string {
+	return string(appendError(nil, code, msg, details))
+}
+
+func TestQueryLastNotWired(t *testing.T) {
+	_, base := startServer(t, Options{})
+	code, _, body := do(t, "GET", base+"/api/query/last?timeseries=a", "")
+	if want := lastErrJSON(501, "Endpoint not implemented: /api/query/last", ""); code != 501 || body != want {
+		t.Errorf("got %d %s, want 501 %s", code, body, want)
+	}
+}

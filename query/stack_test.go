@@ -1,0 +1,239 @@
+package query_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
+	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// stack is the real write path on a pebble engine in a temp dir, as
+// cmd/tsd wires it, with the query engine on top. raw keeps every point
+// written, for the reference aggregator.
+type stack struct {
+	data   storage.Table
+	uids   *uid.UIDs
+	index  *index.Index
+	head   *ingest.Head
+	flush  *ingest.Flusher
+	layout rowkey.Layout
+	app    *ingest.NameAppender
+	eng    *query.Engine
+	raw    map[string]*rawSeries
+}
+
+// rawSeries is one series as written.
+type rawSeries struct {
+	metric string
+	tags   map[string]string
+	pts    []series.Point
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func openStack(t testing.TB, opts query.Options) *stack {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := tsdpebble.Open(filepath.Join(dir, "db"), &tsdpebble.Options{Logger: quiet, GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, spec := range []storage.TableSpec{
+		{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
+		uid.TableSpec("tsdb-uid"), uid.MetaTableSpec("tsdb-meta"),
+	} {
+		if err := db.EnsureTable(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &stack{layout: rowkey.DefaultLayout(), raw: map[string]*rawSeries{}}
+	s.data = mustTable(t, db, "tsdb")
+	if s.uids, err = uid.New(mustTable(t, db, "tsdb-uid"), &uid.Options{Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	meta := mustTable(t, db, "tsdb-meta")
+	if s.index, err = index.Open(ctx, meta, s.uids, &index.Options{Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.index.Close() })
+	s.head, err = ingest.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingest.HeadOptions{Registrar: s.index, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.head.Close() })
+	if s.flush, err = s.head.NewFlusher(&ingest.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s.app = s.head.NameAppender(s.uids, 0)
+	rd, err := read.New(&read.Options{Data: s.data, Layout: s.layout, Head: s.head, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Reader, opts.UIDs, opts.Index, opts.Logger = rd, s.uids, s.index, quiet
+	if opts.AllowDelete {
+		opts.Deleter = &query.StoreDeleter{Table: s.data, Layout: s.layout}
+	}
+	if s.eng, err = query.New(&opts); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustTable(t testing.TB, db storage.DB, name string) storage.Table {
+	tbl, err := db.Table(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// seriesName is the raw map's key: metric{k=v,...} with sorted keys.
+func seriesName(metric string, tags map[string]string) string {
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range tags {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + tags[k]
+	}
+	return metric + "{" + strings.Join(parts, ",") + "}"
+}
+
+// put writes points of one series and records them.
+func (s *stack) put(t testing.TB, metric string, tags map[string]string, pts ...series.Point) {
+	t.Helper()
+	var ts []uid.Tag
+	for k, v := range tags {
+		ts = append(ts, uid.Tag{Key: []byte(k), Value: []byte(v)})
+	}
+	for _, p := range pts {
+		if _, err := s.app.Append(context.Background(), []byte(metric), ts, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.app.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	name := seriesName(metric, tags)
+	r := s.raw[name]
+	if r == nil {
+		r = &rawSeries{metric: metric, tags: tags}
+		s.raw[name] = r
+	}
+	r.pts = append(r.pts, pts...)
+	sort.Slice(r.pts, func(i, j int) bool { return r.pts[i].T < r.pts[j].T })
+}
+
+// flushAll writes every head row to the store.
+func (s *stack) flushAll(t testing.TB) {
+	t.Helper()
+	if _, err := s.flush.Flush(context.Background(), time.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tsuidHex is the uppercase hex TSUID of a raw series.
+func (s *stack) tsuidHex(t testing.TB, r *rawSeries) string {
+	t.Helper()
+	ctx := context.Background()
+	m, err := s.uids.Lookup(ctx, uid.Metric, []byte(r.metric))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []rowkey.Tag
+	for k, v := range r.tags {
+		kid, err1 := s.uids.Lookup(ctx, uid.TagK, []byte(k))
+		vid, err2 := s.uids.Lookup(ctx, uid.TagV, []byte(v))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		tags = append(tags, rowkey.Tag{Key: uid.AppendID(nil, kid, 3), Value: uid.AppendID(nil, vid, 3)})
+	}
+	b, err := s.layout.AppendTSUID(nil, uid.AppendID(nil, m, 3), tags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(rowkey.AppendTSUIDHex(nil, b))
+}
+
+// outSeries is one element of the response, decoded.
+type outSeries struct {
+	Metric        string            `json:"metric"`
+	Tags          map[string]string `json:"tags"`
+	AggregateTags []string          `json:"aggregateTags"`
+	Query         map[string]any    `json:"query"`
+	TSUIDs        []string          `json:"tsuids"`
+	DPS           [][2]any          `json:"dps"`
+}
+
+// exec runs q through the engine and decodes the arrays form of the
+// response, numbers kept as json.Number.
+func (s *stack) exec(t testing.TB, q *tsquery.TSQuery) []outSeries {
+	t.Helper()
+	res, err := s.eng.Execute(context.Background(), q)
+	if err != nil {
+		t.Fatalf("execute %s: %v", q, err)
+	}
+	body := res.AppendJSON(nil, query.JSONOptions{Arrays: true})
+	res.Release()
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	var out []outSeries
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	return out
+}
+
+// execJSON runs q and returns the response body in the object form.
+func (s *stack) execJSON(t testing.TB, q *tsquery.TSQuery) string {
+	t.Helper()
+	res, err := s.eng.Execute(context.Background(), q)
+	if err != nil {
+		t.Fatalf("execute %s: %v", q, err)
+	}
+	defer res.Release()
+	body := res.AppendJSON(nil, query.JSONOptions{})
+	if !json.Valid(body) {
+		t.Fatalf("invalid JSON: %s", body)
+	}
+	return string(body)
+}
+
+// mquery parses a GET-style query.
+func mquery(t testing.TB, start, end string, ms ...string) *tsquery.TSQuery {
+	t.Helper()
+	q := &tsquery.TSQuery{Start: start, End: end}
+	for _, m := range ms {
+		sq, err := tsquery.ParseM(m)
+		if err != nil {
+			t.Fatalf("ParseM(%q): %v", m, err)
+		}
+		q.Queries = append(q.Queries, sq)
+	}
+	return q
+}
