@@ -19,6 +19,8 @@ type key struct {
 	// set parses a value and stores it; its error says what was expected,
 	// without the key name (the caller adds it).
 	set func(string) error
+	// get returns the current value as text, for /api/config.
+	get func() string
 	// given is true once the file or a flag set the key.
 	given bool
 }
@@ -33,7 +35,7 @@ func (k *key) withAlias(alias string) *key {
 func newKey[T any](dst *T, name string, def T, typ string, parse func(string) (T, error),
 	format func(T) string, desc string) *key {
 	*dst = def
-	return &key{name: name, typ: typ, def: format(def), desc: desc, set: func(s string) error {
+	return &key{name: name, typ: typ, def: format(def), desc: desc, get: func() string { return format(*dst) }, set: func(s string) error {
 		v, err := parse(s)
 		if err == nil {
 			*dst = v

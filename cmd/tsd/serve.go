@@ -43,9 +43,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}()
 	opts := c.apiOptions(log)
 	opts.Telnet, opts.Ingest = st.telnet, st.writer
-	if opts.Query, err = c.openQuery(ctx, db, st, log); err != nil {
-		return err
-	}
+	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
 	srv, err := api.New(opts)
 	if err != nil {
 		return err

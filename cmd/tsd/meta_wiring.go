@@ -1,0 +1,126 @@
+package main
+
+import (
+	"github.com/tsd-db/tsd/api"
+	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// wireMeta fills the metadata fields of opts: the lookup service over the
+// write path's UIDs and index, the /api/config snapshot, and the stats of
+// /api/stats and /metrics (opts.Query must be set already: its reader's
+// counters are listed).
+func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
+	svc, err := meta.New(meta.Options{UIDs: st.uids, Index: st.index})
+	if err == nil { // both are always open here; without them the endpoints answer 501
+		opts.Meta = svc
+	}
+	opts.Config = c.snapshot()
+	q := opts.Query
+	opts.Stats = func() []api.Stat { return collectStats(st, q) }
+}
+
+// snapshot returns every key's current value as text.
+func (c *config) snapshot() map[string]string {
+	m := make(map[string]string, len(c.keys))
+	for _, k := range c.keys {
+		m[k.name] = k.get()
+	}
+	return m
+}
+
+// statList accumulates stats.
+type statList []api.Stat
+
+func (l *statList) add(name, help string, counter bool, v int64, tags ...api.StatTag) {
+	*l = append(*l, api.Stat{Name: name, Help: help, Counter: counter, Value: float64(v), Tags: tags})
+}
+
+// collectStats reads every component's counters, names in OpenTSDB's
+// tsd.* style (tsd.uid.cache-hit with kind=metrics|tagk|tagv, as OpenTSDB).
+func collectStats(st *ingestStack, q *query.Engine) []api.Stat {
+	var l statList
+	l.uidStats(st.uids)
+	l.indexStats(st)
+	if st.head != nil {
+		l.add("tsd.head.series", "Series in the in-memory head.", false, st.head.NumSeries())
+		l.add("tsd.head.memory-bytes", "Bytes held by the head's unflushed points.", false, st.head.MemoryBytes())
+	}
+	l.writerStats(st.writer)
+	l.flushStats(st)
+	if q != nil && q.Options().Reader != nil {
+		r := q.Options().Reader.Stats()
+		l.add("tsd.query.storage.gets", "Row gets the query reader issued.", true, r.Gets)
+		l.add("tsd.query.storage.scans", "Scans the query reader issued.", true, r.Scans)
+		l.add("tsd.query.storage.rows", "Data rows the query reader decoded.", true, r.Rows)
+		l.add("tsd.query.storage.corrupt-cells", "Cells the query reader could not decode.", true, r.CorruptCells)
+		l.add("tsd.query.plans", "Read plans chosen, by plan.", true, r.PlansSeries, api.StatTag{Key: "plan", Value: "series"})
+		l.add("tsd.query.plans", "Read plans chosen, by plan.", true, r.PlansScan, api.StatTag{Key: "plan", Value: "scan"})
+	}
+	return l
+}
+
+func (l *statList) uidStats(u *uid.UIDs) {
+	if u == nil {
+		return
+	}
+	all := u.Stats()
+	for _, k := range uid.Kinds {
+		s, tag := all[k], api.StatTag{Key: "kind", Value: k.String()}
+		l.add("tsd.uid.cache-hit", "UID cache hits, both directions.", true, int64(s.Names.Hits+s.IDs.Hits), tag)
+		l.add("tsd.uid.cache-miss", "UID cache misses, both directions.", true, int64(s.Names.Misses+s.IDs.Misses), tag)
+		l.add("tsd.uid.cache-size", "Entries in the UID caches.", false, int64(s.Names.Entries+s.IDs.Entries), tag)
+		l.add("tsd.uid.cache-evictions", "Entries evicted from the UID caches.", true, int64(s.Names.Evictions+s.IDs.Evictions), tag)
+		l.add("tsd.uid.assigned", "UIDs this process assigned.", true, int64(s.Assigned), tag)
+		l.add("tsd.uid.races-lost", "Assignments another writer won.", true, int64(s.RacesLost), tag)
+	}
+}
+
+func (l *statList) indexStats(st *ingestStack) {
+	if st.index == nil {
+		return
+	}
+	s := st.index.Stats()
+	l.add("tsd.index.series", "Series in the series index.", false, int64(s.Series))
+	for _, c := range []struct {
+		name, help string
+		v          uint64
+	}{
+		{"tsd.index.created", "Series this daemon registered first.", s.Created},
+		{"tsd.index.adopted", "Registrations that found the series already registered.", s.Adopted},
+		{"tsd.index.learned", "Series learned from the store by refreshes and loads.", s.Learned},
+		{"tsd.index.refreshes", "Index refreshes.", s.Refreshes},
+		{"tsd.index.resyncs", "Full index rescans after a trimmed log.", s.Resyncs},
+		{"tsd.index.corrupt", "Index rows and records skipped as corrupt.", s.Corrupt},
+	} {
+		l.add(c.name, c.help, true, int64(c.v))
+	}
+}
+
+func (l *statList) writerStats(w *service.Writer) {
+	if w == nil {
+		return
+	}
+	for _, p := range []service.Protocol{service.Telnet, service.Put, service.Influx, service.RemoteWrite} {
+		c, tag := w.Stats(p), api.StatTag{Key: "protocol", Value: p.String()}
+		l.add("tsd.ingest.points", "Points stored, by protocol.", true, c.Points.Load(), tag)
+		l.add("tsd.ingest.bad", "Points refused as bad data, by protocol.", true, c.Bad.Load(), tag)
+		l.add("tsd.ingest.throttled", "Points refused for overload, by protocol.", true, c.Throttled.Load(), tag)
+	}
+}
+
+func (l *statList) flushStats(st *ingestStack) {
+	if st.flusher != nil {
+		f := st.flusher.Stats()
+		l.add("tsd.flush.rows", "Rows written from the head to the store.", true, f.Rows)
+		l.add("tsd.flush.points", "Points written from the head to the store.", true, f.Points)
+	}
+	if st.compactor != nil {
+		c := st.compactor.Stats()
+		l.add("tsd.compaction.count", "Rows compacted into one column.", true, c.Compacted)
+		l.add("tsd.compaction.points", "Points written by compactions.", true, c.Points)
+		l.add("tsd.compaction.bad-cells", "Cells compaction could not decode.", true, c.BadCells)
+	}
+}
