@@ -6,9 +6,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/last"
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/meta"
 )
 
@@ -62,6 +64,10 @@ type Options struct {
 	// Telnet serves connections whose first byte is not an ASCII capital
 	// letter. Default nil: such connections are logged and closed.
 	Telnet ConnHandler
+	// Annotations stores the notes of /api/annotation, /api/annotations
+	// and their bulk forms in the data table. Default nil: those endpoints
+	// answer 501.
+	Annotations *annotation.Store
 	// Ingest writes the points of /api/put, /write, /api/v2/write and
 	// /api/v1/write. Default nil: those endpoints answer 501.
 	Ingest *service.Writer
@@ -82,6 +88,11 @@ type Options struct {
 	// called once per request and must be safe for concurrent use.
 	// Default nil: both list nothing.
 	Stats func() []Stat
+	// PromQL serves the Prometheus HTTP API (/api/v1/query, query_range,
+	// series, labels, ...; package promapi) over PromQL.Queryable. Default
+	// zero: Queryable nil, those endpoints answer 501 (a /api/v1/query
+	// without a query parameter still goes to OpenTSDB's /api/query).
+	PromQL promapi.Options
 	// MaxInflightBytes bounds the decompressed request bytes being
 	// ingested at once across all requests; a request that would exceed it
 	// is answered 503 with Retry-After. Default 1 GiB.
@@ -117,6 +128,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxRequestBodySize < 0 {
 		return fmt.Errorf("api: MaxRequestBodySize %d is negative", o.MaxRequestBodySize)
+	}
+	if err := o.PromQL.Validate(); err != nil {
+		return fmt.Errorf("api: PromQL: %w", err)
 	}
 	if o.IdleTimeout < 0 {
 		return fmt.Errorf("api: IdleTimeout %v is negative", o.IdleTimeout)

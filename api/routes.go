@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/api/promapi"
 )
 
 // endpoint is one routed API. A nil handle marks an endpoint that a later
@@ -42,20 +44,21 @@ type router struct {
 func (s *Server) newRouter() *router {
 	ing := newIngestAPI(s)
 	meta := newMetaAPI(s)
+	prom := newPromRoutes(s)
 	return &router{
 		paths: map[string]endpoint{
 			"/":                        {name: "/", handle: s.handleIndex},
 			"/metrics":                 meta.always("/metrics", (*metaAPI).handleMetrics),
-			"/api/v1/query":            promPlanned("/api/v1/query"),
-			"/api/v1/query_range":      promPlanned("/api/v1/query_range"),
-			"/api/v1/series":           promPlanned("/api/v1/series"),
-			"/api/v1/labels":           promPlanned("/api/v1/labels"),
-			labelValuesPath:            promPlanned(labelValuesPath),
-			"/api/v1/metadata":         promPlanned("/api/v1/metadata"),
-			"/api/v1/rules":            promPlanned("/api/v1/rules"),
-			"/api/v1/query_exemplars":  promPlanned("/api/v1/query_exemplars"),
-			"/api/v1/format_query":     promPlanned("/api/v1/format_query"),
-			"/api/v1/status/buildinfo": promPlanned("/api/v1/status/buildinfo"),
+			"/api/v1/query":            prom.queryRoute(s),
+			"/api/v1/query_range":      prom.route("/api/v1/query_range", (*promapi.API).QueryRange),
+			"/api/v1/series":           prom.route("/api/v1/series", (*promapi.API).Series),
+			"/api/v1/labels":           prom.route("/api/v1/labels", (*promapi.API).Labels),
+			labelValuesPath:            prom.route(labelValuesPath, (*promapi.API).LabelValues),
+			"/api/v1/metadata":         prom.route("/api/v1/metadata", (*promapi.API).Metadata),
+			"/api/v1/rules":            prom.route("/api/v1/rules", (*promapi.API).Rules),
+			"/api/v1/query_exemplars":  prom.route("/api/v1/query_exemplars", (*promapi.API).QueryExemplars),
+			"/api/v1/format_query":     prom.route("/api/v1/format_query", (*promapi.API).FormatQuery),
+			"/api/v1/status/buildinfo": prom.route("/api/v1/status/buildinfo", (*promapi.API).BuildInfo),
 			"/api/v1/write":            ing.route("/api/v1/write", true, (*ingestAPI).handleRemoteWrite),
 			"/write":                   ing.route("/write", false, (*ingestAPI).handleWrite),
 			"/api/v2/write":            ing.route("/api/v2/write", false, (*ingestAPI).handleWriteV2),

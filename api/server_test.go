@@ -136,7 +136,7 @@ func TestPlannedEndpoints(t *testing.T) {
 		"/api/query/last":                     "/api/query/last",
 		"/api/v1/query/exp":                   "/api/query/exp",
 		"/api/uid/assign":                     "/api/uid",
-		"/api/v1/query":                       "/api/v1/query",
+		"/api/v1/query":                       "/api/query", // no query parameter: OpenTSDB's
 		"/api/v1/query_range":                 "/api/v1/query_range",
 		"/prometheus/api/v1/query_range":      "/api/v1/query_range",
 		"/api/v1/label/job/values":            labelValuesPath,

@@ -1,0 +1,58 @@
+package api
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/api/promapi"
+)
+
+// promRoutes builds the Prometheus HTTP API's endpoints; with no
+// Queryable in Options.PromQL they stay planned (501).
+type promRoutes struct{ a *promapi.API }
+
+// newPromRoutes returns the routes over Options.PromQL. The API needs no
+// Close: its engine, built without a query tracker, starts no goroutine.
+func newPromRoutes(s *Server) promRoutes {
+	if s.opts.PromQL.Queryable == nil {
+		return promRoutes{}
+	}
+	o := s.opts.PromQL
+	if o.Logger == nil {
+		o.Logger = s.log
+	}
+	if o.Revision == "" {
+		o.Revision = s.opts.Version.FullRevision
+	}
+	return promRoutes{a: promapi.New(o)}
+}
+
+// route returns the endpoint of name served by h, also under /prometheus.
+func (p promRoutes) route(name string, h func(*promapi.API, *fasthttp.RequestCtx)) endpoint {
+	if p.a == nil {
+		return promPlanned(name)
+	}
+	return endpoint{name: name, prom: true, handle: func(ctx *fasthttp.RequestCtx) { h(p.a, ctx) }}
+}
+
+// queryRoute is /api/v1/query, which two APIs share (spec/routes.md): a
+// request with a query parameter is Prometheus's instant query; any other
+// (OpenTSDB's m, tsuid or JSON body) is OpenTSDB's /api/query.
+func (p promRoutes) queryRoute(s *Server) endpoint {
+	prom := p.route("/api/v1/query", (*promapi.API).Query)
+	prom.handle = func(ctx *fasthttp.RequestCtx) {
+		if promapi.HasQuery(ctx) {
+			serveEndpoint(ctx, endpoint{name: prom.name, handle: p.handler((*promapi.API).Query)})
+			return
+		}
+		s.handleQuery(ctx)
+	}
+	return prom
+}
+
+// handler is h bound to the API, nil without one.
+func (p promRoutes) handler(h func(*promapi.API, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
+	if p.a == nil {
+		return nil
+	}
+	return func(ctx *fasthttp.RequestCtx) { h(p.a, ctx) }
+}

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"testing"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/tsd-db/tsd/api/promapi"
+)
+
+// promDB is a Prometheus tsdb with up{job="a"} = 1 at 1700000000 s.
+func promDB(t *testing.T) *tsdb.DB {
+	t.Helper()
+	db, err := tsdb.Open(t.TempDir(), slog.New(slog.DiscardHandler), nil, tsdb.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	app := db.Appender(context.Background())
+	if _, err := app.Append(0, labels.FromStrings("__name__", "up", "job", "a"), 1_700_000_000_000, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestPromRoutes: the Prometheus paths reach package promapi, also under
+// /prometheus; /api/v1/query without a query parameter is OpenTSDB's.
+func TestPromRoutes(t *testing.T) {
+	_, base := startServer(t, Options{PromQL: promapi.Options{Queryable: promDB(t)}})
+	q := url.Values{"query": {"up"}, "time": {"1700000000"}}.Encode()
+	vector := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"up","job":"a"},"value":[1700000000,"1"]}]}}`
+	opentsdb501 := `{"error":{"code":501,"message":"Endpoint not implemented: /api/query"}}`
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"GET", "/api/v1/query?" + q, "", 200, vector},
+		{"GET", "/prometheus/api/v1/query?" + q, "", 200, vector},
+		{"GET", "/prometheus/api/v1/label/job/values", "", 200, `{"status":"success","data":["a"]}`},
+		{"GET", "/prometheus/api/v1/status/buildinfo", "", 200, ""},
+		{"GET", "/api/v1/query_range?query=1&start=0&end=11001&step=1", "", 400,
+			`{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"}`},
+		{"GET", "/api/v1/query?m=sum:up&start=1h-ago", "", 501, opentsdb501},
+		{"GET", "/api/v1/query?tsuid=000001000001000001", "", 501, opentsdb501},
+		{"POST", "/api/v1/query", `{"start":"1h-ago","queries":[{"metric":"up","aggregator":"sum"}]}`, 501, opentsdb501},
+	} {
+		code, _, body := do(t, tc.method, base+tc.path, tc.body)
+		if code != tc.code || (tc.want != "" && body != tc.want) {
+			t.Errorf("%s %s = %d %s, want %d %s", tc.method, tc.path, code, body, tc.code, tc.want)
+		}
+	}
+}
+
+// TestPromPlanned: without a Queryable the Prometheus paths answer 501.
+func TestPromPlanned(t *testing.T) {
+	_, base := startServer(t, Options{})
+	code, _, body := do(t, "GET", base+"/prometheus/api/v1/query?query=1", "")
+	if want := `{"error":{"code":501,"message":"Endpoint not implemented: /api/v1/query"}}`; code != 501 || body != want {
+		t.Errorf("= %d %s, want 501 %s", code, body, want)
+	}
+}
