@@ -17,6 +17,10 @@ const (
 	DefaultTimeout = 2 * time.Minute
 	// DefaultLookbackDelta is Prometheus's --query.lookback-delta default.
 	DefaultLookbackDelta = 5 * time.Minute
+	// DefaultSubqueryStep is the step of a subquery that gives none
+	// (x[1h:]); Prometheus uses its global evaluation interval, 1m by
+	// default.
+	DefaultSubqueryStep = time.Minute
 )
 
 // EngineOptions configure NewEngine. Zero fields take the defaults.
@@ -29,6 +33,9 @@ type EngineOptions struct {
 	// LookbackDelta is how far back an instant selector looks for a
 	// sample. Default 5 minutes.
 	LookbackDelta time.Duration
+	// SubqueryStep is the step of subqueries written without one. Default
+	// 1 minute.
+	SubqueryStep time.Duration
 	// Logger receives the engine's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -46,9 +53,14 @@ func NewEngine(o EngineOptions) *prom.Engine {
 	if o.LookbackDelta <= 0 {
 		o.LookbackDelta = DefaultLookbackDelta
 	}
+	if o.SubqueryStep <= 0 {
+		o.SubqueryStep = DefaultSubqueryStep
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	step := o.SubqueryStep.Milliseconds()
 	return prom.NewEngine(prom.EngineOpts{Logger: o.Logger, MaxSamples: maxSamples, Timeout: o.Timeout,
-		LookbackDelta: o.LookbackDelta, EnableAtModifier: true, EnableNegativeOffset: true})
+		LookbackDelta: o.LookbackDelta, EnableAtModifier: true, EnableNegativeOffset: true,
+		NoStepSubqueryIntervalFn: func(int64) int64 { return step }})
 }

@@ -140,9 +140,14 @@ func (s *stack) close() error {
 
 // append adds one sample of the series l: __name__ is the metric, the
 // other labels tags (empty values are absent labels, as in Prometheus).
-// Samples outside [0, promql.MaxTime] are counted in skipped.
+// Samples outside [0, promql.MaxTime] are counted in skippedSamples.
 func (s *stack) append(ctx context.Context, l labels.Labels, t int64, v float64) error {
-	if t < 0 || t > promql.MaxTime {
+	return s.appendPoint(ctx, l, series.Float64Point(t, v))
+}
+
+// appendPoint is append for a typed point.
+func (s *stack) appendPoint(ctx context.Context, l labels.Labels, p series.Point) error {
+	if p.T < 0 || p.T > promql.MaxTime {
 		skippedSamples.Add(1)
 		return nil
 	}
@@ -164,7 +169,7 @@ func (s *stack) append(ctx context.Context, l labels.Labels, t int64, v float64)
 	if err != nil {
 		return err
 	}
-	_, err = s.names.Append(ctx, []byte(metric), tags, series.Float64Point(t, v))
+	_, err = s.names.Append(ctx, []byte(metric), tags, p)
 	return err
 }
 
