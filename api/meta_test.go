@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"reflect"
@@ -29,7 +31,7 @@ type metaStack struct {
 	w    *service.Writer
 }
 
-func newMetaStack(t *testing.T, extra Options) *metaStack {
+func newMetaStack(t testing.TB, extra Options) *metaStack {
 	t.Helper()
 	ctx := context.Background()
 	dir, log := t.TempDir(), quietLog()
@@ -68,8 +70,28 @@ func newMetaStack(t *testing.T, extra Options) *metaStack {
 		t.Fatal(err)
 	}
 	extra.Ingest, extra.Meta = w, svc
-	_, base := startServer(t, extra)
-	return &metaStack{base: base, uids: u, w: w}
+	return &metaStack{base: serveTB(t, extra), uids: u, w: w}
+}
+
+// serveTB is startServer for a testing.TB (fuzz targets set up once).
+func serveTB(t testing.TB, opts Options) string {
+	t.Helper()
+	opts.Addr, opts.Logger = "127.0.0.1:0", quietLog()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		s.Close()
+		<-done
+	})
+	return "http://" + ln.Addr().String()
 }
 
 // tseries is a test series by name.
@@ -508,4 +530,39 @@ func TestStatsAndMetricsEndpoints(t *testing.T) {
 	if code, _, out := do(t, "GET", base+"/api/stats/jvm", ""); code != 501 || !strings.Contains(out, "/api/stats/jvm") {
 		t.Errorf("stats/jvm = %d %s", code, out)
 	}
+}
+
+// FuzzMetaRequests sends arbitrary query strings and bodies to the
+// metadata endpoints: bad input is a 4xx (or 304), never a 5xx or a panic.
+func FuzzMetaRequests(f *testing.F) {
+	paths := []string{"/api/search/lookup", "/api/suggest", "/api/uid/assign", "/api/uid/rename", "/api/uid/uidmeta", "/api/config/filters"}
+	for i, seed := range []struct{ qs, body string }{
+		{"m=sys.cpu.user{host=*}", ""}, {"type=metrics&q=sys&max=3", ""}, {"metric=a,b,,c", ""},
+		{"metric=sys.mem&name=x", ""}, {"uid=000001&type=metric", ""}, {"", `{"metric":"m","tags":[{"key":"k"}]}`},
+		{"m={=}", ""}, {"m=%7B%7D", ""}, {"uid=zz&type=tagv&method_override=delete", ""}, {"", `{"uid":"1","type":"tagk","custom":{"a":1}}`},
+		{"type=tagv&max=-1", ""}, {"", `{"type":"metrics","max":1e99}`}, {"", `{"metric":[1]}`},
+	} {
+		f.Add(uint8(i), seed.qs, seed.body)
+	}
+	m := newMetaStack(f, Options{})
+	f.Fuzz(func(t *testing.T, which uint8, qs, body string) {
+		method := "GET"
+		if body != "" {
+			method = "POST"
+		}
+		path := paths[int(which)%len(paths)] + "?" + qs
+		req, err := http.NewRequest(method, m.base+path, strings.NewReader(body))
+		if err != nil {
+			return // not a URL a client could send
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s %s %q = %d %s", method, path, body, resp.StatusCode, out)
+		}
+	})
 }
