@@ -61,6 +61,12 @@ func NewTelnetHandler(w *Writer, opts TelnetOptions) (*TelnetHandler, error) {
 	return &TelnetHandler{w: w, opts: opts, host: host}, nil
 }
 
+// maxTelnetPending bounds the puts a connection holds before committing
+// them: a client that streams without pause never lets the read buffer run
+// empty, and its points must still reach the log (and be readable) in
+// bounded time and memory.
+const maxTelnetPending = 4096
+
 // telnetConn is one connection's state.
 type telnetConn struct {
 	h      *TelnetHandler
@@ -79,7 +85,7 @@ func (h *TelnetHandler) ServeConn(conn net.Conn) {
 	c := h.getConn(conn)
 	defer h.putConn(c)
 	for c.serveLine() {
-		if c.br.Buffered() == 0 {
+		if c.br.Buffered() == 0 || c.sess.Pending() >= maxTelnetPending {
 			c.commit()
 			if c.bw.Flush() != nil {
 				return

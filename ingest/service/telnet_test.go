@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,52 @@ func TestTelnetExitAndStats(t *testing.T) {
 	}
 	if got := strings.Join(st.points(t, "m"), ";"); got != "{} 1356998400000 1i" {
 		t.Errorf("stored %s", got)
+	}
+}
+
+// TestTelnetCommitsWhileStreaming: a client that never lets the read
+// buffer run empty (here, a line left unfinished) still gets its puts into
+// the log once maxTelnetPending of them are waiting.
+func TestTelnetCommitsWhileStreaming(t *testing.T) {
+	st := newStack(t, nil)
+	h := newTelnet(t, st, TelnetOptions{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if c, err := ln.Accept(); err == nil {
+			h.ServeConn(c)
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range maxTelnetPending {
+		b.WriteString("put m " + strconv.Itoa(1356998400+i) + " 1 host=a\n")
+	}
+	b.WriteString("put m 1356998399 1 host=a") // unfinished: the buffer never empties
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	// The connection stays open; only a commit counts the points. The
+	// deadline only guards against a hang.
+	for deadline := time.Now().Add(30 * time.Second); st.w.Stats(Telnet).Points.Load() < maxTelnetPending; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d points committed while the client streams, want %d",
+				st.w.Stats(Telnet).Points.Load(), maxTelnetPending)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.Close()
+	<-served
+	if got := st.w.Stats(Telnet).Points.Load(); got != maxTelnetPending+1 {
+		t.Errorf("%d points after close, want %d", got, maxTelnetPending+1)
 	}
 }

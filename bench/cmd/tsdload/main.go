@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tsd-db/tsd/bench/gen"
@@ -26,6 +27,7 @@ type flags struct {
 	cfg    gen.Config
 	values string
 	shape  string
+	prof   string
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -49,6 +51,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.Uint64Var(&f.cfg.Seed, "seed", 1, "dataset seed")
 	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
 	fs.StringVar(&f.shape, "shape", "devops", "dataset shape: devops, highcard or counters")
+	fs.StringVar(&f.prof, "cpuprofile", "", "write the load generator's CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -75,6 +78,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer closeSrc()
+	if f.prof != "" {
+		stopProf, err := startProfile(f.prof)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsdload: %v\n", err)
+			return 2
+		}
+		defer stopProf()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := load.Run(ctx, f.o, src)
@@ -89,6 +100,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// startProfile starts the CPU profile; the returned func ends it.
+func startProfile(path string) (func(), error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		fh.Close()
+	}, nil
 }
 
 func source(f *flags) (load.Source, func(), error) {
