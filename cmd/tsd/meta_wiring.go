@@ -26,7 +26,9 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
 func (c *config) snapshot() map[string]string {
 	m := make(map[string]string, len(c.keys))
 	for _, k := range c.keys {
-		m[k.name] = k.get()
+		if k.get != nil { // every key made by newKey has one
+			m[k.name] = k.get()
+		}
 	}
 	return m
 }
