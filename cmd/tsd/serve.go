@@ -43,6 +43,9 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}()
 	opts := c.apiOptions(log)
 	opts.Telnet, opts.Ingest = st.telnet, st.writer
+	if opts.Annotations, err = c.openAnnotations(ctx, db); err != nil {
+		return err
+	}
 	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
 	srv, err := api.New(opts)
 	if err != nil {
