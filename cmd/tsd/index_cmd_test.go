@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -170,6 +171,15 @@ func TestIndexRebuildBinary(t *testing.T) {
 		t.Fatalf("tsd index rebuild: exit %d, output %q, want %q", code, out, want)
 	}
 	checkIndexSpans(t, dir, tsuids, 3)
+	// The daemon on the rebuilt store answers /api/query/last from the
+	// index spans: web01's point in its last hour (hour 2, value 2).
+	d := startDaemon(t, "--data", dir)
+	code, body := d.get(t, "/api/query/last?resolve&timeseries="+url.QueryEscape("sys.cpu.user{host=web01}"))
+	wantLast := fmt.Sprintf(`[{"metric":"sys.cpu.user","timestamp":%d,"value":"2","tags":{"host":"web01"},"tsuid":"%X"}]`,
+		(hourH+2*3600+1)*1000, tsuids[0])
+	if code != 200 || body != wantLast {
+		t.Errorf("GET /api/query/last: %d %s\nwant 200 %s", code, body, wantLast)
+	}
 }
 
 func removeBadRow(t *testing.T, dir string, tsuid []byte) {

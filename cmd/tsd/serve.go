@@ -43,7 +43,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}()
 	opts := c.apiOptions(log)
 	opts.Telnet, opts.Ingest = st.telnet, st.writer
-	if opts.Annotations, err = c.openAnnotations(ctx, db); err != nil {
+	if opts.Last, err = c.openLast(ctx, db, st, log); err != nil {
 		return err
 	}
 	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
