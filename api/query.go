@@ -100,7 +100,7 @@ func (s *Server) parseQuery(ctx *fasthttp.RequestCtx) (*tsquery.TSQuery, bool) {
 	case fasthttp.MethodGet:
 		q, err = tsquery.ParseGET(queryValues(ctx))
 	case fasthttp.MethodPost, fasthttp.MethodDelete:
-		q, err = s.parseQueryBody(ctx)
+		q, err = s.parseQueryBody(ctx, method)
 		if err == nil && method == fasthttp.MethodDelete {
 			q.Delete = true
 		}
@@ -116,10 +116,10 @@ func (s *Server) parseQuery(ctx *fasthttp.RequestCtx) (*tsquery.TSQuery, bool) {
 }
 
 // parseQueryBody parses a POSTed query, gunzipping a gzip body; a DELETE
-// without a body reads the query string.
-func (s *Server) parseQueryBody(ctx *fasthttp.RequestCtx) (*tsquery.TSQuery, error) {
+// without a body, or a GET with method_override, reads the query string.
+func (s *Server) parseQueryBody(ctx *fasthttp.RequestCtx, method string) (*tsquery.TSQuery, error) {
 	body := ctx.PostBody()
-	if len(body) == 0 && string(ctx.Method()) == fasthttp.MethodDelete {
+	if len(body) == 0 && (method == fasthttp.MethodDelete || string(ctx.Method()) == fasthttp.MethodGet) {
 		return tsquery.ParseGET(queryValues(ctx))
 	}
 	if bytes.EqualFold(ctx.Request.Header.ContentEncoding(), []byte("gzip")) {

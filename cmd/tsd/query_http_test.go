@@ -1,0 +1,123 @@
+package main
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestDaemonHTTPQuery puts points over /api/put and reads them back over
+// /api/query by GET m= and POST (plain and gzip), checking the exact
+// bodies, then the error answers. A point is a double when a double is in
+// view of the group-by (the next point of any member), as in OpenTSDB's
+// AggregationIterator: 10 before 2.5 is written 10.0.
+func TestDaemonHTTPQuery(t *testing.T) {
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.query.limits.data_points.default=50")
+	base := "http://" + d.addr
+	put := `[{"metric":"q.m","timestamp":1356998400,"value":1,"tags":{"host":"a","dc":"x"}},` +
+		`{"metric":"q.m","timestamp":1356998460,"value":3,"tags":{"host":"a","dc":"x"}},` +
+		`{"metric":"q.m","timestamp":1356998400,"value":10,"tags":{"host":"b","dc":"x"}},` +
+		`{"metric":"q.m","timestamp":1356998460,"value":2.5,"tags":{"host":"b","dc":"x"}},` +
+		`{"metric":"q.m","timestamp":1356998520,"value":7,"tags":{"host":"b","dc":"x"}}]`
+	if resp, body := post(t, "POST", base+"/api/put", []byte(put), false); resp.StatusCode != 204 {
+		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/api/query?start=1356998400&end=1356998520&m=sum:q.m",
+			`[{"metric":"q.m","tags":{"dc":"x"},"aggregateTags":["host"],"dps":{"1356998400":11.0,"1356998460":5.5,"1356998520":7}}]`},
+		{"/api/query?start=1356998400&end=1356998520&m=" + url.QueryEscape("max:q.m{host=*}") + "&arrays",
+			`[{"metric":"q.m","tags":{"dc":"x","host":"a"},"aggregateTags":[],"dps":[[1356998400,1],[1356998460,3]]},` +
+				`{"metric":"q.m","tags":{"dc":"x","host":"b"},"aggregateTags":[],"dps":[[1356998400,10.0],[1356998460,2.5],[1356998520,7]]}]`},
+		{"/api/v1/query?start=1356998400&end=1356998460&ms&m=" + url.QueryEscape("sum:q.m{host=a}"),
+			`[{"metric":"q.m","tags":{"dc":"x","host":"a"},"aggregateTags":[],"dps":{"1356998400000":1,"1356998460000":3}}]`},
+		{"/api/query?start=1356998400&end=1356998520&m=sum:1m-avg-zero:q.m{host=a}",
+			`[{"metric":"q.m","tags":{"dc":"x","host":"a"},"aggregateTags":[],"dps":{"1356998400":1.0,"1356998460":3.0,"1356998520":0.0}}]`},
+		{"/api/query?start=1356900000&end=1356900060&m=sum:q.m", `[]`},
+	} {
+		code, body := d.get(t, c.path)
+		if code != 200 || body != c.want {
+			t.Errorf("GET %s = %d\n%s\nwant 200\n%s", c.path, code, body, c.want)
+		}
+	}
+	postBody := `{"start":1356998400,"end":1356998520,"showQuery":true,"queries":[{"aggregator":"min","metric":"q.m","tags":{"host":"b"}}]}`
+	want := `[{"metric":"q.m","tags":{"dc":"x","host":"b"},"aggregateTags":[],"query":{"aggregator":"min","metric":"q.m","tsuids":null,` +
+		`"downsample":null,"rate":false,"filters":[{"tagk":"host","filter":"b","group_by":true,"type":"literal_or"}],"index":0,` +
+		`"tags":{"host":"literal_or(b)"},"rateOptions":null,"delete":false,"explicitTags":false,"useFuzzyFilter":true,` +
+		`"percentiles":null,"showHistogramBuckets":false,"useMultiGets":true,"rollupUsage":null,"preAggregate":false},` +
+		`"dps":{"1356998400":10.0,"1356998460":2.5,"1356998520":7}}]`
+	for _, gz := range []bool{false, true} {
+		b, hdr := []byte(postBody), []string{"Content-Type", "application/json"}
+		if gz {
+			b, hdr = gzipBytes(t, postBody), append(hdr, "Content-Encoding", "gzip")
+		}
+		resp, body := post(t, "POST", base+"/api/query", b, false, hdr...)
+		if resp.StatusCode != 200 || body != want || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("POST /api/query (gzip %v) = %d %s\n%s\nwant\n%s", gz, resp.StatusCode, resp.Header.Get("Content-Type"), body, want)
+		}
+	}
+	testQueryErrors(t, d)
+}
+
+// testQueryErrors checks that bad queries get OpenTSDB's 400 (never 500),
+// and the other statuses.
+func testQueryErrors(t *testing.T, d *daemon) {
+	for _, c := range []struct {
+		path string
+		code int
+		msg  string
+	}{
+		{"/api/query?start=1356998400&m=sum:no.such", 400, `"message":"No such name for 'metrics': 'no.such'"`},
+		{"/api/query?start=1356998400&m=" + url.QueryEscape("sum:q.m{host"), 400, `"code":400`},
+		{"/api/query?start=yesterday&m=sum:q.m", 400, `"code":400`},
+		{"/api/query?start=1356998400&m=nosuchagg:q.m", 400, `"message":"No such aggregation function: nosuchagg"`},
+		{"/api/query?start=1356998460&end=1356998400&m=sum:q.m", 400, `"message":"End time [1356998400000] must be greater than the start time [1356998460000]"`},
+		{"/api/query?m=sum:q.m", 400, `"message":"Missing parameter <code>start</code>"`},
+		{"/api/query?start=1356998400&end=1356998520&m=sum:q.m&method_override=delete", 400, `"message":"Deleting data is not enabled (tsd.http.query.allow_delete=false)"`},
+		{"/api/query?start=1356900000&end=1357100000&m=sum:q.m", 200, `[{"metric":"q.m"`},
+		{"/api/query/exp", 501, `"message":"Endpoint not implemented: /api/query/exp"`},
+	} {
+		code, body := d.get(t, c.path)
+		if code != c.code || !strings.Contains(body, c.msg) {
+			t.Errorf("GET %s = %d %s, want %d with %s", c.path, code, body, c.code, c.msg)
+		}
+	}
+	resp, body := post(t, "POST", "http://"+d.addr+"/api/query", []byte(`{"start":1356998400,"queries":[{"aggregator":"sum"`), false)
+	if resp.StatusCode != 400 || !strings.Contains(body, `"message":"Unable to parse the given JSON"`) {
+		t.Errorf("truncated POST = %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, "PUT", "http://"+d.addr+"/api/query", nil, false)
+	if resp.StatusCode != 405 {
+		t.Errorf("PUT /api/query = %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestDaemonHTTPQueryLimit checks that a query over
+// tsd.query.limits.data_points.default is answered 413 naming the limit.
+func TestDaemonHTTPQueryLimit(t *testing.T) {
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.query.limits.data_points.default=3")
+	var pts []string
+	for i := 0; i < 5; i++ {
+		pts = append(pts, `{"metric":"l.m","timestamp":`+itoa(1356998400+i)+`,"value":1,"tags":{"host":"a"}}`)
+	}
+	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put", []byte("["+strings.Join(pts, ",")+"]"), false); resp.StatusCode != 204 {
+		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	code, body := d.get(t, "/api/query?start=1356998400&end=1356998410&m=sum:l.m")
+	want := `{"error":{"code":413,"message":"Sorry, you have attempted to fetch more than our maximum amount of 3 data points. ` +
+		`Please try filtering using more tags or decrease your time range."}}`
+	if code != 413 || body != want {
+		t.Errorf("over the limit = %d %s\nwant 413 %s", code, body, want)
+	}
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			return string(b[i:])
+		}
+	}
+}
