@@ -127,7 +127,9 @@ func floatOf(p series.Point) float64 {
 func (a *iterator[T]) At() (int64, float64) { return a.t, a.v }
 
 // AtHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (a *iterator[T]) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) { return a.t, nil }
+func (a *iterator[T]) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	return a.t, nil
+}
 
 // AtFloatHistogram implements chunkenc.Iterator; tsd stores no histograms.
 func (a *iterator[T]) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
