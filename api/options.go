@@ -9,8 +9,8 @@ import (
 	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query"
-	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/meta"
 )
 
