@@ -1,7 +1,6 @@
 package annotation
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -154,17 +153,11 @@ func DecodeList(value []byte) ([]Annotation, error) {
 	return out, nil
 }
 
-// strictUnmarshal decodes exactly one JSON value into v.
+// strictUnmarshal decodes exactly one JSON value into v (json.Unmarshal
+// refuses trailing data).
 func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(data, v); err != nil {
 		return invalidf("%s", jsonMessage(err))
-	}
-	if dec.More() {
-		return invalidf("unexpected data after the JSON value")
-	}
-	if _, err := dec.Token(); err == nil {
-		return invalidf("unexpected data after the JSON value")
 	}
 	return nil
 }
