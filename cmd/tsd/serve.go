@@ -46,6 +46,15 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	if opts.Last, err = c.openLast(ctx, db, st, log); err != nil {
 		return err
 	}
+	if opts.Annotations, err = c.openAnnotations(ctx, db); err != nil {
+		return err
+	}
+	if opts.Query, err = c.openQuery(ctx, db, st, log); err != nil {
+		return err
+	}
+	if opts.PromQL, err = c.openPromQL(ctx, db, st, log); err != nil {
+		return err
+	}
 	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
 	srv, err := api.New(opts)
 	if err != nil {
