@@ -30,7 +30,8 @@ type querier struct {
 func (*querier) Close() error { return nil }
 
 // Select implements storage.Querier: the series ms select, with lazy
-// sample iterators over the hinted range.
+// sample iterators over the hinted range (Start and End; Range and Func are
+// already in them), in the hinted shard, at most Limit series.
 func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
 	start, end := qr.mint, qr.maxt
 	if hints != nil {
@@ -40,6 +41,9 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	ss, err := qr.selectSeries(ctx, ms, start, end)
 	if err != nil {
 		return storage.ErrSeriesSet(err)
+	}
+	if hints != nil && hints.ShardCount > 0 {
+		ss = shard(ss, hints.ShardIndex, hints.ShardCount)
 	}
 	if sortSeries {
 		slices.SortFunc(ss, func(a, b *tsdSeries) int { return labels.Compare(a.lbls, b.lbls) })
@@ -51,6 +55,12 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 		return storage.ErrSeriesSet(err)
 	}
 	return &seriesSet{ss: ss, i: -1}
+}
+
+// shard keeps the series of shard i of n, as Prometheus's tsdb shards:
+// by the stable hash of the labels.
+func shard(ss []*tsdSeries, i, n uint64) []*tsdSeries {
+	return slices.DeleteFunc(ss, func(s *tsdSeries) bool { return labels.StableHash(s.lbls)%n != i })
 }
 
 // selectSeries returns the series ms select, labelled, reading [start, end].

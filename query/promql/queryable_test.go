@@ -217,3 +217,25 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func timeAt(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// TestSelectShards: the shards of a selection partition it.
+func TestSelectShards(t *testing.T) {
+	s := smallStack(t, stackOptions{})
+	qr, err := s.q.Querier(0, 10*hour)
+	mustOK(t, err)
+	all := selectLabels(t, s.q, true, labels.MustNewMatcher(labels.MatchRegexp, "job", ".+"))
+	var union []string
+	for i := range uint64(3) {
+		ss := qr.Select(context.Background(), true, &storage.SelectHints{End: 10 * hour, ShardCount: 3, ShardIndex: i},
+			labels.MustNewMatcher(labels.MatchRegexp, "job", ".+"))
+		for ss.Next() {
+			union = append(union, ss.At().Labels().String())
+		}
+		mustOK(t, ss.Err())
+	}
+	slices.Sort(union)
+	slices.Sort(all)
+	if !slices.Equal(union, all) || len(all) != 4 {
+		t.Errorf("shards hold %q, want %q", union, all)
+	}
+}
