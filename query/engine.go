@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/uid"
@@ -47,6 +48,10 @@ type Options struct {
 	Location *time.Location
 	// Now is the clock of "now" and relative times. Default time.Now.
 	Now func() time.Time
+	// Annotations supplies the global annotations of globalAnnotations.
+	// Default nil: none are returned. Series annotations come with the
+	// series' rows and need no store.
+	Annotations *annotation.Store
 	// Logger receives failed queries. Default slog.Default().
 	Logger *slog.Logger
 }

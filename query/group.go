@@ -1,10 +1,13 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
 
+	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -91,10 +94,9 @@ func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) 
 		if res.q.ShowTSUIDs {
 			grp.TSUIDs = append(grp.TSUIDs, string(rowkey.AppendTSUIDHex(nil, []byte(m.s.TSUID))))
 		}
-		for _, n := range m.notes {
-			grp.Notes = append(grp.Notes, n.Value)
-		}
+		grp.Notes = x.decodeNotes(grp.Notes, m.notes)
 	}
+	slices.SortStableFunc(grp.Notes, func(a, b annotation.Annotation) int { return cmp.Compare(a.StartMs(), b.StartMs()) })
 	slices.Sort(grp.TSUIDs)
 	slices.Sort(keys)
 	for _, k := range keys {
@@ -108,6 +110,20 @@ func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) 
 		grp.AggregateTags = append(grp.AggregateTags, name)
 	}
 	return x.nameTags(ctx, grp, common)
+}
+
+// decodeNotes appends the decoded annotation cells of a series; a cell
+// that does not decode is logged and skipped.
+func (x *executor) decodeNotes(dst []annotation.Annotation, notes []read.Note) []annotation.Annotation {
+	for _, n := range notes {
+		a, err := annotation.Decode(n.Value)
+		if err != nil {
+			x.e.opts.Logger.Warn("skipping an annotation that does not decode", "t", n.T, "err", err)
+			continue
+		}
+		dst = append(dst, a)
+	}
+	return dst
 }
 
 // nameTags resolves the common tags into grp.Tags, sorted by name.

@@ -1,13 +1,13 @@
 package query
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/agg"
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
 
@@ -165,20 +165,14 @@ func containsDot(b []byte) bool {
 	return false
 }
 
-// appendNotes appends stored annotation JSON values as an array, leaving
-// out any that are not valid JSON so the response always is.
-func appendNotes(dst []byte, notes [][]byte) []byte {
+// appendNotes appends annotations as the HTTP API writes them.
+func appendNotes(dst []byte, notes []annotation.Annotation) []byte {
 	dst = append(dst, '[')
-	n := 0
-	for _, v := range notes {
-		if !json.Valid(v) {
-			continue
-		}
-		if n > 0 {
+	for i := range notes {
+		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, v...)
-		n++
+		dst = annotation.AppendJSON(dst, &notes[i])
 	}
 	return append(dst, ']')
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
@@ -320,5 +321,35 @@ func TestQueryDelete(t *testing.T) {
 	// The hour row was deleted whole, as OpenTSDB deletes the rows it read.
 	if body := s.execJSON(t, mquery(t, sec(t0), sec(t0+3599), "sum:net.bytes{host=web01}")); body != "[]" {
 		t.Errorf("after delete: %s", body)
+	}
+}
+
+func TestQueryAnnotations(t *testing.T) {
+	s := openStack(t, query.Options{})
+	fill(t, s)
+	ctx := context.Background()
+	web01 := s.tsuidHex(t, s.raw[seriesName("sys.cpu", cpuSeries[0])])
+	for _, a := range []annotation.Annotation{
+		{TSUID: web01, StartTime: t0 + 120, Description: "deploy", Given: annotation.FieldDescription},
+		{TSUID: web01, StartTime: t0 + 60, Description: "first", Notes: "n", Given: annotation.FieldDescription | annotation.FieldNotes},
+		{TSUID: web01, StartTime: t0 + 7200, Description: "outside", Given: annotation.FieldDescription},
+		{StartTime: t0 + 30, Description: "global", Given: annotation.FieldDescription},
+	} {
+		if _, err := s.notes.Put(ctx, &a, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := mquery(t, sec(t0), sec(t0+600), "sum:sys.cpu{host=web01|web02}")
+	q.GlobalAnnotations = true
+	body := s.execJSON(t, q)
+	notes := `"annotations":[{"tsuid":"` + web01 + `","description":"first","notes":"n","startTime":1700002860,"endTime":0},` +
+		`{"tsuid":"` + web01 + `","description":"deploy","notes":"","startTime":1700002920,"endTime":0}],` +
+		`"globalAnnotations":[{"tsuid":"","description":"global","notes":"","startTime":1700002830,"endTime":0}],"dps":`
+	if strings.Count(body, notes) != 1 || strings.Contains(body, "outside") {
+		t.Errorf("annotations:\n%s\nwant one group with\n%s", body, notes)
+	}
+	q.NoAnnotations = true
+	if body := s.execJSON(t, q); strings.Contains(body, "nnotations") {
+		t.Errorf("noAnnotations: %s", body)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
 
@@ -26,9 +27,9 @@ type Group struct {
 	// TSUIDs are the members' TSUIDs in uppercase hex, sorted; only with
 	// showTSUIDs.
 	TSUIDs []string
-	// Notes are the members' annotations (stored JSON), unless
-	// noAnnotations.
-	Notes [][]byte
+	// Notes are the members' annotations in the range, by start time,
+	// unless noAnnotations.
+	Notes []annotation.Annotation
 	// Points are the aggregated points in [start, end], in time order.
 	// They alias the Result's slab.
 	Points []series.Point
@@ -42,9 +43,9 @@ type Result struct {
 	q *tsquery.TSQuery
 	// Groups are the result series, sub-queries in order, then groups.
 	Groups []Group
-	// GlobalNotes are the global annotations of the range, with
-	// globalAnnotations (stored JSON).
-	GlobalNotes [][]byte
+	// GlobalNotes are the global annotations of the range, by start time,
+	// with globalAnnotations.
+	GlobalNotes []annotation.Annotation
 	points      []series.Point
 }
 
@@ -89,5 +90,11 @@ func (r *Result) finish() {
 
 // globalNotes adds the global annotations of the query range.
 func (x *executor) globalNotes(ctx context.Context, q *tsquery.TSQuery, res *Result) error {
-	return nil
+	st := x.e.opts.Annotations
+	if st == nil {
+		return nil
+	}
+	var err error
+	res.GlobalNotes, err = st.Range(ctx, nil, q.StartTime, q.EndTime)
+	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
@@ -37,6 +38,7 @@ type stack struct {
 	layout rowkey.Layout
 	app    *ingest.NameAppender
 	eng    *query.Engine
+	notes  *annotation.Store
 	raw    map[string]*rawSeries
 }
 
@@ -89,7 +91,10 @@ func openStack(t testing.TB, opts query.Options) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Reader, opts.UIDs, opts.Index, opts.Logger = rd, s.uids, s.index, quiet
+	if s.notes, err = annotation.NewStore(annotation.Options{Table: s.data, Layout: &s.layout}); err != nil {
+		t.Fatal(err)
+	}
+	opts.Reader, opts.UIDs, opts.Index, opts.Logger, opts.Annotations = rd, s.uids, s.index, quiet, s.notes
 	if opts.AllowDelete {
 		opts.Deleter = &query.StoreDeleter{Table: s.data, Layout: s.layout}
 	}

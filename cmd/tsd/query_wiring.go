@@ -72,8 +72,12 @@ func (c *config) openQuery(ctx context.Context, db storage.DB, st *ingestStack, 
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}
+	notes, err := c.openAnnotations(ctx, db)
+	if err != nil {
+		return nil, err
+	}
 	q := &c.query
 	return query.New(&query.Options{Reader: rd, UIDs: st.uids, Index: st.index, Limits: q.limits(),
 		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: &query.StoreDeleter{Table: data, Layout: layout},
-		SkipUnresolvedTagVs: q.skipTagVs, Logger: log})
+		SkipUnresolvedTagVs: q.skipTagVs, Annotations: notes, Logger: log})
 }
