@@ -1,0 +1,156 @@
+package expr
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/tsd-db/tsd/query"
+)
+
+// AppendJSON appends OpenTSDB's expression answer:
+// {"outputs":[{"id","alias","dps":[[ts,v1,...]],"dpsMeta":{...},"meta":[...]}],"query":...}.
+// Each output's rows are the union of its series' timestamps (ms) in the
+// query range; a series without a point at a row's time is NaN ("NaN").
+func (r *Result) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"outputs":[`...)
+	for i := range r.outputs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = r.appendOutput(dst, &r.outputs[i])
+	}
+	dst = append(dst, `],"query":`...)
+	if len(r.q.raw) > 0 {
+		dst = append(dst, r.q.raw...)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, '}')
+}
+
+func (r *Result) appendOutput(dst []byte, o *outputSets) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = appendString(dst, o.out.ID)
+	if o.out.Alias != "" {
+		dst = append(dst, `,"alias":`...)
+		dst = appendString(dst, o.out.Alias)
+	}
+	rows := r.rows(o.sets)
+	dst = append(dst, `,"dps":[`...)
+	for i, t := range rows {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '[')
+		dst = strconv.AppendInt(dst, t, 10)
+		for _, s := range o.sets {
+			dst = append(dst, ',')
+			dst = appendDouble(dst, valueAt(s, t))
+		}
+		dst = append(dst, ']')
+	}
+	first, last := int64(0), int64(0)
+	if len(rows) > 0 {
+		first, last = rows[0], rows[len(rows)-1]
+	}
+	dst = append(dst, `],"dpsMeta":{"firstTimestamp":`...)
+	dst = strconv.AppendInt(dst, first, 10)
+	dst = append(dst, `,"lastTimestamp":`...)
+	dst = strconv.AppendInt(dst, last, 10)
+	dst = append(dst, `,"setCount":`...)
+	dst = strconv.AppendInt(dst, int64(len(rows)), 10)
+	dst = append(dst, `,"series":`...)
+	dst = strconv.AppendInt(dst, int64(len(o.sets)), 10)
+	dst = append(dst, '}')
+	if len(o.sets) > 0 {
+		dst = appendMeta(dst, o.sets)
+	}
+	return append(dst, '}')
+}
+
+// rows is the union of the sets' timestamps within the query range.
+func (r *Result) rows(sets []*set) []int64 {
+	var ts []int64
+	for _, s := range sets {
+		for _, t := range s.ts {
+			if t >= r.start && t <= r.end {
+				ts = append(ts, t)
+			}
+		}
+	}
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+func appendMeta(dst []byte, sets []*set) []byte {
+	dst = append(dst, `,"meta":[{"index":0,"metrics":["timestamp"]}`...)
+	for i, s := range sets {
+		dst = append(dst, `,{"index":`...)
+		dst = strconv.AppendInt(dst, int64(i+1), 10)
+		dst = append(dst, `,"metrics":`...)
+		dst = appendStrings(dst, s.metrics)
+		dst = append(dst, `,"commonTags":{`...)
+		keys := make([]string, 0, len(s.tags))
+		for k := range s.tags {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for j, k := range keys {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendString(dst, s.tags[k])
+		}
+		dst = append(dst, `},"aggregatedTags":`...)
+		dst = appendStrings(dst, s.aggTags)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendDouble writes a value as Jackson writes a double: Java's
+// Double.toString, NaN and infinities quoted.
+func appendDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	return query.AppendJavaDouble(dst, f)
+}
+
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
