@@ -153,6 +153,11 @@ func (u *UIDs) lookupSlow(ctx context.Context, kind Kind, name []byte) (ID, erro
 	if len(name) == 0 {
 		return 0, &NameError{Kind: kind, Empty: true}
 	}
+	if storedRules.Validate(kind, name) != nil {
+		// The table holds only names storedRules accept, so this one has
+		// no UID; its row could be the counter row ("\x00").
+		return 0, &NoSuchNameError{Kind: kind, Name: string(name)}
+	}
 	row, err := u.opts.Format.EncodeName(nil, name)
 	if err == nil {
 		err = checkNameLen(kind, row)

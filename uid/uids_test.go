@@ -69,6 +69,11 @@ func TestLookupAndName(t *testing.T) {
 	if _, err := u.Lookup(ctx, Metric, nil); !errors.Is(err, ErrInvalidName) {
 		t.Errorf("Lookup empty: %v", err)
 	}
+	// "\x00" is the counter row's key: a name the table cannot hold has
+	// no UID, whatever row its key would read.
+	if _, err := u.Lookup(ctx, TagV, []byte{0}); !errors.Is(err, ErrNoSuchName) {
+		t.Errorf("Lookup of the counter row's key: %v", err)
+	}
 }
 
 func TestAutoCreateOff(t *testing.T) {
