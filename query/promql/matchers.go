@@ -49,7 +49,12 @@ func (q *Queryable) planMatchers(ctx context.Context, ms []*labels.Matcher) (pla
 			}
 			key = id
 		}
-		p.filters = append(p.filters, filterOf(key, m))
+		if f := filterOf(key, m); f.Validate() == nil {
+			p.filters = append(p.filters, f)
+		}
+		// else: an expression Prometheus takes as a literal that RE2
+		// refuses (invalid UTF-8); the label check after the index
+		// decides it.
 	}
 	return p, nil
 }

@@ -42,7 +42,7 @@ func smallStack(t *testing.T, o stackOptions) *stack {
 	return s
 }
 
-func selectLabels(t *testing.T, q storage.Queryable, sorted bool, ms ...*labels.Matcher) []string {
+func selectLabels(t testing.TB, q storage.Queryable, sorted bool, ms ...*labels.Matcher) []string {
 	t.Helper()
 	qr, err := q.Querier(0, 10*hour)
 	mustOK(t, err)

@@ -22,6 +22,50 @@ var modelPatterns = []string{"x", "y", "xy", "", "m1", "m2", "x.*", ".*", ".+", 
 // TestSelectModel checks Select against a brute-force model: every label
 // set tested with Prometheus's matchers.
 func TestSelectModel(t *testing.T) {
+	s, all := modelStack(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range *selectIters {
+		checkModel(t, s, all, randomMatchers(r))
+	}
+}
+
+// FuzzSelectMatcher checks one matcher of any type, name and value
+// against the model.
+func FuzzSelectMatcher(f *testing.F) {
+	for i, p := range modelPatterns {
+		f.Add(uint8(i), uint8(i/4), p)
+	}
+	s, all := modelStack(f)
+	names := []string{"__name__", "a", "b", "c", "nolabel"}
+	f.Fuzz(func(t *testing.T, typ, name uint8, value string) {
+		m, err := labels.NewMatcher(labels.MatchType(typ%4), names[int(name)%len(names)], value)
+		if err != nil {
+			return // not a valid expression: PromQL refuses it before Select
+		}
+		checkModel(t, s, all, []*labels.Matcher{m})
+	})
+}
+
+// checkModel compares Select with the label sets ms pass.
+func checkModel(t *testing.T, s *stack, all []labels.Labels, ms []*labels.Matcher) {
+	t.Helper()
+	var want []string
+	for _, l := range all {
+		if matches(l, ms) {
+			want = append(want, l.String())
+		}
+	}
+	got := selectLabels(t, s.q, true, ms...)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Select(%v):\n got %q\nwant %q", ms, got, want)
+	}
+}
+
+// modelStack stores up to 40 distinct series of three metrics with tags
+// a, b and c each absent or one of four values.
+func modelStack(t testing.TB) (*stack, []labels.Labels) {
 	s := openStack(t, stackOptions{})
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -43,21 +87,7 @@ func TestSelectModel(t *testing.T) {
 		mustOK(t, s.append(ctx, l, int64(i)*1000, 1))
 	}
 	mustOK(t, s.commit())
-	for range *selectIters {
-		ms := randomMatchers(r)
-		var want []string
-		for _, l := range all {
-			if matches(l, ms) {
-				want = append(want, l.String())
-			}
-		}
-		got := selectLabels(t, s.q, true, ms...)
-		slices.Sort(want)
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Fatalf("Select(%v):\n got %q\nwant %q", ms, got, want)
-		}
-	}
+	return s, all
 }
 
 func randomMatchers(r *rand.Rand) []*labels.Matcher {
