@@ -13,4 +13,17 @@
 // the fixtures in prometheus_test.go are its health check (1+1 at time 4,
 // then buildinfo), range and instant queries as POST forms, the label,
 // value and series look-ups with match[], and the exemplar probe.
+//
+// The OpenTSDB data source (provisioning/datasources/tsd-opentsdb.yaml)
+// points at http://localhost:4242 in 2.4 mode (tsdbVersion 4, seconds,
+// lookupLimit 1000). Its fixtures (opentsdb_*_test.go, request bodies and
+// GET paths in testdata/opentsdb_*, with ${START_MS}-style placeholders
+// for times) replay both generations of that data source: the browser's
+// one body per panel (ms start, no end for a range ending now, showQuery
+// in 2.3 mode, msResolution), the Go backend's one POST per query (start
+// and end in seconds, ?arrays=true in 2.4 mode), the alerting backend's
+// ms body, the suggest, lookup, aggregator and filter-type calls, and
+// annotation queries. Points go in over /api/put and telnet, notes over
+// /api/annotation; every expected value is computed by the test's own
+// model of OpenTSDB's downsample, rate and group-by.
 package grafana
