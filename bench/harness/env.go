@@ -29,6 +29,9 @@ type Size struct {
 	QueryRepeats int
 	// ParsePoints is the points parsed per run of the parser figures.
 	ParsePoints int
+	// HighCardHosts is the series count of the high-cardinality metric of
+	// the planner figure (one hour of points each).
+	HighCardHosts int
 }
 
 // Default is the documented size: the full devops day, five runs, a few
@@ -36,14 +39,14 @@ type Size struct {
 var Default = Size{
 	Name: "default", Hosts: 100, Span: 24 * time.Hour, Runs: 5,
 	PutCells: 200_000, ReadRows: 1000, Reads: 2000, QueryRepeats: 5,
-	ParsePoints: 1_000_000,
+	ParsePoints: 1_000_000, HighCardHosts: 100_000,
 }
 
 // Smoke is a size for CI: seconds, one run, every row filled or n/a.
 var Smoke = Size{
 	Name: "smoke", Hosts: 2, Span: 12 * time.Hour, Runs: 1,
 	PutCells: 3000, ReadRows: 20, Reads: 50, QueryRepeats: 1,
-	ParsePoints: 5000,
+	ParsePoints: 5000, HighCardHosts: 2000,
 }
 
 // Env is the shared context of one table's measurements.

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/query/read"
 )
 
 // Figures returns the table's rows in order. Each later issue adds its rows
@@ -83,6 +84,11 @@ func queryFigures() []Figure {
 			Name: "OpenTSDB /api/query 1 metric 100 hosts 12 h, 1h-avg by host", Unit: "ms", LowerIsBetter: true,
 			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h")},
 			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(1)},
+		},
+		{
+			Name: "planner: 10 of the high-card metric's series, 1 h, 1m-max", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "auto plan (per-series Gets)", Measure: highCardQuery(read.PlanAuto)},
+			Peer: Side{Name: "same query forced to scan the metric", Measure: highCardQuery(read.PlanScan)},
 		},
 		{
 			Name: "PromQL 1 host 1 metric 1 h, max per minute", Unit: "ms", LowerIsBetter: true,

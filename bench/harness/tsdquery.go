@@ -138,24 +138,29 @@ func tsdOpenTSDBQuery(name string) Measure {
 			return 0, err
 		}
 		body := q.OpenTSDBBody(time.UnixMilli(d.MaxTime()))
-		var buf []byte
-		return medianMs(e, func() error {
-			tq, err := tsquery.ParsePOST(body)
-			if err != nil {
-				return err
-			}
-			res, err := l.otsdb.Execute(context.Background(), tq)
-			if err != nil {
-				return err
-			}
-			buf = res.AppendJSON(buf[:0], query.JSONOptions{})
-			res.Release()
-			if len(buf) < 10 {
-				return fmt.Errorf("%s: empty result %s", name, buf)
-			}
-			return nil
-		})
+		return medianMs(e, func() error { return runOpenTSDB(l.otsdb, body, 1) })
 	}
+}
+
+// runOpenTSDB parses, executes and writes the response of an /api/query
+// body, and checks that it has want result groups.
+func runOpenTSDB(eng *query.Engine, body []byte, want int) error {
+	tq, err := tsquery.ParsePOST(body)
+	if err != nil {
+		return err
+	}
+	res, err := eng.Execute(context.Background(), tq)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	if len(res.Groups) != want {
+		return fmt.Errorf("%d result groups, want %d", len(res.Groups), want)
+	}
+	if buf := res.AppendJSON(nil, query.JSONOptions{}); len(buf) < 10 {
+		return fmt.Errorf("empty result %s", buf)
+	}
+	return nil
 }
 
 func querysetQuery(name string) (*queryset.Query, error) {
@@ -165,4 +170,41 @@ func querysetQuery(name string) (*queryset.Query, error) {
 		}
 	}
 	return nil, fmt.Errorf("no query %q in bench/queryset", name)
+}
+
+// highCardData is one metric on Size.HighCardHosts hosts for one hour.
+func highCardData(e *Env) (*promtsdb.Data, error) {
+	return Cached(e, "prom-data-highcard", func() (*promtsdb.Data, error) {
+		return promtsdb.Generate(gen.Config{Hosts: e.Size.HighCardHosts, Span: time.Hour, Shape: gen.ShapeHighCard})
+	})
+}
+
+// highCardQuery times bench/queryset's highcard-10 (a filter selecting 10
+// of the metric's series) through the OpenTSDB engine with the planner's
+// choice (auto) or forced to scan the whole metric (scan).
+func highCardQuery(plan read.Plan) Measure {
+	return func(e *Env) (float64, error) {
+		d, err := highCardData(e)
+		if err != nil {
+			return 0, err
+		}
+		l, err := loadTSD(e, "highcard", d)
+		if err != nil {
+			return 0, err
+		}
+		r, err := read.New(&read.Options{Data: l.w.data, Layout: rowkey.DefaultLayout(), Head: l.w.h, Plan: plan})
+		if err != nil {
+			return 0, err
+		}
+		eng, err := query.New(&query.Options{Reader: r, UIDs: l.w.u, Index: l.w.ix})
+		if err != nil {
+			return 0, err
+		}
+		q, err := querysetQuery("highcard-10")
+		if err != nil {
+			return 0, err
+		}
+		body := q.OpenTSDBBody(time.UnixMilli(d.MaxTime()))
+		return medianMs(e, func() error { return runOpenTSDB(eng, body, 10) })
+	}
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// Parallelism bounds the goroutines of one read (salt buckets scanned
 	// at once, or series read at once). Default 2 × GOMAXPROCS, at least 4.
 	Parallelism int
+	// Plan forces a plan for selections that leave theirs to the planner
+	// (tsd.query.plan; benchmarks and diagnosis). Default PlanAuto.
+	Plan Plan
 	// Logger receives corrupt-cell reports. Default slog.Default().
 	Logger *slog.Logger
 }

@@ -26,6 +26,16 @@ const (
 	PlanScan
 )
 
+// ParsePlan reads a plan's name: auto, series or scan.
+func ParsePlan(s string) (Plan, error) {
+	for _, p := range []Plan{PlanAuto, PlanSeries, PlanScan} {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("read: unknown plan %q (want auto, series or scan)", s)
+}
+
 // String names the plan.
 func (p Plan) String() string {
 	switch p {
@@ -150,6 +160,9 @@ const (
 func (r *Reader) choose(sel Selection) Plan {
 	if sel.Plan != PlanAuto {
 		return sel.Plan
+	}
+	if r.opts.Plan != PlanAuto {
+		return r.opts.Plan
 	}
 	n := len(sel.Series)
 	total := sel.MetricSeries

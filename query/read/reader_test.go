@@ -312,3 +312,21 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 	wg.Wait()
 	_ = rowkey.BaseTime
 }
+
+func TestParsePlanAndForcedPlan(t *testing.T) {
+	for _, p := range []read.Plan{read.PlanAuto, read.PlanSeries, read.PlanScan} {
+		if got, err := read.ParsePlan(p.String()); err != nil || got != p {
+			t.Fatalf("ParsePlan(%q) = %v, %v", p, got, err)
+		}
+	}
+	if _, err := read.ParsePlan("fast"); err == nil {
+		t.Fatal("ParsePlan accepted an unknown plan")
+	}
+	s := openStack(t)
+	loadSplit(t, s)
+	r := s.reader(t, read.Options{Plan: read.PlanScan})
+	readAll(t, s, r, read.Selection{Series: s.selection(t, "m")[:1], Start: t0, End: t0 + hourMs})
+	if st := r.Stats(); st.PlansScan != 1 || st.PlansSeries != 0 {
+		t.Fatalf("Options.Plan scan: stats %+v", st)
+	}
+}
