@@ -28,10 +28,7 @@ func newPromRoutes(s *Server) promRoutes {
 
 // route returns the endpoint of name served by h, also under /prometheus.
 func (p promRoutes) route(name string, h func(*promapi.API, *fasthttp.RequestCtx)) endpoint {
-	if p.a == nil {
-		return promPlanned(name)
-	}
-	return endpoint{name: name, prom: true, handle: func(ctx *fasthttp.RequestCtx) { h(p.a, ctx) }}
+	return endpoint{name: name, prom: true, handle: p.handler(h)}
 }
 
 // queryRoute is /api/v1/query, which two APIs share (spec/routes.md): a
@@ -49,10 +46,14 @@ func (p promRoutes) queryRoute(s *Server) endpoint {
 	return prom
 }
 
-// handler is h bound to the API, nil without one.
+// handler is h bound to the API, nil without one. Answers are compressed
+// when the client accepts it (Grafana's Go client always does), at the
+// fastest level: a range answer's repeated timestamps and labels shrink
+// several times over, as Prometheus's own answers do.
 func (p promRoutes) handler(h func(*promapi.API, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
 	if p.a == nil {
 		return nil
 	}
-	return func(ctx *fasthttp.RequestCtx) { h(p.a, ctx) }
+	return fasthttp.CompressHandlerLevel(func(ctx *fasthttp.RequestCtx) { h(p.a, ctx) },
+		fasthttp.CompressBestSpeed)
 }

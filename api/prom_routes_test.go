@@ -1,9 +1,13 @@
 package api
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -65,5 +69,49 @@ func TestPromPlanned(t *testing.T) {
 	code, _, body := do(t, "GET", base+"/prometheus/api/v1/query?query=1", "")
 	if want := `{"error":{"code":501,"message":"Endpoint not implemented: /api/v1/query"}}`; code != 501 || body != want {
 		t.Errorf("= %d %s, want 501 %s", code, body, want)
+	}
+}
+
+// TestPromGzip: an answer is gzipped when the client accepts it.
+func TestPromGzip(t *testing.T) {
+	_, base := startServer(t, Options{PromQL: promapi.Options{Queryable: promDB(t)}})
+	req, err := http.NewRequest("GET", base+"/api/v1/query_range?query=up&start=1700000000&end=1700000060&step=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("= %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","job":"a"},"values":[[1700000000,"1"],[1700000001,"1"]`; !strings.HasPrefix(string(b), want) {
+		t.Errorf("body %s, want it to start %s", b, want)
+	}
+}
+
+// TestPromQueryFormBody: a query parameter in a form body (Grafana's
+// POST) also makes /api/v1/query Prometheus's.
+func TestPromQueryFormBody(t *testing.T) {
+	_, base := startServer(t, Options{PromQL: promapi.Options{Queryable: promDB(t)}})
+	resp, err := http.PostForm(base+"/api/v1/query", url.Values{"query": {"1+1"}, "time": {"4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if want := `{"status":"success","data":{"resultType":"scalar","result":[4,"2"]}}`; resp.StatusCode != 200 || string(b) != want {
+		t.Errorf("= %d %s, want 200 %s", resp.StatusCode, b, want)
 	}
 }

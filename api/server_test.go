@@ -23,7 +23,10 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		// fasthttp's response compression runs on a process-wide pool of
+		// stackless workers that never exits (the Prometheus API gzips).
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp/stackless.funcWorker"))
 }
 
 // testVersion is a VersionInfo whose every field is distinct, so a field
