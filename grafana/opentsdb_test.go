@@ -2,6 +2,7 @@ package grafana
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,11 +24,13 @@ func TestGrafanaOpenTSDBDataSource(t *testing.T) {
 	base := "http://" + d.addr
 	t.Run("browser/2.3", func(t *testing.T) { testBrowser23(t, base, data) })
 	t.Run("browser/2.2-ms", func(t *testing.T) { testBrowser22ms(t, base, data) })
+	t.Run("browser/2.1", func(t *testing.T) { testBrowser21(t, base, data) })
 	t.Run("backend/2.4-arrays", func(t *testing.T) { testBackend(t, base, data, true) })
 	t.Run("backend/2.3", func(t *testing.T) { testBackend(t, base, data, false) })
 	t.Run("alerting", func(t *testing.T) { testAlerting(t, base, data) })
 	t.Run("metadata", func(t *testing.T) { testMetadata(t, base) })
-	t.Run("annotations", func(t *testing.T) { testAnnotationQuery(t, base, data) })
+	t.Run("annotations/browser", func(t *testing.T) { testAnnotationQuery(t, base, data) })
+	t.Run("annotations/backend", func(t *testing.T) { testBackendAnnotations(t, base, data) })
 	t.Run("error", func(t *testing.T) { testQueryError(t, base, data) })
 }
 
@@ -111,6 +114,49 @@ func testBrowser22ms(t *testing.T, base string, d *otsData) {
 		}
 	}
 	checkResults(t, "browser 2.2 ms", rs, want, checkOpts{ms: true, notes: true, global: []otsNote{d.globalNote}})
+}
+
+// testBrowser21 is the older frontend with tsdbVersion 1 (<=2.1): tags
+// only, one holding a multi-value template variable's pipe form,
+// rateOptions without dropResets, an absolute range; results go back to
+// their targets by metric and tag values (Grafana's mapMetricsToTargets).
+func testBrowser21(t *testing.T, base string, d *otsData) {
+	body := fixture(t, "opentsdb_browser_v21_query.json", d.browserRange(d.base+900))
+	code, resp := postQuery(t, base+"/api/query", body)
+	rs := decodeResults(t, "browser 2.1", code, resp)
+	var want []otsWant
+	for _, h := range []string{"web01", "web03"} {
+		ms := members(d.cpu, map[string]string{"host": h})
+		want = append(want, wantGroup(ms, otsDownsample(ms[0].pts, 60, "avg")))
+	}
+	want[0].notes = []otsNote{d.seriesNote}
+	ms := members(d.octets, map[string]string{"host": "web02"})
+	want = append(want, wantGroup(ms, otsRate(otsDownsample(ms[0].pts, 60, "avg"), true, math.MaxInt64, false)))
+	checkResults(t, "browser 2.1", rs, want, checkOpts{notes: true, global: []otsNote{d.globalNote}})
+	targets := []grafanaTarget{{"sys.cpu.user", map[string]string{"host": "web01|web03"}}, {"if.octets.in", map[string]string{"host": "web02"}}}
+	for i, r := range rs {
+		got := slices.IndexFunc(targets, func(tg grafanaTarget) bool { return tg.selects(r) })
+		if want := map[string]int{"sys.cpu.user": 0, "if.octets.in": 1}[r.Metric]; got != want {
+			t.Errorf("browser 2.1: result %d %s %v maps to target %d, want %d", i, r.Metric, r.Tags, got, want)
+		}
+	}
+}
+
+// grafanaTarget is a panel target with tags (no filters).
+type grafanaTarget struct {
+	metric string
+	tags   map[string]string
+}
+
+// selects is Grafana's test that a result belongs to the target: same
+// metric, and each tag value, split on '|', holds the result's, or is *.
+func (tg grafanaTarget) selects(r otsResult) bool {
+	for k, v := range tg.tags {
+		if v != "*" && !slices.Contains(strings.Split(v, "|"), r.Tags[k]) {
+			return false
+		}
+	}
+	return tg.metric == r.Metric
 }
 
 // testBackend is the newer Go backend: one POST per Grafana query, start
@@ -215,6 +261,23 @@ func testAnnotationQuery(t *testing.T, base string, d *otsData) {
 			}
 		}
 	}
+}
+
+// testBackendAnnotations sends an annotation target through the backend
+// form (seconds, no downsampling): the series note comes back on the
+// first element; global notes only when asked for.
+func testBackendAnnotations(t *testing.T, base string, d *otsData) {
+	start, end := d.base-300, d.base+900
+	body := fixture(t, "opentsdb_backend_annotation_query.json", d.vars(start, end))
+	code, resp := postQuery(t, base+"/api/query", body)
+	rs := decodeResults(t, "backend annotation query", code, resp)
+	var pts [][]otsPoint
+	for _, s := range d.cpu {
+		pts = append(pts, s.pts)
+	}
+	w := wantGroup(d.cpu, otsWindow(otsGroup(pts, "sum"), start, end))
+	w.notes = []otsNote{d.seriesNote}
+	checkResults(t, "backend annotation query", rs, []otsWant{w}, checkOpts{notes: true})
 }
 
 // testQueryError checks the error body the browser shows
