@@ -72,7 +72,7 @@ func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.S
 	}
 	x.group(sel, sq.Agg.IsNone())
 	for _, key := range x.keys {
-		if err := x.aggregate(ctx, spec, sq, sel, x.byKey[key], res); err != nil {
+		if err := x.aggregate(ctx, spec, sq, sel, x.byKey[key], budget, res); err != nil {
 			return err
 		}
 	}
@@ -102,8 +102,14 @@ func (x *executor) deleteRead(ctx context.Context, q *tsquery.TSQuery) error {
 	return x.e.opts.Deleter.DeleteRange(ctx, tsuids, q.StartTime, q.EndTime)
 }
 
+// outputCheck is how many output points aggregate emits between budget
+// and context checks.
+const outputCheck = 4096
+
 // aggregate runs the group-by over the members idx and appends the group.
-func (x *executor) aggregate(ctx context.Context, spec agg.Spec, sq *tsquery.SubQuery, sel *selection, idx []int, res *Result) error {
+// Output points count against the budget too: a fill policy over a tiny
+// interval makes points from nothing.
+func (x *executor) aggregate(ctx context.Context, spec agg.Spec, sq *tsquery.SubQuery, sel *selection, idx []int, budget *read.Budget, res *Result) error {
 	x.iters = slices.Grow(x.iters[:0], len(idx))[:len(idx)]
 	x.inputs = x.inputs[:0]
 	for i, m := range idx {
@@ -111,8 +117,16 @@ func (x *executor) aggregate(ctx context.Context, spec agg.Spec, sq *tsquery.Sub
 	}
 	x.gb = agg.NewGroupBy(x.gb, spec, x.inputs)
 	g := res.addGroup(sq, sel.metric)
-	for x.gb.Next() {
+	for n := 1; x.gb.Next(); n++ {
 		res.points = append(res.points, x.gb.At())
+		if n%outputCheck == 0 {
+			if err := budget.AddPoints(outputCheck); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+		}
 	}
 	if err := x.gb.Err(); err != nil {
 		return err

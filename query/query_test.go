@@ -29,7 +29,7 @@ var cpuSeries = []map[string]string{
 // reset), temp (doubles at misaligned times) and ms.metric (250 ms apart).
 // The first two hours of sys.cpu, and everything else, are flushed to the
 // store; the third hour of sys.cpu stays in the head.
-func fill(t *testing.T, s *stack) {
+func fill(t testing.TB, s *stack) {
 	cpu := func(from, to int) {
 		for k, tags := range cpuSeries {
 			var pts []series.Point

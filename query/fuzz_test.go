@@ -1,0 +1,74 @@
+package query_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/query/tsquery"
+)
+
+// FuzzAppendJavaDouble checks that every finite double is written in
+// Java's shape and reads back to the same bits.
+func FuzzAppendJavaDouble(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 0.5, 16, 1e7, 9999999.5, 1e-3, 9.99e-4, 1.5e300, 5e-324, math.MaxFloat64, 123456.789} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		s := string(query.AppendJavaDouble(nil, v))
+		back, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.Float64bits(back) != math.Float64bits(v) && v != 0 {
+			t.Fatalf("%v written %q reads back %v, %v", v, s, back, err)
+		}
+		mant, _, sci := strings.Cut(s, "E")
+		if !strings.Contains(mant, ".") || sci != (math.Abs(v) < 1e-3 && v != 0 || math.Abs(v) >= 1e7) {
+			t.Fatalf("%v written %q, not Java's Double.toString shape", v, s)
+		}
+	})
+}
+
+// FuzzExecute runs m= sub-queries over a small store: whatever the
+// parser accepts must execute to valid JSON or fail as a bad request or
+// a crossed limit, never otherwise.
+func FuzzExecute(f *testing.F) {
+	for _, m := range []string{
+		"sum:sys.cpu", "avg:sys.cpu{host=*}", "sum:5m-avg-nan:sys.cpu{dc=*}{host=web*}", "max:rate{counter,10}:net.bytes",
+		"none:sys.cpu{host=*}", "sum:0all-sum:temp", "p99:1h-max-null:sys.cpu", "sum:sys.cpu{host=regexp(w.+)}",
+		"dev:10m-count-zero:explicit_tags:sys.cpu{host=*,dc=*}", "mimmax:1mc-first:ms.metric",
+	} {
+		f.Add(m, int64(600), int64(7200))
+	}
+	s := openStack(f, query.Options{Limits: read.Limits{MaxPoints: 5000}})
+	fill(f, s)
+	f.Fuzz(func(t *testing.T, m string, from, span int64) {
+		sq, err := tsquery.ParseM(m)
+		if err != nil {
+			return
+		}
+		q := &tsquery.TSQuery{Start: strconv.FormatInt(t0+from%20000, 10), End: strconv.FormatInt(t0+from%20000+span%20000, 10),
+			Queries: []*tsquery.SubQuery{sq}}
+		res, err := s.eng.Execute(context.Background(), q)
+		if err != nil {
+			if !errors.Is(err, tsquery.ErrBadRequest) && !errors.Is(err, read.ErrLimit) {
+				t.Fatalf("%s: %v", m, err)
+			}
+			return
+		}
+		defer res.Release()
+		for _, arrays := range []bool{false, true} {
+			if b := res.AppendJSON(nil, query.JSONOptions{Arrays: arrays}); !json.Valid(b) {
+				t.Fatalf("%s: invalid JSON %s", m, b)
+			}
+		}
+	})
+}
+
