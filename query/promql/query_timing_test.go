@@ -7,23 +7,35 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
 	"github.com/tsd-db/tsd/query/promql"
 )
 
-// benchStack holds 100 series of one metric, a point every 15 s over six
-// hours (144,000 points), all flushed to the store.
+// benchSamples are 100 series of one metric, a point every 15 s over six
+// hours (144,000 points).
+func benchSamples() []refSample {
+	var out []refSample
+	for i := range 100 {
+		l := labels.FromStrings("__name__", "bench", "host", fmt.Sprintf("h%03d", i), "dc", fmt.Sprint(i%4))
+		for j := range int64(1440) {
+			out = append(out, refSample{l: l, t: j * 15_000, v: float64(j * int64(i+1))})
+		}
+	}
+	return out
+}
+
+// benchStack holds benchSamples, all flushed to the store.
 func benchStack(b *testing.B) *stack {
 	b.Helper()
 	s := openStack(b, stackOptions{})
 	ctx := context.Background()
-	for i := range 100 {
-		l := labels.FromStrings("__name__", "bench", "host", fmt.Sprintf("h%03d", i), "dc", fmt.Sprint(i%4))
-		for j := range int64(1440) {
-			mustOK(b, s.append(ctx, l, j*15_000, float64(j*int64(i+1))))
+	for i, x := range benchSamples() {
+		mustOK(b, s.append(ctx, x.l, x.t, x.v))
+		if i%1440 == 1439 {
+			mustOK(b, s.commit())
 		}
-		mustOK(b, s.commit())
 	}
 	mustOK(b, s.flushAll(ctx))
 	return s
@@ -31,20 +43,28 @@ func benchStack(b *testing.B) *stack {
 
 var sinkF float64
 
-// BenchmarkRangeQuery: sum by dc of rate over six hours, step 1 min.
+// BenchmarkRangeQuery: sum by dc of rate over six hours, step 1 min, on
+// tsd and, as the peer, on Prometheus's tsdb head holding the same points.
 func BenchmarkRangeQuery(b *testing.B) {
-	s := benchStack(b)
+	b.Run("tsd", func(b *testing.B) { benchRangeQuery(b, benchStack(b).q) })
+	b.Run("prometheus", func(b *testing.B) {
+		db := loadProm(context.Background(), b, benchSamples())
+		benchRangeQuery(b, db)
+	})
+}
+
+func benchRangeQuery(b *testing.B, q storage.Queryable) {
 	eng := promql.NewEngine(promql.EngineOptions{})
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		q, err := eng.NewRangeQuery(ctx, s.q, nil, `sum by (dc) (rate(bench[5m]))`, time.UnixMilli(0),
+		qry, err := eng.NewRangeQuery(ctx, q, nil, `sum by (dc) (rate(bench[5m]))`, time.UnixMilli(0),
 			time.UnixMilli(6*hour), time.Minute)
 		mustOK(b, err)
-		res := q.Exec(ctx)
+		res := qry.Exec(ctx)
 		mustOK(b, res.Err)
-		q.Close()
+		qry.Close()
 	}
 	b.ReportMetric(float64(144_000*b.N)/b.Elapsed().Seconds(), "points/s")
 }

@@ -150,7 +150,7 @@ func loadTSD(ctx context.Context, t *testing.T, s *stack, r *rand.Rand, samples 
 }
 
 // loadProm appends the samples in time order to a Prometheus tsdb.
-func loadProm(ctx context.Context, t *testing.T, samples []refSample) *tsdb.DB {
+func loadProm(ctx context.Context, t testing.TB, samples []refSample) *tsdb.DB {
 	opts := tsdb.DefaultOptions()
 	opts.RetentionDuration = 0
 	db, err := tsdb.Open(t.TempDir(), slog.New(slog.DiscardHandler), nil, opts, nil)
