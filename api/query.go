@@ -22,7 +22,7 @@ import (
 // OpenTSDB's QueryRpc. The issue that builds one sets its handler here.
 var querySubroutes = map[string]func(*Server, *fasthttp.RequestCtx){
 	"last": (*Server).handleQueryLast,
-	"exp":  nil,
+	"exp":  (*Server).handleQueryExp,
 	"gexp": nil,
 }
 

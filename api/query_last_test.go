@@ -17,9 +17,16 @@ import (
 	"github.com/tsd-db/tsd/uid/index"
 )
 
-// newLastServer is a server whose /api/put writes through the real head
-// (series registered in a real index) and whose /api/query/last reads it.
-func newLastServer(t *testing.T) string {
+// readStack is the real write path (head with its series registered in a
+// real index, pebble store) and a reader over it.
+type readStack struct {
+	w  *service.Writer
+	r  *read.Reader
+	ix *index.Index
+	u  *uid.UIDs
+}
+
+func newReadStack(t *testing.T) *readStack {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -39,34 +46,39 @@ func newLastServer(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	u, err := uid.New(tbl[uid.DefaultTable], &uid.Options{Logger: log})
-	if err != nil {
+	st := &readStack{}
+	if st.u, err = uid.New(tbl[uid.DefaultTable], &uid.Options{Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	ix, err := index.Open(ctx, tbl[uid.DefaultMetaTable], u, &index.Options{Logger: log})
-	if err != nil {
+	if st.ix, err = index.Open(ctx, tbl[uid.DefaultMetaTable], st.u, &index.Options{Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ix.Close() })
-	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, Registrar: ix})
+	t.Cleanup(func() { st.ix.Close() })
+	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, Registrar: st.ix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	w, err := service.NewWriter(service.Options{UIDs: u, Head: h, Logger: log})
-	if err != nil {
+	if st.w, err = service.NewWriter(service.Options{UIDs: st.u, Head: h, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := read.New(&read.Options{Data: tbl["tsdb"], Layout: rowkey.DefaultLayout(), Head: h, Logger: log})
-	if err != nil {
+	if st.r, err = read.New(&read.Options{Data: tbl["tsdb"], Layout: rowkey.DefaultLayout(), Head: h, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// newLastServer is a server whose /api/put writes through the real head
+// and whose /api/query/last reads it.
+func newLastServer(t *testing.T) string {
+	t.Helper()
+	st := newReadStack(t)
 	now := time.Unix(1_700_003_000, 0)
-	svc, err := last.New(&last.Options{Reader: r, Index: ix, UIDs: u, Now: func() time.Time { return now }})
+	svc, err := last.New(&last.Options{Reader: st.r, Index: st.ix, UIDs: st.u, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Options{Ingest: w, Last: svc})
+	_, base := startServer(t, Options{Ingest: st.w, Last: svc})
 	return base
 }
 

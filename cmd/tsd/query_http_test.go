@@ -74,7 +74,7 @@ func testQueryErrors(t *testing.T, d *daemon) {
 		{"/api/query?m=sum:q.m", 400, `"message":"Missing parameter <code>start</code>"`},
 		{"/api/query?start=1356998400&end=1356998520&m=sum:q.m&method_override=delete", 400, `"message":"Deleting data is not enabled (tsd.http.query.allow_delete=false)"`},
 		{"/api/query?start=1356900000&end=1357100000&m=sum:q.m", 200, `[{"metric":"q.m"`},
-		{"/api/query/exp", 501, `"message":"Endpoint not implemented: /api/query/exp"`},
+		{"/api/query/exp", 405, `"message":"Method not allowed"`}, // POST only
 	} {
 		code, body := d.get(t, c.path)
 		if code != c.code || !strings.Contains(body, c.msg) {
