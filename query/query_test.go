@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query"
@@ -351,5 +352,15 @@ func TestQueryAnnotations(t *testing.T) {
 	q.NoAnnotations = true
 	if body := s.execJSON(t, q); strings.Contains(body, "nnotations") {
 		t.Errorf("noAnnotations: %s", body)
+	}
+}
+
+func TestQueryTimeout(t *testing.T) {
+	s := openStack(t, query.Options{Timeout: time.Nanosecond})
+	fill(t, s)
+	_, err := s.eng.Execute(context.Background(), mquery(t, sec(t0), sec(t0+3*3600), "sum:sys.cpu{host=*}"))
+	var te *query.TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, query.ErrTimeout) || te.Timeout != time.Nanosecond {
+		t.Fatalf("got %v, want a *TimeoutError", err)
 	}
 }
