@@ -24,7 +24,10 @@
 //  1. Exact paths of the other APIs (Prometheus /api/v1/query and friends,
 //     also under /prometheus/api/v1/...; InfluxDB /write, /api/v2/write,
 //     /ping, /query; /metrics; /), so a Prometheus path wins over OpenTSDB's
-//     versioned alias of the same name.
+//     versioned alias of the same name. The one shared path, /api/v1/query,
+//     is Prometheus's (package promapi) only when the request has a query
+//     parameter in the URL or a form body; otherwise it is OpenTSDB's
+//     /api/query (m, tsuid or a JSON body).
 //  2. OpenTSDB's scheme: /api/<endpoint>[/...] or /api/v<N>/<endpoint>[/...],
 //     where <endpoint> is lower-cased and matched against the OpenTSDB table.
 //     N above 1 is 501 and a version that is not an integer is 400, with
