@@ -2,6 +2,7 @@ package grafana
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ func TestGrafanaOpenTSDBDataSource(t *testing.T) {
 	data.load(t, d.addr)
 	base := "http://" + d.addr
 	t.Run("browser/2.3", func(t *testing.T) { testBrowser23(t, base, data) })
+	t.Run("browser/2.3-filters", func(t *testing.T) { testBrowser23Filters(t, base, data) })
 	t.Run("browser/2.2-ms", func(t *testing.T) { testBrowser22ms(t, base, data) })
 	t.Run("browser/2.1", func(t *testing.T) { testBrowser21(t, base, data) })
 	t.Run("backend/2.4-arrays", func(t *testing.T) { testBackend(t, base, data, true) })
@@ -75,6 +77,56 @@ func testBrowser23(t *testing.T, base string, d *otsData) {
 	want = append(want, w)
 	checkResults(t, "browser 2.3", rs, want, checkOpts{showQuery: true, notes: true, global: []otsNote{d.globalNote}})
 	checkEcho(t, rs)
+}
+
+// testBrowser23Filters sends one sub-query per filter type of Grafana's
+// filter editor (regexp, not_literal_or, iwildcard with iliteral_or,
+// wildcard, literal_or), grouping and not, a "0.5s" interval as Grafana
+// rewrites it (500ms), and explicitTags matching and not matching.
+func testBrowser23Filters(t *testing.T, base string, d *otsData) {
+	body := fixture(t, "opentsdb_browser_v23_filters_query.json", d.browserRange(0))
+	code, resp := postQuery(t, base+"/api/query", body)
+	rs := decodeResults(t, "browser 2.3 filters", code, resp)
+	host := func(h string) otsSeries { return members(d.cpu, map[string]string{"host": h})[0] }
+	avg1m := func(p []otsPoint) []otsPoint { return otsDownsample(p, 60, "avg") }
+	group := func(index int, agg string, ds func([]otsPoint) []otsPoint, ms ...otsSeries) otsWant {
+		w := wantGroup(ms, otsGroup(otsEach(ms, ds), agg))
+		w.index = index
+		if slices.ContainsFunc(ms, func(s otsSeries) bool { return s.tags["host"] == "web01" }) {
+			w.notes = []otsNote{d.seriesNote}
+		}
+		return w
+	}
+	want := []otsWant{
+		group(0, "sum", avg1m, host("web01")),
+		group(0, "sum", avg1m, host("web02")),
+		group(1, "sum", avg1m, host("web02"), host("web03")),
+		group(2, "sum", avg1m, host("web01"), host("web02")),
+		// 500 ms divides every point's time: each point is its own bucket.
+		group(3, "avg", func(p []otsPoint) []otsPoint { return otsDownsample(p, 1, "avg") }, host("web03")),
+		group(4, "sum", func(p []otsPoint) []otsPoint { return otsDownsample(p, 60, "max") }, host("web03")),
+	}
+	// Results of different sub-queries may share metric and tags: check
+	// each index's results on their own.
+	for i := range 6 {
+		var sub []otsResult
+		for _, r := range rs {
+			if r.Query != nil && r.Query.Index != nil && *r.Query.Index == i {
+				sub = append(sub, r)
+			}
+		}
+		var w []otsWant
+		for _, x := range want {
+			if x.index == i {
+				w = append(w, x)
+			}
+		}
+		checkResults(t, fmt.Sprintf("browser 2.3 filters index %d", i), sub, w,
+			checkOpts{showQuery: true, notes: true, global: []otsNote{d.globalNote}})
+	}
+	if len(rs) != len(want) {
+		t.Errorf("browser 2.3 filters: %d results, want %d", len(rs), len(want))
+	}
 }
 
 // checkEcho checks the rest of the showQuery echo against the fixture's
