@@ -1,6 +1,7 @@
 package promql_test
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path"
@@ -63,6 +64,10 @@ func TestPromQLBuiltins(t *testing.T) {
 		}
 		promqltest.RunTestWithStorage(t, string(b), eng, newPromStorage)
 	}}, eng, newPromStorage)
+	t.Run("expected failures", expectHistogramFailures)
+	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "/") {
+		return // a file picked by -run: the list check needs every file
+	}
 	for _, name := range histogramFiles {
 		if !seen[name] {
 			t.Errorf("%s.test is not among the built-in files any more: update histogramFiles", name)
@@ -71,7 +76,6 @@ func TestPromQLBuiltins(t *testing.T) {
 	if n := skippedSamples.Load(); n > 0 {
 		t.Logf("%d samples outside tsd's time range were not stored", n)
 	}
-	t.Run("expected failures", expectHistogramFailures)
 }
 
 // suite is the runner's testing.TB, deciding how each file runs.
