@@ -49,6 +49,7 @@ type otsWant struct {
 	pts     []otsPoint
 	notes   []otsNote // series annotations, when checked
 	index   int       // query.index, when showQuery
+	fill    string    // "null" or "nan": the fill policy of empty buckets
 }
 
 // wantGroup builds the expected element for members aggregated as one
@@ -94,8 +95,9 @@ func decodeResults(t *testing.T, name string, code int, body string) []otsResult
 // ms with ms) or with arrays a list of [ts, value] pairs. Timestamps must
 // ascend in the order written (the browser keeps an object's insertion
 // order for keys beyond 2^32, ms ones) and values must be JSON numbers
-// (Grafana's backend decodes them into float64).
-func dps(raw json.RawMessage, arrays, ms bool) ([]otsPoint, error) {
+// (Grafana's backend decodes them into float64), except an empty bucket
+// of fill policy null (null) or nan ("NaN"), read as NaN.
+func dps(raw json.RawMessage, arrays, ms bool, fill string) ([]otsPoint, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	open := json.Delim('{')
@@ -111,7 +113,7 @@ func dps(raw json.RawMessage, arrays, ms bool) ([]otsPoint, error) {
 		if err != nil || ts == "" {
 			return out, err
 		}
-		p, err := dpsPoint(ts, v, ms)
+		p, err := dpsPoint(ts, v, ms, fill)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +151,7 @@ func dpsNext(dec *json.Decoder, arrays bool) (string, any, error) {
 }
 
 // dpsPoint converts one timestamp and value to seconds and float.
-func dpsPoint(ts string, v any, ms bool) (otsPoint, error) {
+func dpsPoint(ts string, v any, ms bool, fill string) (otsPoint, error) {
 	t, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
 		return otsPoint{}, fmt.Errorf("dps timestamp %q: %v", ts, err)
@@ -159,6 +161,9 @@ func dpsPoint(ts string, v any, ms bool) (otsPoint, error) {
 			return otsPoint{}, fmt.Errorf("dps ms timestamp %d is not on a second", t)
 		}
 		t /= 1000
+	}
+	if (fill == "null" && v == nil) || (fill == "nan" && v == "NaN") {
+		return otsPoint{t, math.NaN()}, nil
 	}
 	n, ok := v.(json.Number)
 	if !ok {
@@ -202,7 +207,7 @@ func checkResult(t *testing.T, name string, r otsResult, w otsWant, o checkOpts)
 	if !slices.Equal(agg, w.aggTags) && !(len(agg) == 0 && len(w.aggTags) == 0) {
 		t.Errorf("%s: aggregateTags %v, want %v", name, r.AggregateTags, w.aggTags)
 	}
-	got, err := dps(r.DPS, o.arrays, o.ms)
+	got, err := dps(r.DPS, o.arrays, o.ms, w.fill)
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 	} else if d := diffPoints(got, w.pts); d != "" {
@@ -240,7 +245,8 @@ func checkNotes(t *testing.T, name string, got, want []otsNote) {
 func diffPoints(got, want []otsPoint) string {
 	for i := range min(len(got), len(want)) {
 		g, w := got[i], want[i]
-		if g.T != w.T || math.Abs(g.V-w.V) > 1e-9*math.Max(1, math.Abs(w.V)) {
+		nan := math.IsNaN(g.V) || math.IsNaN(w.V)
+		if g.T != w.T || (nan && math.IsNaN(g.V) != math.IsNaN(w.V)) || (!nan && math.Abs(g.V-w.V) > 1e-9*math.Max(1, math.Abs(w.V))) {
 			return fmt.Sprintf("point %d = %v, want %v (got %d points, want %d)", i, g, w, len(got), len(want))
 		}
 	}

@@ -25,6 +25,7 @@ func TestGrafanaOpenTSDBDataSource(t *testing.T) {
 	base := "http://" + d.addr
 	t.Run("browser/2.3", func(t *testing.T) { testBrowser23(t, base, data) })
 	t.Run("browser/2.3-filters", func(t *testing.T) { testBrowser23Filters(t, base, data) })
+	t.Run("browser/2.3-fills", func(t *testing.T) { testBrowserFills(t, base, data) })
 	t.Run("browser/2.2-ms", func(t *testing.T) { testBrowser22ms(t, base, data) })
 	t.Run("browser/2.1", func(t *testing.T) { testBrowser21(t, base, data) })
 	t.Run("backend/2.4-arrays", func(t *testing.T) { testBackend(t, base, data, true) })
@@ -106,9 +107,15 @@ func testBrowser23Filters(t *testing.T, base string, d *otsData) {
 		group(3, "avg", func(p []otsPoint) []otsPoint { return otsDownsample(p, 1, "avg") }, host("web03")),
 		group(4, "sum", func(p []otsPoint) []otsPoint { return otsDownsample(p, 60, "max") }, host("web03")),
 	}
-	// Results of different sub-queries may share metric and tags: check
-	// each index's results on their own.
-	for i := range 6 {
+	checkByIndex(t, "browser 2.3 filters", rs, want, 6, checkOpts{showQuery: true, notes: true, global: []otsNote{d.globalNote}})
+}
+
+// checkByIndex checks the results of each of n sub-queries on their own,
+// as Grafana maps them by query.index: results of different sub-queries
+// may share metric and tags.
+func checkByIndex(t *testing.T, name string, rs []otsResult, want []otsWant, n int, o checkOpts) {
+	t.Helper()
+	for i := range n {
 		var sub []otsResult
 		for _, r := range rs {
 			if r.Query != nil && r.Query.Index != nil && *r.Query.Index == i {
@@ -121,12 +128,30 @@ func testBrowser23Filters(t *testing.T, base string, d *otsData) {
 				w = append(w, x)
 			}
 		}
-		checkResults(t, fmt.Sprintf("browser 2.3 filters index %d", i), sub, w,
-			checkOpts{showQuery: true, notes: true, global: []otsNote{d.globalNote}})
+		checkResults(t, fmt.Sprintf("%s index %d", name, i), sub, w, o)
 	}
 	if len(rs) != len(want) {
-		t.Errorf("browser 2.3 filters: %d results, want %d", len(rs), len(want))
+		t.Errorf("%s: %d results, want %d", name, len(rs), len(want))
 	}
+}
+
+// testBrowserFills is a 2.3 body over an absolute range with the fill
+// policies of Grafana's editor: null (the browser draws a gap) and nan
+// (written "NaN", as OpenTSDB does) for the buckets without points.
+func testBrowserFills(t *testing.T, base string, d *otsData) {
+	start, end := d.base-300, d.base+900
+	v := d.vars(start, end)
+	body := fixture(t, "opentsdb_browser_v23_fill_query.json", v)
+	code, resp := postQuery(t, base+"/api/query", body)
+	rs := decodeResults(t, "browser 2.3 fills", code, resp)
+	web03 := members(d.cpu, map[string]string{"host": "web03"})
+	var want []otsWant
+	for i, fill := range []string{"null", "nan"} {
+		w := wantGroup(web03, otsFill(otsDownsample(web03[0].pts, 60, "avg"), 60, start, end, math.NaN()))
+		w.index, w.fill = i, fill
+		want = append(want, w)
+	}
+	checkByIndex(t, "browser 2.3 fills", rs, want, 2, checkOpts{showQuery: true})
 }
 
 // checkEcho checks the rest of the showQuery echo against the fixture's
