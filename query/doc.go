@@ -45,6 +45,19 @@
 // 413. A *TimeoutError (errors.Is ErrTimeout) is Options.Timeout passing:
 // 408. Anything else is the store's failure.
 //
+// # Differences from OpenTSDB 2.4
+//
+//   - Output points count against the query's data points and bytes
+//     limits too (checked every 4096), so a fill policy over a tiny
+//     interval cannot make an unbounded answer.
+//   - The index resolves filters by bitmaps (see uid/index): no
+//     tsd.query.filter.expansion_limit applies, and wildcards are anchored
+//     globs.
+//   - delete=true deletes the stored hour rows of the series read, as
+//     OpenTSDB deletes the rows it scanned; points still in the write
+//     path's head are not deleted and reach the store at their next flush.
+//   - showStats and showSummary are accepted and ignored.
+//
 // # Invariants
 //
 // Execute holds every point of a query in memory at most once (the read
