@@ -38,6 +38,22 @@
 // nil handler and answers 501 with OpenTSDB's error JSON naming it; an issue
 // that builds the endpoint replaces the nil with its handler method.
 //
+// # Request bodies
+//
+// fasthttp streams request bodies (Server.StreamRequestBody): only the first
+// 8 KiB is read before the handler runs. The ingest endpoints (endpoint.stream)
+// read the rest themselves: Influx lines are gunzipped and parsed as they
+// arrive, holding 1 MiB of the in-flight budget, not the body; /api/put reads
+// its decompressed body into a buffer that reserves the budget as it grows
+// (the JSON decoder needs it whole); remote_write reads its snappy block
+// whole, then decodes it. The limit (Options.MaxRequestBodySize) applies to
+// decompressed bytes; a declared Content-Length over it is 413 unread and
+// closes the connection. Every other endpoint gets its body buffered, up to
+// the limit, before its handler runs, so PostBody and PostArgs work as
+// usual. What a handler leaves unread of a body is drained (up to 1 MiB)
+// after it returns, or the connection is closed, since those bytes would
+// otherwise be read as the next request.
+//
 // # Responses
 //
 // Errors use OpenTSDB's shape {"error":{"code":C,"message":M[,"details":D]}}

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -37,6 +38,7 @@ type ingestAPI struct {
 	putDecs  sync.Pool
 	lpDecs   sync.Pool
 	rwDecs   sync.Pool
+	streams  sync.Pool // *bodyStream
 }
 
 // newIngestAPI returns nil when the server has no writer: the endpoints
@@ -58,14 +60,13 @@ func (a *ingestAPI) route(name string, prom bool, h func(*ingestAPI, *fasthttp.R
 	if a == nil {
 		return endpoint{name: name, prom: prom}
 	}
-	return endpoint{name: name, prom: prom, handle: func(ctx *fasthttp.RequestCtx) { h(a, ctx) }}
+	return endpoint{name: name, prom: prom, stream: true, handle: func(ctx *fasthttp.RequestCtx) { h(a, ctx) }}
 }
 
 // bodyBuf is a request's decompressed body and its share of the budget.
 type bodyBuf struct {
 	b        []byte
 	reserved int64
-	alias    bool // b is the request's own body, not ours to pool
 }
 
 // reserve takes n bytes of the budget, or reports false when spent.
@@ -82,9 +83,6 @@ func (a *ingestAPI) reserve(bb *bodyBuf, n int64) bool {
 func (a *ingestAPI) release(bb *bodyBuf) {
 	a.inflight.Add(-bb.reserved)
 	bb.reserved = 0
-	if bb.alias {
-		bb.b, bb.alias = nil, false
-	}
 	if cap(bb.b) <= 4<<20 {
 		bb.b = bb.b[:0]
 		a.bufs.Put(bb)
@@ -98,20 +96,90 @@ func (a *ingestAPI) getBuf() *bodyBuf {
 	return &bodyBuf{}
 }
 
-// body returns the request body, gunzipped when Content-Encoding says gzip,
-// holding its share of the budget until release. On failure it has
-// answered the request (413 over the limit, 503 budget spent, 400 bad
-// gzip) and returns nil.
+// bodyStep is how much a body buffer grows at least, and what it holds of
+// the budget before a read.
+const bodyStep = 256 << 10
+
+var errBodyRead = errors.New("reading the request body")
+
+// netReader marks the errors of the network stream, so that a client that
+// stops sending is told apart from a body that does not decompress.
+type netReader struct{ r io.Reader }
+
+func (n netReader) Read(p []byte) (int, error) {
+	k, err := n.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", errBodyRead, err)
+	}
+	return k, err
+}
+
+// rawStream returns the request body as fasthttp streams it
+// (Server.StreamRequestBody), or the buffered body when there is no stream.
+func rawStream(ctx *fasthttp.RequestCtx) io.Reader {
+	if ctx.Request.IsBodyStream() {
+		return netReader{ctx.RequestBodyStream()}
+	}
+	return bytes.NewReader(ctx.Request.Body())
+}
+
+// isGzip reports a gzip Content-Encoding.
+func isGzip(ctx *fasthttp.RequestCtx) bool {
+	return bytes.EqualFold(ctx.Request.Header.ContentEncoding(), []byte("gzip"))
+}
+
+// bodyStream is a request's decompressed body being read: the network
+// stream, gunzipped when Content-Encoding says gzip, failing with
+// errBodyTooLarge past the limit. Pooled with its gzip reader.
+type bodyStream struct {
+	zr  *gzip.Reader
+	lim limitReader
+}
+
+// stream returns the decompressed body stream of ctx; release it with
+// putStream.
+func (a *ingestAPI) stream(ctx *fasthttp.RequestCtx) (*bodyStream, error) {
+	if ctx.Request.Header.ContentLength() > a.limit {
+		// Refused unread; a gzip body that long inflates to more.
+		return nil, errBodyTooLarge
+	}
+	bs, _ := a.streams.Get().(*bodyStream)
+	if bs == nil {
+		bs = &bodyStream{}
+	}
+	r := rawStream(ctx)
+	if isGzip(ctx) {
+		var err error
+		if bs.zr == nil {
+			bs.zr, err = gzip.NewReader(r)
+		} else {
+			err = bs.zr.Reset(r)
+		}
+		if err != nil {
+			a.streams.Put(bs)
+			return nil, err
+		}
+		r = bs.zr
+	}
+	bs.lim = limitReader{r: r, n: int64(a.limit)}
+	return bs, nil
+}
+
+func (a *ingestAPI) putStream(bs *bodyStream) {
+	bs.lim = limitReader{}
+	a.streams.Put(bs)
+}
+
+// body reads the whole decompressed request body into a buffer holding its
+// share of the budget until release. On failure it has answered the request
+// (413 over the limit, 503 budget spent, 400 bad gzip or a broken stream)
+// and returns nil.
 func (a *ingestAPI) body(ctx *fasthttp.RequestCtx) *bodyBuf {
 	bb := a.getBuf()
-	raw := ctx.PostBody()
-	var err error
-	if enc := ctx.Request.Header.ContentEncoding(); bytes.EqualFold(enc, []byte("gzip")) {
-		err = a.gunzip(bb, raw)
-	} else if !a.reserve(bb, int64(len(raw))) {
-		err = errBudgetSpent
-	} else {
-		bb.b, bb.alias = raw, true
+	bs, err := a.stream(ctx)
+	if err == nil {
+		err = a.readAll(bb, &bs.lim, a.sizeHint(ctx))
+		a.putStream(bs)
 	}
 	if err != nil {
 		a.release(bb)
@@ -121,25 +189,29 @@ func (a *ingestAPI) body(ctx *fasthttp.RequestCtx) *bodyBuf {
 	return bb
 }
 
-// gunzip inflates raw into bb in steps, reserving budget before each, so
-// a gzip bomb stops at the limit and costs at most that much memory.
-func (a *ingestAPI) gunzip(bb *bodyBuf, raw []byte) error {
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return err
+// sizeHint is the first buffer size for a body: its length when it is
+// sent uncompressed with a Content-Length, else one step.
+func (a *ingestAPI) sizeHint(ctx *fasthttp.RequestCtx) int {
+	if n := ctx.Request.Header.ContentLength(); n >= 0 && !isGzip(ctx) {
+		return min(n, a.limit) + 1 // +1: the read that sees the end
 	}
-	const step = 256 << 10
+	return bodyStep
+}
+
+// readAll reads r to its end into bb in steps, reserving the budget before
+// each, so a body costs at most the limit, and only while budget remains.
+func (a *ingestAPI) readAll(bb *bodyBuf, r io.Reader, hint int) error {
 	bb.b = bb.b[:0]
+	if !a.reserve(bb, int64(cap(bb.b))) { // a pooled buffer's capacity
+		return errBudgetSpent
+	}
 	for {
-		if len(bb.b) > a.limit {
-			return errBodyTooLarge
-		}
-		if cap(bb.b)-len(bb.b) < step {
-			if err := a.grow(bb, step); err != nil {
+		if cap(bb.b) == len(bb.b) {
+			if err := a.grow(bb, max(hint-cap(bb.b), bodyStep)); err != nil {
 				return err
 			}
 		}
-		n, err := zr.Read(bb.b[len(bb.b):cap(bb.b)])
+		n, err := r.Read(bb.b[len(bb.b):cap(bb.b)])
 		bb.b = bb.b[:len(bb.b)+n]
 		if err == io.EOF {
 			return nil
@@ -150,9 +222,12 @@ func (a *ingestAPI) gunzip(bb *bodyBuf, raw []byte) error {
 	}
 }
 
-// grow doubles bb's capacity (at least by min), reserving the budget first.
+// grow enlarges bb (doubling, at least by min), reserving the budget first.
 func (a *ingestAPI) grow(bb *bodyBuf, min int) error {
 	c := max(2*cap(bb.b), cap(bb.b)+min)
+	if cap(bb.b) == 0 {
+		c = min
+	}
 	if !a.reserve(bb, int64(c-cap(bb.b))) {
 		return errBudgetSpent
 	}
@@ -160,6 +235,20 @@ func (a *ingestAPI) grow(bb *bodyBuf, min int) error {
 	copy(nb, bb.b)
 	bb.b = nb
 	return nil
+}
+
+// limitReader fails with errBodyTooLarge once more than n bytes were read.
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.n -= int64(n); l.n < 0 {
+		return n, errBodyTooLarge
+	}
+	return n, err
 }
 
 // bodyError answers a body that could not be read.
@@ -170,9 +259,14 @@ func (a *ingestAPI) bodyError(ctx *fasthttp.RequestCtx, err error) {
 			"path", string(ctx.Path()), "limit", a.limit)
 		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large",
 			"The decompressed request body is larger than the limit of "+strconv.Itoa(a.limit)+" bytes")
+		if ctx.Request.Header.ContentLength() > a.limit {
+			ctx.SetConnectionClose() // refused unread: too much to drain
+		}
 	case errors.Is(err, errBudgetSpent):
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "Please throttle writes", err.Error())
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	case errors.Is(err, errBodyRead):
+		writeError(ctx, fasthttp.StatusBadRequest, "Unable to read the request body", err.Error())
 	default:
 		writeError(ctx, fasthttp.StatusBadRequest, "Unable to decompress the request body", err.Error())
 	}

@@ -3,11 +3,9 @@ package api
 import (
 	"bytes"
 	"errors"
-	"io"
 	"strconv"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/ingest/influx"
@@ -63,50 +61,29 @@ func (a *ingestAPI) influxWrite(ctx *fasthttp.RequestCtx, v2 bool) {
 	}
 }
 
-// influxStreamBudget is what a streamed (gzip) body holds of the in-flight
-// budget: the decoder's line buffer, not the body.
+// influxStreamBudget is what a body holds of the in-flight budget while it
+// is decoded: the decoder's line buffer and read-ahead, not the body, which
+// is streamed from the network (and gunzipped) as the lines are parsed.
 const influxStreamBudget = 1 << 20
 
-// influxBody decodes and stores the request body. A gzip body is inflated
-// while it is decoded, so its size costs no memory; past the limit the
-// request fails (errBodyTooLarge) and none of its points is kept.
+// influxBody decodes and stores the request body as it streams in, so its
+// size costs no memory; past the decompressed limit the request fails
+// (errBodyTooLarge) and none of its points is kept.
 func (a *ingestAPI) influxBody(ctx *fasthttp.RequestCtx, prec influx.Precision) (influxResult, error) {
-	dec := a.lpDecoder()
-	defer a.lpDecs.Put(dec)
-	now := time.Now().UnixMilli()
 	bb := a.getBuf()
 	defer a.release(bb)
-	raw := ctx.PostBody()
-	if !bytes.EqualFold(ctx.Request.Header.ContentEncoding(), []byte("gzip")) {
-		if !a.reserve(bb, int64(len(raw))) {
-			return influxResult{}, errBudgetSpent
-		}
-		dec.Reset(raw, prec, now)
-		return a.influxDecode(ctx, dec)
-	}
 	if !a.reserve(bb, influxStreamBudget) {
 		return influxResult{}, errBudgetSpent
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	bs, err := a.stream(ctx)
 	if err != nil {
 		return influxResult{}, err
 	}
-	dec.ResetReader(&limitReader{r: zr, n: int64(a.limit)}, prec, now)
+	defer a.putStream(bs)
+	dec := a.lpDecoder()
+	defer a.lpDecs.Put(dec)
+	dec.ResetReader(&bs.lim, prec, time.Now().UnixMilli())
 	return a.influxDecode(ctx, dec)
-}
-
-// limitReader fails with errBodyTooLarge once more than n bytes were read.
-type limitReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	if l.n -= int64(n); l.n < 0 {
-		return n, errBodyTooLarge
-	}
-	return n, err
 }
 
 // influxDecode stores the decoder's points and counts the bad lines; a

@@ -65,11 +65,22 @@ func (a *ingestAPI) handleRemoteWrite(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// snappyBody decodes the body into bb within the size limit and budget;
-// on failure it has answered.
+// snappyBody reads the compressed body (a snappy block must be whole) and
+// decodes it into bb, both within the size limit and the budget; on failure
+// it has answered.
 func (a *ingestAPI) snappyBody(ctx *fasthttp.RequestCtx, bb *bodyBuf) bool {
-	raw := ctx.PostBody()
-	n, err := snappy.DecodedLen(raw)
+	raw := a.getBuf()
+	defer a.release(raw)
+	if n := ctx.Request.Header.ContentLength(); n > snappy.MaxEncodedLen(a.limit) {
+		a.bodyError(ctx, errBodyTooLarge)
+		return false
+	}
+	lim := limitReader{r: rawStream(ctx), n: int64(snappy.MaxEncodedLen(a.limit))}
+	if err := a.readAll(raw, &lim, a.sizeHint(ctx)); err != nil {
+		a.bodyError(ctx, err)
+		return false
+	}
+	n, err := snappy.DecodedLen(raw.b)
 	switch {
 	case err != nil:
 		rwText(ctx, fasthttp.StatusBadRequest, "snappy: "+err.Error()+"\n")
@@ -81,7 +92,7 @@ func (a *ingestAPI) snappyBody(ctx *fasthttp.RequestCtx, bb *bodyBuf) bool {
 		a.bodyError(ctx, errBudgetSpent)
 		return false
 	}
-	bb.b, err = promrw.Decompress(bb.b[:0], raw, a.limit)
+	bb.b, err = promrw.Decompress(bb.b[:0], raw.b, a.limit)
 	if errors.Is(err, promrw.ErrTooLarge) {
 		a.bodyError(ctx, errBodyTooLarge)
 		return false

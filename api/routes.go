@@ -15,6 +15,7 @@ type endpoint struct {
 	name   string                  // canonical path, shown in errors and on /
 	handle fasthttp.RequestHandler // nil: planned, not built yet
 	prom   bool                    // also served under /prometheus/...
+	stream bool                    // reads its body as it streams in (ingest); others get it buffered
 }
 
 // planned returns an endpoint that answers 501 until its issue lands.
@@ -200,7 +201,7 @@ func appendLower(dst, s []byte) []byte {
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
 	if e, ok := s.routes.lookupPath(path); ok {
-		serveEndpoint(ctx, e)
+		s.serve(ctx, e)
 		return
 	}
 	seg, isAPI, rerr := parseAPIPath(path)
@@ -209,7 +210,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if e, ok := s.routes.lookupOpenTSDB(seg); isAPI && ok {
-		serveEndpoint(ctx, e)
+		s.serve(ctx, e)
 		return
 	}
 	writeError(ctx, fasthttp.StatusNotFound, "Endpoint not found", "")

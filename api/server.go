@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -53,8 +54,12 @@ func New(opts Options) (*Server, error) {
 	s.indexPage = s.routes.appendIndex(nil, opts.Version.Version)
 	s.httpConns = newConnQueue()
 	s.http = &fasthttp.Server{
-		Handler:               s.handle,
-		ErrorHandler:          s.handleReadError,
+		Handler:      s.serveHTTP,
+		ErrorHandler: s.handleReadError,
+		// Bodies stream: the ingest endpoints parse them as they arrive
+		// (the limit applies to decompressed bytes), every other endpoint
+		// gets its body buffered up to MaxRequestBodySize by bufferBody.
+		StreamRequestBody:     true,
 		MaxRequestBodySize:    opts.MaxRequestBodySize,
 		IdleTimeout:           opts.IdleTimeout,
 		NoDefaultServerHeader: true,
@@ -220,6 +225,73 @@ func (s *Server) handleReadError(ctx *fasthttp.RequestCtx, err error) {
 		writeError(ctx, fasthttp.StatusRequestTimeout, "Request timeout", err.Error())
 	default:
 		writeError(ctx, fasthttp.StatusBadRequest, "Bad request", err.Error())
+	}
+}
+
+// serveHTTP is the fasthttp handler: the router, then the end of a body
+// the handler left unread.
+func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
+	s.handle(ctx)
+	finishBody(ctx)
+}
+
+// serve runs e, first buffering the request body (within
+// MaxRequestBodySize) unless e reads it as a stream.
+func (s *Server) serve(ctx *fasthttp.RequestCtx, e endpoint) {
+	if !e.stream && e.handle != nil && !s.bufferBody(ctx) {
+		return
+	}
+	serveEndpoint(ctx, e)
+}
+
+// bufferBody reads a streamed request body whole, so handlers can use
+// PostBody and PostArgs; a body over MaxRequestBodySize is answered 413.
+func (s *Server) bufferBody(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.Request.IsBodyStream() {
+		return true
+	}
+	b, err := readBounded(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), s.opts.MaxRequestBodySize)
+	if err != nil {
+		s.handleReadError(ctx, err)
+		ctx.SetConnectionClose()
+		return false
+	}
+	ctx.Request.SetBodyRaw(b)
+	return true
+}
+
+// readBounded reads a body of length n (-1: unknown, chunked) of at most
+// limit bytes, else fasthttp.ErrBodyTooLarge.
+func readBounded(r io.Reader, n, limit int) ([]byte, error) {
+	if n > limit {
+		return nil, fasthttp.ErrBodyTooLarge
+	}
+	if n >= 0 {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err == nil && len(b) > limit {
+		err = fasthttp.ErrBodyTooLarge
+	}
+	return b, err
+}
+
+// drainLimit is how much of an unread body is read past after the handler
+// to keep the connection (and let the client read the answer, which a
+// close with unread bytes would reset); a longer rest closes it.
+const drainLimit = 1 << 20
+
+// finishBody reads what the handler left of a streamed body, since its
+// bytes would otherwise be read as the next request; when much is left,
+// the connection is closed instead.
+func finishBody(ctx *fasthttp.RequestCtx) {
+	if !ctx.Request.IsBodyStream() || ctx.Response.ConnectionClose() {
+		return
+	}
+	if _, err := io.CopyN(io.Discard, ctx.RequestBodyStream(), drainLimit); err != io.EOF {
+		ctx.SetConnectionClose()
 	}
 }
 
