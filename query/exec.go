@@ -35,6 +35,7 @@ type executor struct {
 // run executes a validated query.
 func (x *executor) run(ctx context.Context, q *tsquery.TSQuery) (*Result, error) {
 	res := getResult(q)
+	defer x.reset()
 	budget := read.NewBudget(x.e.opts.Limits)
 	for _, sq := range q.Queries {
 		if err := x.runSub(ctx, q, sq, budget, res); err != nil {
@@ -50,6 +51,16 @@ func (x *executor) run(ctx context.Context, q *tsquery.TSQuery) (*Result, error)
 	}
 	res.finish()
 	return res, nil
+}
+
+// reset drops the references to the query's points, so a pooled
+// executor does not keep them alive.
+func (x *executor) reset() {
+	clear(x.members)
+	clear(x.iters)
+	clear(x.inputs)
+	x.members, x.inputs = x.members[:0], x.inputs[:0]
+	// x.gb's streams point at x.iters, now empty.
 }
 
 // runSub resolves, reads, groups and aggregates one sub-query, appending
