@@ -14,15 +14,32 @@ import (
 // TestGrafanaOpenTSDBDataSource replays both generations of Grafana's
 // OpenTSDB data source (shared/spec/clients.md §1) against a real tsd:
 // the browser's one-body queries (2.3 mode with showQuery, 2.2 mode with
-// msResolution), the Go backend's one request per query (2.4 mode with
-// ?arrays=true, and without), the alerting backend's ms body, the
-// metadata calls, annotation queries and the error body. Every expected
-// value comes from the test's own points (opentsdb_model_test.go).
+// msResolution, 2.1 mode with tags only), the Go backend's one request per
+// query (2.4 mode with ?arrays=true, and without), the alerting backend's
+// ms body, the metadata calls, annotation queries and the error body.
+// Every expected value comes from the test's own points
+// (opentsdb_model_test.go). It runs for both row formats, first while the
+// points are in the head, then after a restart, which flushed them to the
+// store.
 func TestGrafanaOpenTSDBDataSource(t *testing.T) {
-	d := startDaemon(t)
-	data := newOTSData(time.Now())
-	data.load(t, d.addr)
-	base := "http://" + d.addr
+	for _, format := range []string{"dense", "opentsdb"} {
+		t.Run("format="+format, func(t *testing.T) {
+			args := []string{"--data", t.TempDir(), "--tsd.storage.format=" + format}
+			d := startDaemon(t, args...)
+			data := newOTSData(time.Now())
+			data.load(t, d.addr)
+			t.Run("head", func(t *testing.T) { runOpenTSDBFixtures(t, "http://"+d.addr, data) })
+			if err := d.stop(); err != nil {
+				t.Fatalf("stop: %v\n%s", err, d.logs)
+			}
+			d = startDaemon(t, args...)
+			t.Run("restarted", func(t *testing.T) { runOpenTSDBFixtures(t, "http://"+d.addr, data) })
+		})
+	}
+}
+
+// runOpenTSDBFixtures runs every fixture against the tsd at base.
+func runOpenTSDBFixtures(t *testing.T, base string, data *otsData) {
 	t.Run("browser/2.3", func(t *testing.T) { testBrowser23(t, base, data) })
 	t.Run("browser/2.3-filters", func(t *testing.T) { testBrowser23Filters(t, base, data) })
 	t.Run("browser/2.3-fills", func(t *testing.T) { testBrowserFills(t, base, data) })
