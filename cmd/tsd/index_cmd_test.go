@@ -180,6 +180,18 @@ func TestIndexRebuildBinary(t *testing.T) {
 	if code != 200 || body != wantLast {
 		t.Errorf("GET /api/query/last: %d %s\nwant 200 %s", code, body, wantLast)
 	}
+	// /api/query/exp over the same rows: web01 + web02*10 per hour (both
+	// hold the hour's number). The filters do not group, so with
+	// useQueryTags both sides have an empty join key and pair.
+	q := fmt.Sprintf(`{"time":{"start":"%d","end":"%d","aggregator":"sum"},"filters":[{"id":"w1","tags":[{"type":"literal_or","tagk":"host","filter":"web01"}]},`+
+		`{"id":"w2","tags":[{"type":"literal_or","tagk":"host","filter":"web02"}]}],"metrics":[{"id":"a","metric":"sys.cpu.user","filter":"w1"},`+
+		`{"id":"b","metric":"sys.cpu.user","filter":"w2"}],"expressions":[{"id":"e","expr":"a + b * 10","join":{"operator":"intersection","useQueryTags":true}}]}`, hourH, hourH+3*3600)
+	resp, body := post(t, "POST", "http://"+d.addr+"/api/query/exp", []byte(q), false)
+	ms := func(h int64) int64 { return (hourH + h*3600 + 1) * 1000 }
+	wantDPS := fmt.Sprintf(`"dps":[[%d,0.0],[%d,11.0],[%d,22.0]]`, ms(0), ms(1), ms(2))
+	if resp.StatusCode != 200 || !strings.Contains(body, wantDPS) {
+		t.Errorf("POST /api/query/exp: %d %s\nwant %s", resp.StatusCode, body, wantDPS)
+	}
 }
 
 func removeBadRow(t *testing.T, dir string, tsuid []byte) {
