@@ -132,7 +132,7 @@ func Run(ctx context.Context, o Options, src Source) (*Result, error) {
 	}
 	res := &Result{}
 	start := time.Now()
-	runSenders(ctx, senders, bodies.ch, res)
+	runSenders(ctx, senders, bodies, res)
 	for _, line := range closeAll(senders) {
 		res.addError(line)
 	}
@@ -173,11 +173,27 @@ func closeAll(ss []sender) []string {
 }
 
 // producer feeds bodies to the senders; its goroutine is owned by Run.
+// Senders hand sent bodies' buffers back through free, so that encoding
+// ahead of them allocates nothing in steady state: the load generator's own
+// garbage would otherwise take CPU from the server on a shared machine.
 type producer struct {
 	ch   chan body
+	free chan []byte
 	wg   sync.WaitGroup
 	err  error
 	stop chan struct{}
+}
+
+// recycle returns a sent body's buffer for reuse, or drops it when enough
+// are waiting.
+func (p *producer) recycle(b []byte) {
+	if p.free == nil {
+		return
+	}
+	select {
+	case p.free <- b[:0]:
+	default:
+	}
 }
 
 func produce(ctx context.Context, o *Options, src Source) (*producer, error) {
@@ -202,6 +218,7 @@ func produce(ctx context.Context, o *Options, src Source) (*producer, error) {
 		return p, nil
 	}
 	p.ch = make(chan body, 2*o.Conns)
+	p.free = make(chan []byte, 3*o.Conns+1)
 	p.wg.Add(1)
 	go p.loop(ctx, src)
 	return p, nil
@@ -211,7 +228,12 @@ func (p *producer) loop(ctx context.Context, src Source) {
 	defer p.wg.Done()
 	defer close(p.ch)
 	for {
-		b, n, err := src.Next(nil)
+		var buf []byte
+		select {
+		case buf = <-p.free:
+		default:
+		}
+		b, n, err := src.Next(buf)
 		if err != nil {
 			p.err = fmt.Errorf("encode: %w", err)
 			return
@@ -238,7 +260,7 @@ func (p *producer) wait() error {
 	return p.err
 }
 
-func runSenders(ctx context.Context, ss []sender, ch <-chan body, res *Result) {
+func runSenders(ctx context.Context, ss []sender, p *producer, res *Result) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, s := range ss {
@@ -248,10 +270,13 @@ func runSenders(ctx context.Context, ss []sender, ch <-chan body, res *Result) {
 			var lat []time.Duration
 			var points, reqs int64
 			var errs []string
-			for b := range ch {
+			for b := range p.ch {
 				t0 := time.Now()
 				err := s.send(ctx, b)
 				if err == nil {
+					// Only a sent body is surely no longer read (an HTTP
+					// transport may still be writing one answered early).
+					p.recycle(b.b)
 					lat = append(lat, time.Since(t0))
 					points += int64(b.points)
 					reqs++

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/tsd-db/tsd/bench/gen"
@@ -28,6 +29,7 @@ type flags struct {
 	values string
 	shape  string
 	prof   string
+	runs   int
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -51,6 +53,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.Uint64Var(&f.cfg.Seed, "seed", 1, "dataset seed")
 	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
 	fs.StringVar(&f.shape, "shape", "devops", "dataset shape: devops, highcard or counters")
+	fs.IntVar(&f.runs, "runs", 1, "runs, each on the next span of the dataset; more than 1 also prints the median")
 	fs.StringVar(&f.prof, "cpuprofile", "", "write the load generator's CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -62,6 +65,9 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	if f.cfg.Values, err = gen.ParseValueMode(f.values); err != nil {
 		return nil, err
 	}
+	if f.runs < 1 {
+		return nil, fmt.Errorf("-runs %d: want at least 1", f.runs)
+	}
 	f.cfg.Shape, err = gen.ParseShape(f.shape)
 	return f, err
 }
@@ -72,12 +78,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tsdload: %v\n", err)
 		return 2
 	}
-	src, closeSrc, err := source(f)
-	if err != nil {
-		fmt.Fprintf(stderr, "tsdload: %v\n", err)
-		return 2
-	}
-	defer closeSrc()
 	if f.prof != "" {
 		stopProf, err := startProfile(f.prof)
 		if err != nil {
@@ -88,18 +88,69 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	var results []*load.Result
+	for i := range f.runs {
+		res, code := runOnce(ctx, f, i, stdout, stderr)
+		if code != 0 {
+			return code
+		}
+		results = append(results, res)
+	}
+	if f.runs > 1 {
+		reportMedian(stdout, f, results)
+	}
+	return 0
+}
+
+// runOnce sends the dataset once; run i of a generated dataset starts i
+// spans after the first, so no run rewrites the points of another.
+func runOnce(ctx context.Context, f *flags, i int, stdout, stderr io.Writer) (*load.Result, int) {
+	cfg := f.cfg
+	cfg.EnsureDefaults()
+	cfg.Start = cfg.Start.Add(time.Duration(i) * cfg.Span)
+	src, closeSrc, err := source(f, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdload: %v\n", err)
+		return nil, 2
+	}
+	defer closeSrc()
 	res, err := load.Run(ctx, f.o, src)
 	if res != nil {
 		report(stdout, f, res)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tsdload: %v\n", err)
-		return 1
+		return nil, 1
 	}
 	if res.Errors > 0 {
-		return 1
+		return nil, 1
 	}
-	return 0
+	return res, 0
+}
+
+// reportMedian prints the median run's rate and server cost.
+func reportMedian(w io.Writer, f *flags, rs []*load.Result) {
+	rates := make([]float64, len(rs))
+	cpu := make([]float64, 0, len(rs))
+	for i, r := range rs {
+		rates[i] = r.PointsPerSecond()
+		if r.Server != nil && r.Points > 0 {
+			cpu = append(cpu, r.Server.CPUSeconds/float64(r.Points)*1e6)
+		}
+	}
+	fmt.Fprintf(w, "median of %d runs: %.0f points/s", len(rs), median(rates))
+	if len(cpu) > 0 {
+		fmt.Fprintf(w, ", server %.2f CPU s per million points", median(cpu))
+	}
+	fmt.Fprintln(w)
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // startProfile starts the CPU profile; the returned func ends it.
@@ -118,9 +169,9 @@ func startProfile(path string) (func(), error) {
 	}, nil
 }
 
-func source(f *flags) (load.Source, func(), error) {
+func source(f *flags, cfg gen.Config) (load.Source, func(), error) {
 	if f.file == "" {
-		g, err := gen.New(f.cfg)
+		g, err := gen.New(cfg)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -51,5 +53,50 @@ func TestBadFlags(t *testing.T) {
 		if code := run(args, &out, &errs); code != 2 || !strings.Contains(errs.String(), "tsdload:") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs.String())
 		}
+	}
+}
+
+// TestRuns: -runs sends the dataset once per run, each on the next span
+// (no point rewritten), and prints the median.
+func TestRuns(t *testing.T) {
+	var mu sync.Mutex
+	stamps := map[string]int{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var pts []struct {
+			Timestamp json.Number `json:"timestamp"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &pts) != nil {
+			http.Error(w, "bad", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		for _, p := range pts {
+			stamps[p.Timestamp.String()]++
+		}
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer ts.Close()
+	var out, errs bytes.Buffer
+	args := []string{"-addr", strings.TrimPrefix(ts.URL, "http://"), "-proto", "json", "-hosts", "2", "-span", "10m",
+		"-batch", "100", "-conns", "2", "-runs", "3", "-pid", fmt.Sprint(os.Getpid())}
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs.String(), out.String())
+	}
+	if n := strings.Count(out.String(), "1200 points in"); n != 3 {
+		t.Errorf("%d runs reported, want 3:\n%s", n, out.String())
+	}
+	if !regexp.MustCompile(`median of 3 runs: \d+ points/s, server \d+\.\d\d CPU s per million points`).MatchString(out.String()) {
+		t.Errorf("no median line:\n%s", out.String())
+	}
+	// 60 steps per run, 3 runs on 3 spans: 180 timestamps, 20 points each.
+	for s, n := range stamps {
+		if n != 20 {
+			t.Fatalf("timestamp %s sent %d times, want 20", s, n)
+		}
+	}
+	if len(stamps) != 180 {
+		t.Errorf("%d distinct timestamps, want 180", len(stamps))
 	}
 }
