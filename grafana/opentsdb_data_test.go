@@ -14,11 +14,12 @@ import (
 	"time"
 )
 
-// The OpenTSDB fixtures' data: 60 points 10 s apart from base, about an
-// hour before the test starts (so "now" ends every range), base aligned to
-// 10 minutes so every downsampling interval of the fixtures divides it.
+// The OpenTSDB fixtures' data: 180 points 10 s apart from base, 45
+// minutes into an hour two to three hours before the test starts, so
+// every series spans two hourly rows and "now" ends every range; base is
+// aligned to 5 minutes, which every downsampling interval divides.
 const (
-	otsPoints = 60
+	otsPoints = 180
 	otsStep   = 10
 )
 
@@ -26,7 +27,7 @@ const (
 type otsData struct {
 	base    int64     // first point, Unix seconds
 	now     time.Time // the test's "now"
-	startMs int64     // dashboard range "now-2h" as the browser sends it: ms, unaligned
+	startMs int64     // dashboard range "now-6h" as the browser sends it: ms, unaligned
 	cpu     []otsSeries
 	octets  []otsSeries
 	// The annotations written.
@@ -38,8 +39,8 @@ type otsData struct {
 // /api/put; if.octets.in counters for web01 (50i, reset at i=30 to
 // 50(i-30)+7) and web02 (20i) in dc lga, written over telnet.
 func newOTSData(now time.Time) *otsData {
-	b := now.Unix() - 3600
-	d := &otsData{base: b - b%600, now: now, startMs: now.Add(-2*time.Hour).UnixMilli() + 123}
+	h := now.Unix() - 3*3600
+	d := &otsData{base: h - h%3600 + 2700, now: now, startMs: now.Add(-6*time.Hour).UnixMilli() + 123}
 	gen := func(metric, host, dc string, ints bool, f func(i int) float64) otsSeries {
 		s := otsSeries{metric: metric, tags: map[string]string{"host": host, "dc": dc}, ints: ints}
 		for i := range otsPoints {
@@ -65,6 +66,12 @@ func newOTSData(now time.Time) *otsData {
 	d.globalNote = otsNote{Description: "maintenance window", StartTime: float64(d.base + 300)}
 	d.oldNote = otsNote{Description: "old outage", StartTime: float64(d.base - 3*86400)}
 	return d
+}
+
+// span is the absolute range of the fixtures that have one: 5 minutes
+// before the first point to 5 minutes after the last.
+func (d *otsData) span() (start, end int64) {
+	return d.base - 300, d.base + otsPoints*otsStep + 300
 }
 
 // vars are the fixtures' placeholders for a range [start, end] seconds.

@@ -60,7 +60,7 @@ func postQuery(t *testing.T, url, body string) (int, string) {
 	return send(t, "POST", url, "application/json", []byte(body), nil)
 }
 
-// browserRange is the browser's "Last 2 hours": ms start, no end; with
+// browserRange is the browser's "Last 6 hours": ms start, no end; with
 // end > 0, an absolute range from that start to end (seconds).
 func (d *otsData) browserRange(end int64) map[string]string {
 	v := d.vars(0, end)
@@ -156,7 +156,7 @@ func checkByIndex(t *testing.T, name string, rs []otsResult, want []otsWant, n i
 // policies of Grafana's editor: null (the browser draws a gap) and nan
 // (written "NaN", as OpenTSDB does) for the buckets without points.
 func testBrowserFills(t *testing.T, base string, d *otsData) {
-	start, end := d.base-300, d.base+900
+	start, end := d.span()
 	v := d.vars(start, end)
 	body := fixture(t, "opentsdb_browser_v23_fill_query.json", v)
 	code, resp := postQuery(t, base+"/api/query", body)
@@ -194,7 +194,7 @@ func checkEcho(t *testing.T, rs []otsResult) {
 // tsdbResolution 2 over an absolute range: msResolution, a grouping
 // wildcard filter, ms keys, results matched by metric.
 func testBrowser22ms(t *testing.T, base string, d *otsData) {
-	end := d.base + 900
+	_, end := d.span()
 	body := fixture(t, "opentsdb_browser_v22_ms_query.json", d.browserRange(end))
 	code, resp := postQuery(t, base+"/api/query", body)
 	rs := decodeResults(t, "browser 2.2 ms", code, resp)
@@ -215,7 +215,8 @@ func testBrowser22ms(t *testing.T, base string, d *otsData) {
 // rateOptions without dropResets, an absolute range; results go back to
 // their targets by metric and tag values (Grafana's mapMetricsToTargets).
 func testBrowser21(t *testing.T, base string, d *otsData) {
-	body := fixture(t, "opentsdb_browser_v21_query.json", d.browserRange(d.base+900))
+	_, end := d.span()
+	body := fixture(t, "opentsdb_browser_v21_query.json", d.browserRange(end))
 	code, resp := postQuery(t, base+"/api/query", body)
 	rs := decodeResults(t, "browser 2.1", code, resp)
 	var want []otsWant
@@ -257,7 +258,7 @@ func (tg grafanaTarget) selects(r otsResult) bool {
 // and end in seconds, ?arrays=true in 2.4 mode; the answer must decode
 // into Grafana's own response types.
 func testBackend(t *testing.T, base string, d *otsData, v24 bool) {
-	start, end := d.base-300, d.base+900
+	start, end := d.span()
 	vars := d.vars(start, end)
 	url := base + "/api/query"
 	if v24 {
@@ -322,7 +323,7 @@ func backendCases(d *otsData, start, end int64) []backendCase {
 // testAlerting is the intermediate backend (alerting in Grafana 8-11): ms
 // start and end, all queries in one body, dps keyed in seconds.
 func testAlerting(t *testing.T, base string, d *otsData) {
-	start, end := d.base-300, d.base+900
+	start, end := d.span()
 	body := fixture(t, "opentsdb_alerting_query.json", d.vars(start, end))
 	code, resp := postQuery(t, base+"/api/query", body)
 	rs := decodeResults(t, "alerting", code, resp)
@@ -361,7 +362,7 @@ func testAnnotationQuery(t *testing.T, base string, d *otsData) {
 // form (seconds, no downsampling): the series note comes back on the
 // first element; global notes only when asked for.
 func testBackendAnnotations(t *testing.T, base string, d *otsData) {
-	start, end := d.base-300, d.base+900
+	start, end := d.span()
 	body := fixture(t, "opentsdb_backend_annotation_query.json", d.vars(start, end))
 	code, resp := postQuery(t, base+"/api/query", body)
 	rs := decodeResults(t, "backend annotation query", code, resp)
