@@ -110,7 +110,7 @@ func TestTwoDaemonsOneBigtable(t *testing.T) {
 	emulator := startBTEmulator(t)
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	ds := []*daemon{startBTDaemon(t, dirs[0]), startBTDaemon(t, dirs[1])}
-	t0 := time.Now().Add(-2*time.Hour).Truncate(time.Hour).UnixMilli()
+	t0 := time.Now().Add(-2 * time.Hour).Truncate(time.Hour).UnixMilli()
 	t.Logf("%v: daemons up", time.Since(begin).Round(time.Millisecond))
 
 	// Both daemons create the same names concurrently, in batches, each
