@@ -15,6 +15,9 @@ import (
 // DefaultRebuildBatch is RebuildOptions.Batch's default.
 const DefaultRebuildBatch = 10_000
 
+// progressRows is how often (in rows) a rebuild logs its progress.
+const progressRows = 1 << 20
+
 // RebuildOptions configure RebuildIndex. Zero fields take the documented
 // defaults.
 type RebuildOptions struct {
@@ -31,8 +34,8 @@ type RebuildOptions struct {
 	// registered with one RegisterMany call; it bounds the memory of a
 	// rebuild whatever the table's size. Default 10,000.
 	Batch int
-	// Logger receives one warning per row key that does not parse.
-	// Default slog.Default().
+	// Logger receives one warning per row key that does not parse and a
+	// progress line every 2^20 rows. Default slog.Default().
 	Logger *slog.Logger
 }
 
@@ -132,7 +135,10 @@ func (rb *rebuilder) scan(ctx context.Context) error {
 
 // row adds one row's series and hour to the batch.
 func (rb *rebuilder) row(ctx context.Context, row []byte) error {
-	rb.stats.Rows++
+	if rb.stats.Rows++; rb.stats.Rows%progressRows == 0 {
+		rb.opts.Logger.Info("rebuild: progress", "rows", rb.stats.Rows, "registrations", rb.stats.Registrations,
+			"bad_keys", rb.stats.BadKeys)
+	}
 	if rb.globalRow(row) {
 		rb.stats.GlobalRows++
 		return nil
