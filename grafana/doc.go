@@ -25,5 +25,6 @@
 // ms body, the suggest, lookup, aggregator and filter-type calls, and
 // annotation queries. Points go in over /api/put and telnet, notes over
 // /api/annotation; every expected value is computed by the test's own
-// model of OpenTSDB's downsample, rate and group-by.
+// model of OpenTSDB's downsample, rate and group-by. They run for both row
+// formats, from the head and again from the store after a restart.
 package grafana
