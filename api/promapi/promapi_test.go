@@ -24,7 +24,7 @@ const t0 = 1_700_000_000_000
 // openDB opens a Prometheus tsdb in a temp dir with three series sampled
 // every 15 s for 10 minutes: up{job="a"} = 1, up{job="b"} = 0 and
 // temp{host="h1"} = i (the sample's index).
-func openDB(t *testing.T) *tsdb.DB {
+func openDB(t testing.TB) *tsdb.DB {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.RetentionDuration = 0
