@@ -58,13 +58,25 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 	buf.b = res.AppendJSON(buf.b[:0], query.JSONOptions{Arrays: ctx.QueryArgs().Has("arrays")})
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeJSON)
-	ctx.SetBody(buf.b) // copies
-	if cap(buf.b) <= 4<<20 {
+	body := buf.b
+	if len(body) >= minGzipBody && ctx.Request.Header.HasAcceptEncoding("gzip") {
+		buf.z = fasthttp.AppendGzipBytesLevel(buf.z[:0], body, fasthttp.CompressBestSpeed)
+		body = buf.z
+		ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
+	}
+	ctx.SetBody(body) // copies
+	if cap(buf.b)+cap(buf.z) <= 4<<20 {
 		queryBufs.Put(buf)
 	}
 }
 
-type queryBuf struct{ b []byte }
+// minGzipBody is the smallest response worth compressing for a client
+// that accepts gzip (OpenTSDB deflates every answer): below about one
+// packet, compressing saves nothing.
+const minGzipBody = 1400
+
+// queryBuf holds a response body and its gzip form between requests.
+type queryBuf struct{ b, z []byte }
 
 var queryBufs = sync.Pool{New: func() any { return &queryBuf{} }}
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"compress/gzip"
+	"io"
 	"net/url"
 	"strings"
 	"testing"
@@ -119,5 +121,32 @@ func itoa(n int) string {
 		if n /= 10; n == 0 {
 			return string(b[i:])
 		}
+	}
+}
+
+// TestDaemonHTTPQueryGzip checks that a large answer is gzipped for a
+// client that accepts it, and is the same JSON.
+func TestDaemonHTTPQueryGzip(t *testing.T) {
+	d := startDaemon(t, "--data", t.TempDir())
+	var pts []string
+	for i := 0; i < 300; i++ {
+		pts = append(pts, `{"metric":"g.m","timestamp":`+itoa(1356998400+i)+`,"value":`+itoa(i)+`,"tags":{"host":"a"}}`)
+	}
+	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put", []byte("["+strings.Join(pts, ",")+"]"), false); resp.StatusCode != 204 {
+		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	path := "http://" + d.addr + "/api/query?start=1356998400&end=1356998700&m=sum:g.m"
+	_, plain := post(t, "GET", path, nil, false, "Accept-Encoding", "identity")
+	resp, zipped := post(t, "GET", path, nil, false, "Accept-Encoding", "gzip")
+	if resp.Header.Get("Content-Encoding") != "gzip" || len(zipped) >= len(plain) {
+		t.Fatalf("gzip answer: %v, %d bytes vs %d plain", resp.Header, len(zipped), len(plain))
+	}
+	zr, err := gzip.NewReader(strings.NewReader(zipped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || string(unzipped) != plain || !strings.HasSuffix(plain, `"1356998699":299}}]`) {
+		t.Errorf("gunzipped answer differs (%v):\n%s\nplain:\n%s", err, unzipped, plain)
 	}
 }
