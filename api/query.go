@@ -173,16 +173,20 @@ func queryValues(ctx *fasthttp.RequestCtx) url.Values {
 // 400 for the request's faults, 413 for a crossed limit, 408 for the
 // timeout, 503 (Retry-After) when the store is unavailable, else 500.
 func writeQueryError(ctx *fasthttp.RequestCtx, err error) {
-	var te *tsquery.Error
+	var (
+		te *tsquery.Error
+		le *read.LimitError
+		to *query.TimeoutError
+	)
 	switch {
 	case errors.As(err, &te):
 		writeError(ctx, fasthttp.StatusBadRequest, te.Msg, te.Details)
 	case errors.Is(err, errBodyTooLarge):
 		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large", err.Error())
-	case errors.Is(err, read.ErrLimit):
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, err.Error(), "")
-	case errors.Is(err, query.ErrTimeout):
-		writeError(ctx, fasthttp.StatusRequestTimeout, err.Error(), "")
+	case errors.As(err, &le):
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, le.Error(), "")
+	case errors.As(err, &to):
+		writeError(ctx, fasthttp.StatusRequestTimeout, to.Error(), "")
 	case errors.Is(err, storage.ErrRetryable), errors.Is(err, storage.ErrClosed):
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "Storage unavailable, retry later", err.Error())
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
