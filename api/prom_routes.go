@@ -54,6 +54,5 @@ func (p promRoutes) handler(h func(*promapi.API, *fasthttp.RequestCtx)) fasthttp
 	if p.a == nil {
 		return nil
 	}
-	return fasthttp.CompressHandlerLevel(func(ctx *fasthttp.RequestCtx) { h(p.a, ctx) },
-		fasthttp.CompressBestSpeed)
+	return fasthttp.CompressHandlerLevel(p.a.Handler(h), fasthttp.CompressBestSpeed)
 }

@@ -2,6 +2,8 @@ package promapi
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -159,3 +161,20 @@ func (a *API) putBuf(bp *[]byte) {
 
 // msTime is t in Prometheus's milliseconds.
 func msTime(t time.Time) int64 { return t.UnixMilli() }
+
+// Handler binds h to a and answers a panic in it (a bug below, in the
+// Queryable or the engine) with errorType "internal" and a log line with
+// the stack, instead of letting it end the daemon: fasthttp does not
+// recover handler panics.
+func (a *API) Handler(h func(*API, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		defer func() {
+			if r := recover(); r != nil {
+				a.opts.Logger.Error("prometheus API handler panicked", "path", string(ctx.Path()),
+					"panic", r, "stack", string(debug.Stack()))
+				writeError(ctx, &apiError{errorInternal, fmt.Errorf("internal error: %v", r)}, nil)
+			}
+		}()
+		h(a, ctx)
+	}
+}

@@ -26,7 +26,8 @@
 // and the value as a string ("NaN", "+Inf" and "-Inf" included). Failure
 // is {"status":"error","errorType":E,"error":M} with Prometheus's status
 // for E: bad_data 400 (any unparsable parameter or query), execution 422,
-// canceled 499, timeout 503, internal 500 (storage failures); a method
+// canceled 499, timeout 503, internal 500 (storage failures, and a panic
+// below the API, which Handler recovers and logs); a method
 // other than GET, HEAD or POST is bad_data with 405.
 //
 // Handlers copy what they keep from the fasthttp.RequestCtx; a query's

@@ -353,3 +353,28 @@ func TestAppendTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// panicQueryable panics in Querier, as a bug below the API would.
+type panicQueryable struct{}
+
+func (panicQueryable) Querier(int64, int64) (storage.Querier, error) { panic("boom") }
+
+// TestHandlerRecovers: a panic below the API is a 500 "internal" answer,
+// and the server keeps serving.
+func TestHandlerRecovers(t *testing.T) {
+	a := New(Options{Queryable: panicQueryable{}, Logger: slog.New(slog.DiscardHandler)})
+	c := serveInMemory(t, a.Handler((*API).Labels))
+	for range 2 {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		req.SetRequestURI("http://promapi/api/v1/labels")
+		if err := c.Do(req, resp); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"status":"error","errorType":"internal","error":"internal error: boom"}`
+		if resp.StatusCode() != 500 || string(resp.Body()) != want {
+			t.Errorf("= %d %s, want 500 %s", resp.StatusCode(), resp.Body(), want)
+		}
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
+	}
+}
