@@ -72,6 +72,8 @@ type Gen struct {
 	steps   int
 	// cursor
 	step, host, metric int
+	// first and stride select the shard's hosts: first, first+stride, ...
+	first, stride int
 }
 
 // New returns a generator positioned before the first point.
@@ -87,6 +89,7 @@ func New(cfg Config) (*Gen, error) {
 		g.hosts[i] = newHost(cfg.Seed, i)
 	}
 	g.series = make([]state, cfg.Hosts*len(g.metrics))
+	g.stride = 1
 	g.Reset()
 	return g, nil
 }
@@ -126,7 +129,7 @@ func (g *Gen) NumPoints() int { return g.steps * len(g.series) }
 
 // Reset rewinds to the first point; the sequence repeats exactly.
 func (g *Gen) Reset() {
-	g.step, g.host, g.metric = 0, 0, 0
+	g.step, g.host, g.metric = 0, g.first, 0
 	for h := 0; h < g.cfg.Hosts; h++ {
 		for m := range g.metrics {
 			g.initSeries(&g.series[h*len(g.metrics)+m], h, m)
@@ -147,9 +150,18 @@ func (g *Gen) initSeries(s *state, h, m int) {
 	}
 }
 
+// Shard restricts g to hosts i, i+n, i+2n, ... (0 <= i < n) and rewinds
+// it: n shards together yield every point of the dataset once, each
+// series' points all in one shard and in the same order, as collectors
+// that each own some hosts send them.
+func (g *Gen) Shard(i, n int) {
+	g.first, g.stride = i, n
+	g.Reset()
+}
+
 // Next fills p with the next point and reports whether there was one.
 func (g *Gen) Next(p *Point) bool {
-	if g.step >= g.steps {
+	if g.step >= g.steps || g.first >= g.cfg.Hosts {
 		return false
 	}
 	s := &g.series[g.host*len(g.metrics)+g.metric]
@@ -160,9 +172,9 @@ func (g *Gen) Next(p *Point) bool {
 	g.metric++
 	if g.metric == len(g.metrics) {
 		g.metric = 0
-		g.host++
-		if g.host == g.cfg.Hosts {
-			g.host = 0
+		g.host += g.stride
+		if g.host >= g.cfg.Hosts {
+			g.host = g.first
 			g.step++
 		}
 	}

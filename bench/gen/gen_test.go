@@ -315,3 +315,38 @@ func TestNextDoesNotAllocate(t *testing.T) {
 }
 
 func raceOn() bool { return invariants.RaceEnabled }
+
+// TestShard: n shards yield every point of the dataset once, each host in
+// one shard, each series' points in order.
+func TestShard(t *testing.T) {
+	whole, err := New(Config{Hosts: 5, Span: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[[3]int64]int64{} // host, metric, T -> value
+	var p Point
+	for whole.Next(&p) {
+		want[[3]int64{int64(p.Host), int64(p.Metric), p.T}] = p.Int
+	}
+	got := 0
+	for i := range 3 {
+		g, _ := New(Config{Hosts: 5, Span: 10 * time.Minute})
+		g.Shard(i, 3)
+		last := map[[2]int]int64{}
+		for g.Next(&p) {
+			got++
+			k := [3]int64{int64(p.Host), int64(p.Metric), p.T}
+			if v, ok := want[k]; !ok || v != p.Int || p.Host%3 != i {
+				t.Fatalf("shard %d: point %v = %d, want %d (present %v)", i, k, p.Int, v, ok)
+			}
+			if sk := [2]int{p.Host, p.Metric}; last[sk] >= p.T {
+				t.Fatalf("shard %d: series %v out of order at %d", i, sk, p.T)
+			} else {
+				last[sk] = p.T
+			}
+		}
+	}
+	if got != len(want) {
+		t.Errorf("shards yielded %d points, want %d", got, len(want))
+	}
+}

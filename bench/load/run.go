@@ -113,35 +113,71 @@ type sender interface {
 	close() (errorLines []string)
 }
 
-// Run streams src to the server and measures it.
+// Run streams src to the server and measures it: one encoder goroutine
+// feeds every connection, round robin.
 func Run(ctx context.Context, o Options, src Source) (*Result, error) {
+	return run(ctx, o, []Source{src})
+}
+
+// RunSharded streams srcs[i] on connection i (o.Conns is len(srcs)), each
+// encoded by its own goroutine: the shape of collectors that each own some
+// hosts, and of Prometheus' remote-write shards, where a series always
+// travels on one connection, in order.
+func RunSharded(ctx context.Context, o Options, srcs []Source) (*Result, error) {
+	o.Conns = len(srcs)
+	return run(ctx, o, srcs)
+}
+
+func run(ctx context.Context, o Options, srcs []Source) (*Result, error) {
 	o.EnsureDefaults()
 	senders, err := dialAll(ctx, &o)
 	if err != nil {
 		return nil, err
 	}
-	bodies, err := produce(ctx, &o, src)
-	if err != nil {
-		closeAll(senders)
-		return nil, err
+	ps := make([]*producer, len(senders))
+	for i := range ps {
+		if i >= len(srcs) { // one source shared by every sender
+			ps[i] = ps[0]
+			continue
+		}
+		if ps[i], err = produce(ctx, &o, srcs[i]); err != nil {
+			stopAll(ps[:i])
+			closeAll(senders)
+			return nil, err
+		}
 	}
 	before, err := readServer(o.PID)
 	if err != nil {
+		stopAll(ps)
 		closeAll(senders)
 		return nil, err
 	}
 	res := &Result{}
 	start := time.Now()
-	runSenders(ctx, senders, bodies, res)
+	runSenders(ctx, senders, ps, res)
 	for _, line := range closeAll(senders) {
 		res.addError(line)
 	}
 	res.Elapsed = time.Since(start)
-	if perr := bodies.wait(); perr != nil {
+	if perr := stopAll(ps); perr != nil {
 		return res, perr
 	}
 	slices.Sort(res.Latencies)
 	return res, res.serverCost(o.PID, before)
+}
+
+// stopAll stops each distinct producer and returns the first error.
+func stopAll(ps []*producer) error {
+	var first error
+	for i, p := range ps {
+		if i > 0 && p == ps[0] {
+			continue
+		}
+		if err := p.wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func dialAll(ctx context.Context, o *Options) ([]sender, error) {
@@ -260,10 +296,11 @@ func (p *producer) wait() error {
 	return p.err
 }
 
-func runSenders(ctx context.Context, ss []sender, p *producer, res *Result) {
+func runSenders(ctx context.Context, ss []sender, ps []*producer, res *Result) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, s := range ss {
+	for i, s := range ss {
+		p := ps[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -30,6 +30,7 @@ type flags struct {
 	shape  string
 	prof   string
 	runs   int
+	route  string
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -53,6 +54,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.Uint64Var(&f.cfg.Seed, "seed", 1, "dataset seed")
 	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
 	fs.StringVar(&f.shape, "shape", "devops", "dataset shape: devops, highcard or counters")
+	fs.StringVar(&f.route, "route", "host", "generated data: host (each connection carries its own hosts, encoded by its own goroutine, as collectors do) or batch (one encoder, batches round robin over the connections)")
 	fs.IntVar(&f.runs, "runs", 1, "runs, each on the next span of the dataset; more than 1 also prints the median")
 	fs.StringVar(&f.prof, "cpuprofile", "", "write the load generator's CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -64,6 +66,9 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if f.cfg.Values, err = gen.ParseValueMode(f.values); err != nil {
 		return nil, err
+	}
+	if f.route != "host" && f.route != "batch" {
+		return nil, fmt.Errorf("-route %q: want host or batch", f.route)
 	}
 	if f.runs < 1 {
 		return nil, fmt.Errorf("-runs %d: want at least 1", f.runs)
@@ -108,13 +113,24 @@ func runOnce(ctx context.Context, f *flags, i int, stdout, stderr io.Writer) (*l
 	cfg := f.cfg
 	cfg.EnsureDefaults()
 	cfg.Start = cfg.Start.Add(time.Duration(i) * cfg.Span)
-	src, closeSrc, err := source(f, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "tsdload: %v\n", err)
-		return nil, 2
+	var res *load.Result
+	var err error
+	if f.route == "host" && f.file == "" {
+		srcs, serr := shards(f, cfg)
+		if serr != nil {
+			fmt.Fprintf(stderr, "tsdload: %v\n", serr)
+			return nil, 2
+		}
+		res, err = load.RunSharded(ctx, f.o, srcs)
+	} else {
+		src, closeSrc, serr := source(f, cfg)
+		if serr != nil {
+			fmt.Fprintf(stderr, "tsdload: %v\n", serr)
+			return nil, 2
+		}
+		defer closeSrc()
+		res, err = load.Run(ctx, f.o, src)
 	}
-	defer closeSrc()
-	res, err := load.Run(ctx, f.o, src)
 	if res != nil {
 		report(stdout, f, res)
 	}
@@ -167,6 +183,32 @@ func startProfile(path string) (func(), error) {
 		pprof.StopCPUProfile()
 		fh.Close()
 	}, nil
+}
+
+// shards returns one source per connection, each with its share of the
+// hosts and of -limit.
+func shards(f *flags, cfg gen.Config) ([]load.Source, error) {
+	n := max(f.o.Conns, 1)
+	srcs := make([]load.Source, n)
+	for i := range srcs {
+		g, err := gen.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		g.Shard(i, n)
+		limit := 0
+		if f.limit > 0 {
+			limit = f.limit / n
+			if i < f.limit%n {
+				limit++
+			}
+			if limit == 0 { // fewer points than connections
+				return srcs[:i], nil
+			}
+		}
+		srcs[i] = load.NewGenSource(g, f.o.Format, f.batch, limit)
+	}
+	return srcs, nil
 }
 
 func source(f *flags, cfg gen.Config) (load.Source, func(), error) {
