@@ -127,7 +127,11 @@ func (d *daemon) readLogs(stderr io.Reader, found chan<- string) {
 
 // stop sends SIGTERM and returns the exit error; it kills the process if
 // it does not stop within 20s.
-func (d *daemon) stop(t *testing.T) error {
+func (d *daemon) stop(t *testing.T) error { return d.stopWithin(t, 20*time.Second) }
+
+// stopWithin is stop with a longer wait, for daemons whose shutdown flush
+// and compaction drain have much to write.
+func (d *daemon) stopWithin(t *testing.T, wait time.Duration) error {
 	if d.cmd.ProcessState != nil {
 		return nil
 	}
@@ -136,9 +140,9 @@ func (d *daemon) stop(t *testing.T) error {
 	case err := <-d.done:
 		d.done <- err // later callers see it too
 		return err
-	case <-time.After(20 * time.Second):
+	case <-time.After(wait):
 		d.cmd.Process.Kill()
-		t.Errorf("tsd did not stop within 20s of SIGTERM:\n%s", d.logs)
+		t.Errorf("tsd did not stop within %v of SIGTERM:\n%s", wait, d.logs)
 		return errors.New("killed")
 	}
 }
