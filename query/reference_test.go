@@ -401,6 +401,12 @@ func compare(t *testing.T, what string, got []outSeries, want []refGroup, null b
 	if len(want) == 0 || len(want[0].pts) == 0 {
 		t.Errorf("%s: the reference has no points: the case tests nothing", what)
 	}
+	compareAll(t, what, got, want, null)
+}
+
+// compareAll is compare for random cases, which may select nothing.
+func compareAll(t *testing.T, what string, got []outSeries, want []refGroup, null bool) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d series, want %d: %+v", what, len(got), len(want), got)
 	}
