@@ -53,9 +53,19 @@ type Options struct {
 	// RetryBackoff is the pause after the first retryable storage error;
 	// it doubles with each retry. Default 20ms.
 	RetryBackoff time.Duration
+	// StoreTimeout bounds one Resolve that misses the cache and goes to the
+	// UID table (its lookup and, for a new name, the assignment), unless
+	// ctx ends sooner. Past it Resolve fails with a retryable error, so a
+	// writer answers "retry later" while the store is unreachable instead
+	// of holding its client for the store's own retries (minutes).
+	// Default DefaultStoreTimeout (10s); negative is no bound.
+	StoreTimeout time.Duration
 	// Logger receives assignment races and repairs. Default slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultStoreTimeout is Options.StoreTimeout's default.
+const DefaultStoreTimeout = 10 * time.Second
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
@@ -75,6 +85,9 @@ func (o *Options) EnsureDefaults() *Options {
 	def(&o.MaxAttempts, DefaultMaxAttempts)
 	if o.RetryBackoff == 0 {
 		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.StoreTimeout == 0 {
+		o.StoreTimeout = DefaultStoreTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -119,11 +119,32 @@ func (u *UIDs) Resolve(ctx context.Context, kind Kind, name []byte) (ID, error) 
 	if id, ok := ks.names.get(name); ok {
 		return id, nil
 	}
-	id, err := u.lookupSlow(ctx, kind, name)
+	bctx, cancel := u.storeContext(ctx)
+	defer cancel()
+	id, err := u.lookupSlow(bctx, kind, name)
 	if err == nil || !ks.autoCreate || !errors.Is(err, ErrNoSuchName) {
-		return id, err
+		return id, u.storeTimedOut(ctx, bctx, err)
 	}
-	return u.assign(ctx, kind, name)
+	id, err = u.assign(bctx, kind, name)
+	return id, u.storeTimedOut(ctx, bctx, err)
+}
+
+// storeContext bounds a trip to the UID table by Options.StoreTimeout.
+func (u *UIDs) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if u.opts.StoreTimeout < 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, u.opts.StoreTimeout)
+}
+
+// storeTimedOut marks err retryable when the bound of storeContext ended
+// bctx while the caller's ctx still runs: the store did not answer in
+// time, which is the server's condition, not the name's.
+func (u *UIDs) storeTimedOut(ctx, bctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || bctx.Err() == nil {
+		return err
+	}
+	return storage.MarkRetryable(fmt.Errorf("uid table did not answer within %v: %w", u.opts.StoreTimeout, err))
 }
 
 // Assign returns the UID of name, assigning one if it has none, whatever

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -140,19 +141,24 @@ type Session struct {
 	tags  []uid.Tag
 	// pending counts points appended since the last Commit.
 	pending int
+	// unreachable is the store failure an Add met since the last Commit
+	// or Rollback: the rest of the request is refused at once with it
+	// rather than each point waiting out the UID table's timeout (the
+	// client retries the whole request anyway).
+	unreachable error
 }
 
 // Release rolls back uncommitted points and returns s to its pool.
 func (s *Session) Release() {
 	s.app.Rollback()
-	s.pending = 0
+	s.pending, s.unreachable = 0, nil
 	s.w.pool.Put(s)
 }
 
 // Rollback drops the points waiting for Commit.
 func (s *Session) Rollback() {
 	s.app.Rollback()
-	s.pending = 0
+	s.pending, s.unreachable = 0, nil
 }
 
 // Pending returns the number of points waiting for Commit.
@@ -161,6 +167,10 @@ func (s *Session) Pending() int { return s.pending }
 // Add resolves p's names and appends it. The error is a *PointError for a
 // bad point, or matches ErrThrottled when the client should retry.
 func (s *Session) Add(ctx context.Context, p *parse.Point) error {
+	if s.unreachable != nil {
+		s.w.stats[s.proto].Throttled.Add(1)
+		return &throttleError{s.unreachable}
+	}
 	s.tags = s.tags[:0]
 	for _, t := range p.Tags {
 		s.tags = append(s.tags, uid.Tag{Key: t.Key, Value: t.Value})
@@ -180,7 +190,7 @@ func (s *Session) Add(ctx context.Context, p *parse.Point) error {
 // On error none of them is acknowledged; the error matches ErrThrottled.
 func (s *Session) Commit(sync bool) error {
 	n := s.pending
-	s.pending = 0
+	s.pending, s.unreachable = 0, nil
 	if n == 0 {
 		return nil
 	}
@@ -205,6 +215,9 @@ func (s *Session) classify(err error) error {
 		return &PointError{Err: err}
 	}
 	s.w.stats[s.proto].Throttled.Add(1)
+	if storage.IsRetryable(err) {
+		s.unreachable = err
+	}
 	return &throttleError{err}
 }
 

@@ -1,0 +1,67 @@
+package uid
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tsd-db/tsd/storage"
+)
+
+// stalledTable is a real table behind a store that stops answering once
+// stalled: reads wait until their context ends, as a remote engine's
+// client does while it retries an unreachable server.
+type stalledTable struct {
+	storage.Table
+	stalled atomic.Bool
+	gets    atomic.Int32
+}
+
+func (s *stalledTable) Get(ctx context.Context, row []byte, o *storage.ReadOptions) ([]storage.Cell, error) {
+	s.gets.Add(1)
+	if s.stalled.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Table.Get(ctx, row, o)
+}
+
+// TestResolveStoreTimeout: while the UID table does not answer, Resolve of
+// a new name fails within StoreTimeout with a retryable error (the
+// writer's 503), a cached name still resolves without the store, and a
+// caller's own cancellation stays a context error.
+func TestResolveStoreTimeout(t *testing.T) {
+	db := openDB(t)
+	base := openUIDs(t, db, Options{})
+	st := &stalledTable{Table: base.Table()}
+	u, err := New(st, &Options{Logger: quiet, StoreTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := mustResolve(t, u, Metric, "known")
+	st.stalled.Store(true)
+	gets := st.gets.Load()
+	if id := mustResolve(t, u, Metric, "known"); id != known || st.gets.Load() != gets {
+		t.Errorf("cached name: uid %d (want %d), %d store reads", id, known, st.gets.Load()-gets)
+	}
+	begin := time.Now()
+	_, err = u.Resolve(context.Background(), Metric, []byte("new"))
+	if !storage.IsRetryable(err) || !strings.Contains(err.Error(), "uid table did not answer within 50ms") {
+		t.Errorf("new name on a stalled store: %v, want a retryable timeout", err)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("new name took %v with StoreTimeout 50ms", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	if _, err = u.Resolve(ctx, Metric, []byte("new")); storage.IsRetryable(err) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled caller: %v, want context.Canceled, not retryable", err)
+	}
+	st.stalled.Store(false)
+	if id := mustResolve(t, u, Metric, "new"); id != known+1 {
+		t.Errorf("new name after the store is back: uid %d, want %d", id, known+1)
+	}
+}
