@@ -29,9 +29,10 @@ const (
 	tsdMetaTable = "tsdb-meta"
 )
 
-// tsdWriter is tsd's write path on a fresh directory: the storage engine
-// (e.OpenStore) with its data, UID and meta tables, the series index as
-// the head's registrar, and the head with its log on vfs.Default.
+// tsdWriter is tsd's write path on a fresh directory: a storage engine
+// (e.OpenStore unless openTSDWriterOn is given another) with its data, UID
+// and meta tables, the series index as the head's registrar, and the head
+// with its log on vfs.Default.
 type tsdWriter struct {
 	dir, storeDir, walDir string
 	db                    storage.DB
@@ -42,8 +43,16 @@ type tsdWriter struct {
 	keys                  [][]byte // by series of promtsdb.Data, UIDs resolved
 }
 
-func openTSDWriter(e *Env, d *promtsdb.Data, prefix string, opts ingest.HeadOptions) (w *tsdWriter, err error) {
-	if e.OpenStore == nil {
+// storeOpener opens a storage engine in dir (Env.OpenStore's shape).
+type storeOpener func(dir string) (storage.DB, error)
+
+func openTSDWriter(e *Env, d *promtsdb.Data, prefix string, opts ingest.HeadOptions) (*tsdWriter, error) {
+	return openTSDWriterOn(e, e.OpenStore, d, prefix, opts)
+}
+
+// openTSDWriterOn is openTSDWriter on the engine open opens.
+func openTSDWriterOn(e *Env, open storeOpener, d *promtsdb.Data, prefix string, opts ingest.HeadOptions) (w *tsdWriter, err error) {
+	if open == nil {
 		return nil, errors.New("no storage engine")
 	}
 	ctx := context.Background()
@@ -58,7 +67,7 @@ func openTSDWriter(e *Env, d *promtsdb.Data, prefix string, opts ingest.HeadOpti
 			_ = w.close()
 		}
 	}()
-	if w.db, err = e.OpenStore(w.storeDir); err != nil {
+	if w.db, err = open(w.storeDir); err != nil {
 		return w, err
 	}
 	for _, spec := range []storage.TableSpec{
