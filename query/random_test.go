@@ -68,7 +68,7 @@ func TestQueryRandom(t *testing.T) {
 		for _, g := range want {
 			points += len(g.pts)
 		}
-		compareAll(t, "query "+strconv.Itoa(i)+" "+m+" "+sec(spec.start)+"-"+sec(spec.end), s.exec(t, q), want, false)
+		compareAll(t, "query "+strconv.Itoa(i)+" "+m+" "+sec(spec.start)+"-"+sec(spec.end), s.exec(t, q), want, spec.dsFill == "null")
 	}
 }
 
@@ -84,6 +84,10 @@ func randomQuery(rng *rand.Rand) (string, refSpec) {
 			ms  int64
 			agg string
 		}{{"1m-avg", 60000, "avg"}, {"5m-sum", 300000, "sum"}, {"10m-max", 600000, "max"}, {"15m-min", 900000, "min"}}[rng.IntN(4)]
+		sp.dsFill = []string{"", "", "nan", "null", "zero"}[rng.IntN(5)]
+		if sp.dsFill != "" {
+			ds.s += "-" + sp.dsFill
+		}
 		parts = append(parts, ds.s)
 		sp.dsInterval, sp.dsAgg = ds.ms, ds.agg
 		sp.start -= sp.start % ds.ms // an aligned start keeps the first bucket
