@@ -14,7 +14,8 @@
 //   - back_scan > 0: the current hour and back_scan hours before it, as
 //     OpenTSDB does (Options.MaxBackScan bounds it, since each hour may
 //     cost a read per series).
-//   - back_scan 0: the hours the index records for the series (OpenTSDB
+//   - back_scan 0: the hours the index records for the series, up to the
+//     current hour unless the series lies wholly after it (OpenTSDB
 //     reads only the hour of the meta table's last-write counter and finds
 //     nothing when that row is empty; the index span is an upper bound, so
 //     the walk goes down to the first row holding a point). A series whose

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsd-db/tsd/internal/series"
@@ -227,23 +228,26 @@ func (s *Service) lookup(ctx context.Context, k uid.Kind, name string) (uid.ID, 
 	return id, err
 }
 
-// search finds each series' last point, Parallelism series at a time.
+// search finds each series' last point with Parallelism workers, each
+// taking the next series in turn (long-lived workers keep their grown
+// stacks: the store's iterators are deep).
 func (s *Service) search(ctx context.Context, sel []index.Series, backScan int) ([]Point, error) {
 	found := make([]Point, len(sel))
 	ok := make([]bool, len(sel))
 	errs := make([]error, len(sel))
 	now := s.opts.Now().UnixMilli()
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, s.opts.Parallelism)
-	for i := range sel {
-		sem <- struct{}{}
+	for range min(s.opts.Parallelism, len(sel)) {
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			start, end := s.searchRange(&sel[i], backScan, now)
-			var p series.Point
-			p, ok[i], errs[i] = s.opts.Reader.Last(ctx, sel[i], start, end)
-			found[i] = Point{Point: p, TSUID: sel[i].TSUID}
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(sel); i = int(next.Add(1) - 1) {
+				start, end := s.searchRange(&sel[i], backScan, now)
+				var p series.Point
+				p, ok[i], errs[i] = s.opts.Reader.Last(ctx, sel[i], start, end)
+				found[i] = Point{Point: p, TSUID: sel[i].TSUID}
+			}
 		}()
 	}
 	wg.Wait()
@@ -260,14 +264,22 @@ func (s *Service) search(ctx context.Context, sel []index.Series, backScan int) 
 }
 
 // searchRange is the range searched for x: back_scan hours before the
-// current hour, else the series' span in the index, else NoSpanHours.
+// current hour, else the series' span in the index up to the current hour,
+// else NoSpanHours.
 func (s *Service) searchRange(x *index.Series, backScan int, now int64) (start, end int64) {
 	cur := now - now%hourMs
 	switch {
 	case backScan > 0:
 		return max(0, cur-int64(backScan)*hourMs), cur + hourMs - 1
 	case x.HasSpan:
-		return x.First * 1000, x.Last*1000 + hourMs - 1
+		// The span's last hour runs up to the index's LastSlack ahead of
+		// the data; hours after the current one hold nothing unless the
+		// series is written ahead of the clock, so they are not read.
+		start, end = x.First*1000, x.Last*1000+hourMs-1
+		if capped := min(end, cur+hourMs-1); capped >= start {
+			end = capped
+		}
+		return start, end
 	}
 	return max(0, cur-int64(s.opts.NoSpanHours)*hourMs), cur + hourMs - 1
 }

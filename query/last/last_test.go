@@ -44,7 +44,7 @@ type fixture struct {
 	now   int64
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -91,7 +91,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) put(t *testing.T, host string, p series.Point) {
+func (f *fixture) put(t testing.TB, host string, p series.Point) {
 	t.Helper()
 	tags := []uid.Tag{{Key: []byte("dc"), Value: []byte("lga")}, {Key: []byte("host"), Value: []byte(host)}}
 	if _, err := f.app.Append(context.Background(), []byte("sys.cpu"), tags, p); err != nil {
@@ -102,7 +102,7 @@ func (f *fixture) put(t *testing.T, host string, p series.Point) {
 	}
 }
 
-func (f *fixture) flushAll(t *testing.T) {
+func (f *fixture) flushAll(t testing.TB) {
 	t.Helper()
 	if _, err := f.flush.Flush(context.Background(), time.Now(), true); err != nil {
 		t.Fatal(err)
