@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/url"
@@ -48,7 +49,10 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	res, err := s.opts.Query.Execute(ctx, q)
+	// Not ctx: a context derived from the RequestCtx reads fasthttp's
+	// Server.done while Close writes it (a race). Options.Timeout bounds
+	// the query instead.
+	res, err := s.opts.Query.Execute(context.Background(), q)
 	if err != nil {
 		writeQueryError(ctx, err)
 		return
