@@ -217,6 +217,7 @@ func TestBigtableOutage(t *testing.T) {
 	if resp, out := l.put(t, d, metric, 100); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("first put: %d %s", resp.StatusCode, out)
 	}
+	putOne(t, d, "fault.other", "h0", l.t0, http.StatusNoContent)
 
 	proxy.cut()
 	t.Logf("%v: store cut", elapsed())
@@ -242,8 +243,11 @@ func TestBigtableOutage(t *testing.T) {
 	if len(got) != 3 || !strings.HasPrefix(got[0], "put: Please throttle writes: ") {
 		t.Errorf("telnet put while throttled: %q", got)
 	}
-	newName(t, d, l.t0, http.StatusServiceUnavailable)
+	putOne(t, d, "fault.new", "h0", l.t0, http.StatusServiceUnavailable)
 	t.Logf("%v: new name refused", elapsed())
+	// Known names, new series: the series index must record it first.
+	putOne(t, d, "fault.other", "h1", l.t0, http.StatusServiceUnavailable)
+	t.Logf("%v: new series of known names refused", elapsed())
 
 	proxy.restore(t)
 	t.Logf("%v: store restored", elapsed())
@@ -259,7 +263,8 @@ func TestBigtableOutage(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("%v: ingest accepted again", elapsed())
-	newName(t, d, l.t0, http.StatusNoContent)
+	putOne(t, d, "fault.new", "h0", l.t0, http.StatusNoContent)
+	putOne(t, d, "fault.other", "h1", l.t0, http.StatusNoContent)
 	l.check(t, d, metric)
 	if err := d.stop(t); err != nil {
 		t.Fatalf("stop: %v\n%s", err, d.logs)
@@ -270,23 +275,21 @@ func TestBigtableOutage(t *testing.T) {
 	l.check(t, fresh, metric)
 }
 
-// newName puts one point of a metric the store has never seen and wants
-// the answer code within 20s.
-func newName(t *testing.T, d *daemon, t0 int64, want int) {
+// putOne puts one point and wants the answer code within 20s.
+func putOne(t *testing.T, d *daemon, metric, host string, t0 int64, want int) {
 	t.Helper()
-	metric := fmt.Sprintf("fault.new%d", want)
-	body := fmt.Sprintf(`{"metric":%q,"timestamp":%d,"value":1,"tags":{"host":"h0"}}`, metric, t0)
+	body := fmt.Sprintf(`{"metric":%q,"timestamp":%d,"value":1,"tags":{"host":%q}}`, metric, t0, host)
 	c := &http.Client{Timeout: 20 * time.Second}
 	resp, err := c.Post("http://"+d.addr+"/api/put?sync", "application/json", strings.NewReader(body))
 	if err != nil {
-		t.Fatalf("put of new metric %s: %v", metric, err)
+		t.Fatalf("put of %s{host=%s}: %v", metric, host, err)
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != want {
-		t.Fatalf("put of new metric %s: %d %s, want %d", metric, resp.StatusCode, out, want)
+		t.Fatalf("put of %s{host=%s}: %d %s, want %d", metric, host, resp.StatusCode, out, want)
 	}
 	if want == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
-		t.Errorf("new name 503 without Retry-After")
+		t.Errorf("%s{host=%s}: 503 without Retry-After", metric, host)
 	}
 }

@@ -54,11 +54,20 @@ type Options struct {
 	// RetryBackoff is the pause after the first retryable error; it doubles
 	// with each retry. Default 20ms.
 	RetryBackoff time.Duration
+	// StoreTimeout bounds RegisterSeries' creation of a new series in the
+	// store (the head's registrar has no context of its own). Past it the
+	// error is retryable, so a writer answers "retry later" while the store
+	// is unreachable instead of holding its client for the store's own
+	// retries. Default DefaultStoreTimeout (10s); negative is no bound.
+	StoreTimeout time.Duration
 	// Logger receives background errors and repairs. Default slog.Default().
 	Logger *slog.Logger
 	// Clock measures hole and block ages. Default time.Now.
 	Clock func() time.Time
 }
+
+// DefaultStoreTimeout is Options.StoreTimeout's default.
+const DefaultStoreTimeout = 10 * time.Second
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
@@ -79,6 +88,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.RetryBackoff == 0 {
 		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.StoreTimeout == 0 {
+		o.StoreTimeout = DefaultStoreTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

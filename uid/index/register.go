@@ -19,7 +19,16 @@ func (ix *Index) RegisterSeries(key []byte) error {
 	if ix.mem.get(key) != nil {
 		return nil
 	}
-	_, err := ix.register(ix.ctx, key, noSpan)
+	if ix.opts.StoreTimeout < 0 {
+		_, err := ix.register(ix.ctx, key, noSpan)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ix.ctx, ix.opts.StoreTimeout)
+	defer cancel()
+	_, err := ix.register(ctx, key, noSpan)
+	if err != nil && ctx.Err() != nil && ix.ctx.Err() == nil {
+		err = storage.MarkRetryable(fmt.Errorf("register series: series index did not answer within %v: %w", ix.opts.StoreTimeout, err))
+	}
 	return err
 }
 
