@@ -151,7 +151,8 @@ func TestExpression(t *testing.T) {
 // TestJoins: intersection drops keys one side lacks; useQueryTags pairs
 // series whose other tags differ, and without it they do not pair (union:
 // NaN for the side missing); a total (no group-by tag) pairs with every
-// key; without a fill policy a missing point is NaN.
+// key; a timeOffset shifts a metric's points forward; without a fill
+// policy a missing point is NaN.
 func TestJoins(t *testing.T) {
 	e := newEngine(t)
 	for _, tc := range []struct {
@@ -165,6 +166,8 @@ func TestJoins(t *testing.T) {
 			`[[%d,"NaN","NaN","NaN"],[%d,"NaN","NaN","NaN"],[%d,"NaN","NaN","NaN"]]`},
 		{"total pairs with all", `{"id":"a","metric":"cpu.user","filter":"f1"},{"id":"s","metric":"cpu.user"}`,
 			`{"id":"e","expr":"a / s * 100","join":{"useQueryTags":true}}`, `[[%d,9.090909090909092,90.9090909090909],[%d,9.090909090909092,90.9090909090909],[%d,9.090909090909092,90.9090909090909]]`},
+		{"time offset", `{"id":"a","metric":"cpu.user","filter":"f1"},{"id":"p","metric":"cpu.user","filter":"f1","timeOffset":"1m"}`,
+			`{"id":"e","expr":"a - p"}`, `[[%d,"NaN","NaN"],[%d,1.0,10.0],[%d,1.0,10.0],[%d,"NaN","NaN"]]`},
 		{"NaN fill", `{"id":"b","metric":"cpu.sys","filter":"f1"}`, `{"id":"e","expr":"b + 1"}`,
 			`[[%d,6.0,101.0],[%d,"NaN",201.0],[%d,8.0,301.0]]`},
 	} {
@@ -172,7 +175,8 @@ func TestJoins(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		want := `"dps":` + fmt.Sprintf(tc.want, t0*1000, (t0+60)*1000, (t0+120)*1000) + `,`
+		times := []any{t0 * 1000, (t0 + 60) * 1000, (t0 + 120) * 1000, (t0 + 180) * 1000}
+		want := `"dps":` + fmt.Sprintf(tc.want, times[:strings.Count(tc.want, "%d")]...) + `,`
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: got\n%s\nwant dps %s", tc.name, got, want)
 		}
