@@ -26,9 +26,12 @@
 //
 // The range read is SelectHints' [Start, End] (the querier's [mint, maxt]
 // without hints), clipped to what tsd stores (0 to the row key's last
-// second). Each series' samples come from a lazy read.Reader.Iterator: one
-// hour row at a time, merged with the head, so the engine's window holds
-// only what it evaluates; nothing is read until the engine iterates.
+// second). Select hands each metric's selected series to read.Fetch: when
+// they are most of the metric, one scan per salt bucket fetches their rows
+// still encoded; otherwise nothing is read yet. Each series' samples then
+// come from a lazy read.SeriesIterator: one hour row decoded at a time,
+// merged with the head, so the engine's window holds only what it
+// evaluates. The chunkenc adapter walks each decoded row as a slice.
 //
 // # Values
 //

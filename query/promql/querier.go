@@ -54,7 +54,77 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	if err := qr.budget.AddSeries(len(ss)); err != nil {
 		return storage.ErrSeriesSet(err)
 	}
+	if err := qr.fetch(ctx, ss, start, end); err != nil {
+		return storage.ErrSeriesSet(err)
+	}
 	return &seriesSet{ss: ss, i: -1}
+}
+
+// fetch prepares the reads of ss over [start, end]: one read.Fetch per
+// metric, which scans the metric's rows now when the series are most of
+// it.
+func (qr *querier) fetch(ctx context.Context, ss []*tsdSeries, start, end int64) error {
+	w := qr.q.opts.UIDs.Width(uid.Metric)
+	if len(ss) == 0 || !slices.ContainsFunc(ss, func(s *tsdSeries) bool { return s.s.TSUID[:w] != ss[0].s.TSUID[:w] }) {
+		return qr.fetchMetric(ctx, ss, start, end)
+	}
+	for len(ss) > 0 {
+		metric := ss[0].s.TSUID[:w]
+		var group, rest []*tsdSeries
+		for _, s := range ss {
+			if s.s.TSUID[:w] == metric {
+				group = append(group, s)
+			} else {
+				rest = append(rest, s)
+			}
+		}
+		if err := qr.fetchMetric(ctx, group, start, end); err != nil {
+			return err
+		}
+		ss = rest
+	}
+	return nil
+}
+
+// fetchMetric fetches ss, series of one metric.
+func (qr *querier) fetchMetric(ctx context.Context, ss []*tsdSeries, start, end int64) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	sel := read.Selection{Series: make([]index.Series, len(ss)), Start: start, End: end, Budget: qr.budget}
+	for i, s := range ss {
+		sel.Series[i] = s.s
+	}
+	sel.MetricSeries = qr.metricSeries(ctx, &sel)
+	f, err := qr.q.opts.Reader.Fetch(ctx, sel)
+	if err != nil {
+		return err
+	}
+	for i, s := range ss {
+		s.f, s.fi = f, i
+	}
+	return nil
+}
+
+// metricSeries counts the series the metric of sel has in its range, for
+// the read planner, unless sel alone already makes Gets the cheaper plan.
+func (qr *querier) metricSeries(ctx context.Context, sel *read.Selection) int {
+	n := len(sel.Series)
+	s := *sel
+	s.MetricSeries = n
+	if qr.q.opts.Reader.Choose(s) == read.PlanSeries {
+		return n
+	}
+	id, _, err := uid.ParseID([]byte(sel.Series[0].TSUID), qr.q.opts.UIDs.Width(uid.Metric))
+	if err != nil {
+		return 0
+	}
+	b, err := qr.q.opts.Index.Postings(ctx, id, nil)
+	if err != nil {
+		return 0 // unknown: the planner guesses
+	}
+	qr.q.opts.Index.RestrictTime(b, sel.Start, sel.End)
+	return max(n, int(b.GetCardinality()))
 }
 
 // shard keeps the series of shard i of n, as Prometheus's tsdb shards:
@@ -82,7 +152,7 @@ func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start
 			return nil, err
 		}
 		if matchesAll(l, ms) {
-			out = append(out, &tsdSeries{qr: qr, ctx: ctx, s: s, lbls: l, start: start, end: end})
+			out = append(out, &tsdSeries{ctx: ctx, s: s, lbls: l})
 		}
 	}
 	return out, nil

@@ -1,8 +1,10 @@
 package promql
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/prometheus/util/annotations"
 
 	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
@@ -36,24 +39,25 @@ func (*seriesSet) Warnings() annotations.Annotations { return nil }
 
 // tsdSeries is one selected series; its samples are read when iterated.
 type tsdSeries struct {
-	qr         *querier
-	ctx        context.Context
-	s          index.Series
-	lbls       labels.Labels
-	start, end int64
+	ctx  context.Context
+	s    index.Series
+	lbls labels.Labels
+	f    *read.Fetched // the read of the series' metric
+	fi   int           // the series' index in f
 }
 
 // Labels implements storage.Series.
 func (s *tsdSeries) Labels() labels.Labels { return s.lbls }
 
-// Iterator implements storage.Series: a lazy read of [start, end]. Every
-// call starts a new read; reuse only saves the adapter.
+// Iterator implements storage.Series: a lazy read of the selected range.
+// Every call starts a new read; reuse lends its adapter and buffers.
 func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 	it, ok := reuse.(*Iterator)
 	if !ok {
 		it = &Iterator{}
 	}
-	it.Reset(s.qr.q.opts.Reader.Iterator(s.ctx, s.s, s.start, s.end, s.qr.budget))
+	prev, _ := it.it.(*read.SeriesIterator)
+	it.Reset(s.f.Iterator(s.ctx, s.fi, prev))
 	return it
 }
 
@@ -66,10 +70,20 @@ type Iterator = iterator[int64]
 // method for a broken io.Seeker; chunkenc's Seek is not one.
 type iterator[T ~int64] struct {
 	it   series.Iterator
+	rows batcher        // it, when it hands out whole rows
+	pts  []series.Point // with rows: the current row from j on
+	j    int
 	t    int64
 	v    float64
 	ok   bool // positioned on a sample
 	done bool
+}
+
+// batcher is a series.Iterator that hands out a row of points at a time
+// (read.SeriesIterator): the adapter then walks the slice itself, which
+// saves two interface calls per sample.
+type batcher interface {
+	NextBatch(t int64) ([]series.Point, bool)
 }
 
 var _ chunkenc.Iterator = (*Iterator)(nil)
@@ -82,14 +96,23 @@ func NewIterator(it series.Iterator) *Iterator {
 }
 
 // Reset makes the adapter walk it from its start.
-func (a *iterator[T]) Reset(it series.Iterator) { *a = iterator[T]{it: it} }
+func (a *iterator[T]) Reset(it series.Iterator) {
+	*a = iterator[T]{it: it, j: -1}
+	a.rows, _ = it.(batcher)
+}
 
 // Next implements chunkenc.Iterator.
 func (a *iterator[T]) Next() chunkenc.ValueType {
-	if a.done {
+	switch {
+	case a.done:
 		return chunkenc.ValNone
+	case a.rows == nil:
+		return a.settle(a.it.Next())
 	}
-	return a.settle(a.it.Next())
+	if a.j++; a.j < len(a.pts) {
+		return a.set(&a.pts[a.j])
+	}
+	return a.batch(math.MinInt64)
 }
 
 // Seek implements chunkenc.Iterator: no move when the current sample is at
@@ -100,8 +123,34 @@ func (a *iterator[T]) Seek(t T) chunkenc.ValueType {
 		return chunkenc.ValNone
 	case a.ok && a.t >= int64(t):
 		return chunkenc.ValFloat
+	case a.rows == nil:
+		return a.settle(a.it.SeekTime(int64(t)))
 	}
-	return a.settle(a.it.SeekTime(int64(t)))
+	j := max(a.j, 0)
+	if n := len(a.pts); j < n && a.pts[n-1].T >= int64(t) {
+		k, _ := slices.BinarySearchFunc(a.pts[j:], int64(t), cmpPointTime)
+		a.j = j + k
+		return a.set(&a.pts[a.j])
+	}
+	return a.batch(int64(t))
+}
+
+func cmpPointTime(p series.Point, t int64) int { return cmp.Compare(p.T, t) }
+
+// batch moves to the first sample at or after t of the next row.
+func (a *iterator[T]) batch(t int64) chunkenc.ValueType {
+	pts, ok := a.rows.NextBatch(t)
+	if !ok {
+		a.pts, a.ok, a.done = nil, false, true
+		return chunkenc.ValNone
+	}
+	a.pts, a.j = pts, 0
+	return a.set(&pts[0])
+}
+
+func (a *iterator[T]) set(p *series.Point) chunkenc.ValueType {
+	a.ok, a.t, a.v = true, p.T, floatOf(*p)
+	return chunkenc.ValFloat
 }
 
 func (a *iterator[T]) settle(ok bool) chunkenc.ValueType {
@@ -110,8 +159,7 @@ func (a *iterator[T]) settle(ok bool) chunkenc.ValueType {
 		return chunkenc.ValNone
 	}
 	p := a.it.At()
-	a.ok, a.t, a.v = true, p.T, floatOf(p)
-	return chunkenc.ValFloat
+	return a.set(&p)
 }
 
 // floatOf converts a point to Prometheus's float, the staleness marker

@@ -23,6 +23,18 @@
 // reads most of the metric. Selection.Plan can force either (benchmarks
 // compare them).
 //
+// # Lazy iterators
+//
+// Iterator and Fetch serve engines that walk one series at a time
+// (PromQL): a SeriesIterator decodes one hour row when the walk reaches it
+// and hands it out whole (NextBatch) or point by point. Under the
+// per-series plan it Gets its rows as it goes. Under the scan plan Fetch
+// scans the metric's buckets at once and keeps the selected rows' cells
+// still encoded (a few bytes per point, at most Options.MaxFetchBytes,
+// beyond which it falls back to Gets); the iterators decode from there. An
+// iterator returns its decoder to the Reader once it has read its last
+// row, and a reused iterator keeps its row buffer.
+//
 // # Merging with the head
 //
 // The head is read before the store: a row leaves the head only after its

@@ -1,57 +1,95 @@
 package read
 
 import (
+	"cmp"
 	"context"
+	"math"
+	"slices"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
 // Iterator returns the points of s in [start, end] (ms, inclusive) as a
-// lazy iterator: it reads one hour row at a time, when Next or SeekTime
-// reaches it, so an engine that needs a window never holds the whole
-// series. The head's points of the range are read up front (they are in
-// memory already). Points count against b as they are decoded. Retention
-// applies as in Read. The iterator must not outlive ctx.
-func (r *Reader) Iterator(ctx context.Context, s index.Series, start, end int64, b *Budget) series.Iterator {
-	it := &lazyIter{ctx: ctx, rr: r.getRowReader(), tsuid: []byte(s.TSUID), budget: b, start: start, end: end}
-	var err error
-	if it.start, err = r.clampStart(ctx, s.TSUID, start); err != nil {
-		it.err = err
+// lazy iterator: it Gets one hour row at a time, when Next, SeekTime or
+// NextBatch reaches it, so an engine that needs a window never holds the
+// whole series. The head's points of the range are read up front (they are
+// in memory already). Points count against b as they are decoded.
+// Retention applies as in Read. The iterator must not outlive ctx.
+func (r *Reader) Iterator(ctx context.Context, s index.Series, start, end int64, b *Budget) *SeriesIterator {
+	start, err := r.clampStart(ctx, s.TSUID, start)
+	return r.newIterator(ctx, &s, iterRows{}, start, end, b, err, nil)
+}
+
+// iterRows are the rows a new iterator reads.
+type iterRows struct {
+	rows    []fetchedRow // with fetched: every stored row of the series
+	fetched bool         // false: Get each hour
+}
+
+// newIterator starts an iterator over s, reusing reuse's buffers.
+func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows, start, end int64, b *Budget, err error, reuse *SeriesIterator) *SeriesIterator {
+	it := reuse
+	if it == nil {
+		it = &SeriesIterator{}
+	}
+	rr, mem := it.rr, it.mem[:0]
+	if rr != nil && rr.r != r {
+		rr.r.putRowReader(rr)
+		rr = nil
+	}
+	if rr == nil {
+		rr = r.getRowReader()
+	}
+	*it = SeriesIterator{ctx: ctx, rr: rr, budget: b, start: start, end: end, rows: rows.rows,
+		fetched: rows.fetched, mem: mem, i: -1, err: err}
+	if err != nil {
+		it.finish()
 		return it
 	}
-	it.rr.want = false
-	sp := spanOf(&s)
-	it.hour, it.last = hourRange(&sp, it.start, end)
-	it.head = clip(r.headPoints(nil, it.tsuid, it.start, end), it.start, end)
+	rr.want = false
+	rr.tsuid = append(rr.tsuid[:0], s.TSUID...)
+	sp := spanOf(s)
+	it.hour, it.last = hourRange(&sp, start, end)
+	rr.head = clip(r.headPoints(rr.head[:0], rr.tsuid, start, end), start, end)
+	it.head = rr.head
 	if n := len(it.head); n > 0 {
 		// The index span bounds stored rows; the head may hold points
 		// just outside it until its next widening.
-		it.hour = min(it.hour, it.head[0].T-it.head[0].T%hourMs)
-		it.last = max(it.last, it.head[n-1].T-it.head[n-1].T%hourMs)
+		it.hour = min(it.hour, floorHour(it.head[0].T))
+		it.last = max(it.last, floorHour(it.head[n-1].T))
 	}
 	it.err = b.AddPoints(len(it.head))
 	return it
 }
 
-// lazyIter walks hour rows, merging each with the head's points of that
-// hour.
-type lazyIter struct {
+// floorHour returns the base (ms) of the row holding t >= 0.
+func floorHour(t int64) int64 { return t - t%hourMs }
+
+// SeriesIterator is one series' lazy read, a series.Iterator. Its points
+// come one hour row at a time, merged with the head's. Errors are sticky.
+// It gives its decoder back to the Reader as soon as it has read its last
+// row; it keeps the buffer of the current row, which a later iterator
+// reusing it takes over. Not safe for concurrent use.
+type SeriesIterator struct {
 	ctx        context.Context
-	rr         *rowReader
-	tsuid      []byte
+	rr         *rowReader // nil once the last row is read
 	budget     *Budget
 	start, end int64
-	hour, last int64 // next row to read, last row (base ms)
+	hour, last int64        // next row to read, last row (base ms)
+	rows       []fetchedRow // with fetched: the rows not yet read
+	fetched    bool         // rows were scanned by Fetch: no Gets
 	head       []series.Point
-	buf        []series.Point
+	mem        []series.Point // buf's whole backing array
+	buf        []series.Point // the current row's points
 	i          int
 	err        error
-	done       bool
 }
 
+var _ series.Iterator = (*SeriesIterator)(nil)
+
 // Next implements series.Iterator.
-func (it *lazyIter) Next() bool {
+func (it *SeriesIterator) Next() bool {
 	for {
 		if it.i+1 < len(it.buf) {
 			it.i++
@@ -64,7 +102,7 @@ func (it *lazyIter) Next() bool {
 }
 
 // SeekTime implements series.Iterator.
-func (it *lazyIter) SeekTime(t int64) bool {
+func (it *SeriesIterator) SeekTime(t int64) bool {
 	if it.i >= 0 && it.i < len(it.buf) && it.buf[it.i].T >= t {
 		return true
 	}
@@ -75,27 +113,54 @@ func (it *lazyIter) SeekTime(t int64) bool {
 				return true
 			}
 		}
-		if h := t - t%hourMs; t >= 0 && h > it.hour {
-			it.hour = h
-		}
+		it.skipTo(t)
 		if !it.load() {
 			return false
 		}
 	}
 }
 
+// NextBatch returns the points after the current one with T >= t up to
+// the end of their hour row, in time order, and moves to the last of them;
+// false at the end or on an error. The slice is valid until the next call.
+func (it *SeriesIterator) NextBatch(t int64) ([]series.Point, bool) {
+	for {
+		rest := it.buf[it.i+1:]
+		it.i = len(it.buf) - 1
+		if n := len(rest); n > 0 && rest[n-1].T >= t {
+			k, _ := slices.BinarySearchFunc(rest, t, cmpTime)
+			return rest[k:], true
+		}
+		it.skipTo(t)
+		if !it.load() {
+			return nil, false
+		}
+	}
+}
+
+func cmpTime(p series.Point, t int64) int { return cmp.Compare(p.T, t) }
+
+// skipTo moves the next row to read to the one holding t, unless past it.
+func (it *SeriesIterator) skipTo(t int64) {
+	if t >= 0 && floorHour(t) > it.hour {
+		it.hour = floorHour(t)
+	}
+}
+
 // At implements series.Iterator.
-func (it *lazyIter) At() series.Point { return it.buf[it.i] }
+func (it *SeriesIterator) At() series.Point { return it.buf[it.i] }
 
 // Err implements series.Iterator.
-func (it *lazyIter) Err() error { return it.err }
+func (it *SeriesIterator) Err() error { return it.err }
 
 // load fills buf with the next hour that has points; false at the end.
-func (it *lazyIter) load() bool {
-	for !it.done && it.err == nil {
+func (it *SeriesIterator) load() bool {
+	for it.rr != nil && it.err == nil {
+		if it.fetched {
+			it.skipEmpty()
+		}
 		if it.hour > it.last {
-			it.finish()
-			return false
+			break
 		}
 		h := it.hour
 		it.hour += hourMs
@@ -103,6 +168,9 @@ func (it *lazyIter) load() bool {
 			break
 		}
 		it.loadHour(h)
+		if it.err == nil && it.drained() {
+			it.release()
+		}
 		if len(it.buf) > 0 {
 			return true
 		}
@@ -111,31 +179,94 @@ func (it *lazyIter) load() bool {
 	return false
 }
 
+// drained reports whether no row is left to read.
+func (it *SeriesIterator) drained() bool {
+	if !it.fetched {
+		return it.hour > it.last
+	}
+	return len(it.head) == 0 && (len(it.rows) == 0 || it.rows[len(it.rows)-1].base < it.hour || it.rows[0].base > it.last)
+}
+
+// skipEmpty moves hour to the first hour at or after it with a fetched row
+// or a head point: with fetched rows, an hour without either is empty.
+func (it *SeriesIterator) skipEmpty() {
+	for len(it.rows) > 0 && it.rows[0].base < it.hour {
+		it.rows = it.rows[1:]
+	}
+	next := int64(math.MaxInt64)
+	if len(it.rows) > 0 {
+		next = it.rows[0].base
+	}
+	if len(it.head) > 0 {
+		next = min(next, max(it.hour, floorHour(it.head[0].T)))
+	}
+	if next == math.MaxInt64 {
+		it.hour = it.last + 1 // nothing left; never overflows
+		return
+	}
+	it.hour = max(it.hour, next)
+}
+
 // loadHour reads the row at base h and merges the head's points of it.
-func (it *lazyIter) loadHour(h int64) {
+func (it *SeriesIterator) loadHour(h int64) {
 	rr := it.rr
-	rr.store, it.err = rr.getRow(it.ctx, rr.store[:0], it.tsuid, h)
-	if it.err != nil {
-		return
-	}
-	if it.err = it.budget.AddPoints(len(rr.store)); it.err != nil {
-		return
-	}
-	store := clip(rr.store, it.start, it.end)
 	n := 0
 	for n < len(it.head) && it.head[n].T < h+hourMs {
 		n++
 	}
-	it.buf = mergeHead(it.buf[:0], store, it.head[:n])
+	head := it.head[:n]
 	it.head = it.head[n:]
 	it.i = -1
+	store := rr.store[:0]
+	if len(head) == 0 {
+		store = it.mem[:0] // decode straight into buf: nothing to merge
+	}
+	if it.fetched {
+		store = it.fetchedRow(store, h)
+	} else {
+		store, it.err = rr.getRow(it.ctx, store, rr.tsuid, h)
+	}
+	if it.err == nil {
+		it.err = it.budget.AddPoints(len(store))
+	}
+	if len(head) == 0 {
+		it.mem = store[:0]
+	} else {
+		rr.store = store[:0]
+	}
+	if it.err != nil {
+		it.buf = nil
+		return
+	}
+	store = clip(store, it.start, it.end)
+	if len(head) == 0 {
+		it.buf = store
+		return
+	}
+	it.buf = mergeHead(it.mem[:0], store, head)
+	it.mem = it.buf[:0]
 }
 
-// finish returns the buffers once; the iterator is empty afterwards.
-func (it *lazyIter) finish() {
-	if !it.done {
-		it.done = true
-		it.buf, it.i = nil, -1
-		it.rr.r.putRowReader(it.rr)
+// fetchedRow appends the points of the fetched row at base h, if any.
+func (it *SeriesIterator) fetchedRow(dst []series.Point, h int64) []series.Point {
+	if len(it.rows) == 0 || it.rows[0].base != h {
+		return dst
 	}
+	row := &it.rows[0]
+	it.rows = it.rows[1:]
+	return row.decode(it.rr, dst)
+}
+
+// release gives the decoder back; buf stays valid (it is mem).
+func (it *SeriesIterator) release() {
+	if it.rr != nil {
+		it.rr.r.putRowReader(it.rr)
+		it.rr, it.head, it.rows = nil, nil, nil
+	}
+}
+
+// finish ends the iteration: Next and SeekTime return false from now on.
+func (it *SeriesIterator) finish() {
+	it.release()
+	it.buf, it.i = nil, -1
 }

@@ -50,7 +50,14 @@ type Options struct {
 	Plan Plan
 	// Logger receives corrupt-cell reports. Default slog.Default().
 	Logger *slog.Logger
+	// MaxFetchBytes bounds the encoded cells one Fetch keeps when it picks
+	// the scan plan; a selection whose rows need more falls back to Gets.
+	// -1 makes Fetch always Get. Default 64 MiB.
+	MaxFetchBytes int64
 }
+
+// DefaultMaxFetchBytes is Options.MaxFetchBytes' default.
+const DefaultMaxFetchBytes = 64 << 20
 
 // EnsureDefaults fills zero fields and returns o.
 func (o *Options) EnsureDefaults() *Options {
@@ -66,6 +73,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.MaxFetchBytes == 0 {
+		o.MaxFetchBytes = DefaultMaxFetchBytes
+	}
 	o.Layout.EnsureDefaults()
 	return o
 }
@@ -79,6 +89,8 @@ func (o *Options) Validate() error {
 		return errors.New("read: Options.UIDs is required with Retention")
 	case o.Parallelism < 1:
 		return errors.New("read: Options.Parallelism must be positive")
+	case o.MaxFetchBytes < -1:
+		return errors.New("read: Options.MaxFetchBytes must be -1 or more")
 	}
 	return o.Layout.Validate()
 }

@@ -156,6 +156,12 @@ const (
 	seekCost = 8
 )
 
+// Choose returns the plan Read and Fetch would pick for sel. A caller
+// that knows only the selection's size may ask with MetricSeries set to
+// it: the scan's cost only grows with the metric, so PlanSeries then is
+// final.
+func (r *Reader) Choose(sel Selection) Plan { return r.choose(sel) }
+
 // choose picks the plan.
 func (r *Reader) choose(sel Selection) Plan {
 	if sel.Plan != PlanAuto {

@@ -21,6 +21,7 @@ type rowReader struct {
 	dec   rowkey.RowDecoder
 	store []series.Point
 	head  []series.Point
+	tsuid []byte // a SeriesIterator's series
 	ropts storage.ReadOptions
 	notes []Note // with wantNotes: annotations of the rows decoded
 	want  bool   // collect annotation cells

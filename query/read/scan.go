@@ -59,6 +59,14 @@ func (r *Reader) scanMetric(ctx context.Context, sel Selection, fn Func) error {
 
 // scanBuckets runs one scan per bucket, at most Parallelism at once.
 func (r *Reader) scanBuckets(ctx context.Context, metric []byte, sel Selection, accs map[string]*acc) error {
+	return r.forBuckets(ctx, func(ctx context.Context, b int) error {
+		return r.scanBucket(ctx, b, metric, sel, accs)
+	})
+}
+
+// forBuckets calls fn for every salt bucket, at most Parallelism at once,
+// and returns the first error, which cancels the calls not yet done.
+func (r *Reader) forBuckets(ctx context.Context, fn func(ctx context.Context, bucket int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, r.opts.Parallelism)
@@ -72,7 +80,7 @@ func (r *Reader) scanBuckets(ctx context.Context, metric []byte, sel Selection, 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := r.scanBucket(ctx, b, metric, sel, accs); err != nil {
+			if err := fn(ctx, b); err != nil {
 				cancel(err)
 			}
 		}()

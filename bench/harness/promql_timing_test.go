@@ -1,0 +1,73 @@
+package harness
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+	promstorage "github.com/prometheus/prometheus/storage"
+
+	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/bench/promtsdb"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/storage/pebble"
+)
+
+var (
+	benchHosts = flag.Int("promql.hosts", 20, "hosts of BenchmarkPromQL's dataset")
+	benchSpan  = flag.Duration("promql.span", 13*time.Hour, "span of BenchmarkPromQL's dataset (>= 12h)")
+)
+
+// BenchmarkPromQL runs the two PromQL figures of tsdbench on tsd's
+// Queryable and on Prometheus's block, loaded once (for profiling the
+// query path: go test -run - -bench PromQL -cpuprofile).
+func BenchmarkPromQL(b *testing.B) {
+	e, err := NewEnv(Size{Hosts: *benchHosts, Span: *benchSpan, Runs: 1, QueryRepeats: 1}, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	e.OpenStore = func(dir string) (storage.DB, error) {
+		return pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
+	}
+	d, err := promData(e, gen.ValuesInt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tl, err := loadTSD(e, "int", d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := loadProm(e, gen.ValuesInt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, q := range promQueries {
+		name := []string{"max1h", "avg12h"}[i]
+		b.Run(name+"/tsd", func(b *testing.B) { benchPromRun(b, tl.promEng, tl.promQ, q, d.MaxTime()) })
+		b.Run(name+"/prom", func(b *testing.B) { benchPromRun(b, pl.eng, pl.db, q, d.MaxTime()) })
+	}
+}
+
+// benchPromRun loops q and reports the process CPU time per query, the
+// tsdbench clock (wall time on a shared machine is mostly waiting).
+func benchPromRun(b *testing.B, eng *promql.Engine, db promstorage.Queryable, q promtsdb.Query, end int64) {
+	b.ReportAllocs()
+	cpu0, err := processCPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, _, err := promtsdb.Run(context.Background(), eng, db, q, end); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu1, err := processCPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+}

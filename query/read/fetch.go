@@ -1,0 +1,238 @@
+package read
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync/atomic"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// Fetched is a selection ready for lazy iteration. With the scan plan it
+// holds the selected series' stored rows, still encoded, read by one scan
+// per salt bucket; with the per-series plan it holds nothing and each
+// iterator Gets its rows as it goes. It is safe for concurrent use.
+type Fetched struct {
+	r          *Reader
+	series     []index.Series
+	rows       [][]fetchedRow // per series; nil with the per-series plan
+	start, end int64
+	budget     *Budget
+}
+
+// Fetch prepares lazy iterators over sel's series (Series, Start, End,
+// MetricSeries, Plan and Budget; Notes is ignored, and the series are not
+// charged to the budget: the caller does). The planner chooses as in Read;
+// the scan plan runs now and keeps the selected rows' cells, at most
+// Options.MaxFetchBytes of them, beyond which Fetch drops them and falls
+// back to Gets. Points are charged to the budget as iterators decode them.
+func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
+	f := &Fetched{r: r, series: sel.Series, start: sel.Start, end: sel.End, budget: sel.Budget}
+	if len(sel.Series) == 0 {
+		return f, nil
+	}
+	start, err := r.clampStart(ctx, sel.Series[0].TSUID, sel.Start)
+	if err != nil {
+		return nil, err
+	}
+	f.start, sel.Start = start, start
+	if start > sel.End || r.opts.MaxFetchBytes < 0 || r.choose(sel) != PlanScan {
+		r.c.plansSeries.Add(1)
+		return f, nil
+	}
+	rows, err := r.fetchScan(ctx, sel)
+	switch {
+	case errors.Is(err, errFetchFull):
+		r.c.plansSeries.Add(1)
+		return f, nil
+	case err != nil:
+		return nil, err
+	}
+	r.c.plansScan.Add(1)
+	f.rows = rows
+	return f, nil
+}
+
+// Len returns the number of series.
+func (f *Fetched) Len() int { return len(f.series) }
+
+// Iterator returns series i's points in the selection's range as a lazy
+// iterator, as Reader.Iterator does; every call starts a new walk. A
+// non-nil reuse, an iterator the caller is done with, is reset and
+// returned with its buffers. The iterator must not outlive ctx.
+func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *SeriesIterator {
+	var rows iterRows
+	if f.rows != nil {
+		rows = iterRows{rows: f.rows[i], fetched: true}
+	}
+	return f.r.newIterator(ctx, &f.series[i], rows, f.start, f.end, f.budget, nil, reuse)
+}
+
+// errFetchFull stops a fetch scan past Options.MaxFetchBytes.
+var errFetchFull = errors.New("read: fetch buffer full")
+
+// fetchedRow is one stored row of a fetched series: its key and cells in
+// the arena of the bucket that held it.
+type fetchedRow struct {
+	base  int64 // ms
+	arena *fetchArena
+	key   [2]int // the row key: arena.data[key[0]:key[1]]
+	cells [2]int // arena.cells[cells[0]:cells[1]]
+}
+
+// fetchArena holds one bucket's fetched cells.
+type fetchArena struct {
+	data  []byte
+	cells []cellOffs
+}
+
+// decode appends the row's points to dst.
+func (fr *fetchedRow) decode(rr *rowReader, dst []series.Point) []series.Point {
+	a := fr.arena
+	rr.key = append(rr.key[:0], a.data[fr.key[0]:fr.key[1]]...) // named in corrupt-cell logs
+	rr.cells = rr.cells[:0]
+	for _, o := range a.cells[fr.cells[0]:fr.cells[1]] {
+		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: a.data[o.q:o.v], Value: a.data[o.v:o.end], Timestamp: o.ts})
+	}
+	return rr.decode(dst, fr.base/1000)
+}
+
+// fetchBucket is what one bucket's scan found.
+type fetchBucket struct {
+	arena fetchArena
+	rows  []seriesRow
+}
+
+type seriesRow struct {
+	series int32 // index in the selection
+	row    fetchedRow
+}
+
+// fetchScan scans every bucket of the metric over the range and returns
+// the selected series' rows, per series in time order.
+func (r *Reader) fetchScan(ctx context.Context, sel Selection) ([][]fetchedRow, error) {
+	ids := make(map[string]int32, len(sel.Series))
+	for i := range sel.Series {
+		ids[sel.Series[i].TSUID] = int32(i)
+	}
+	fs := fetchScan{r: r, sel: &sel, ids: ids, buckets: make([]fetchBucket, r.buckets()),
+		metric: []byte(sel.Series[0].TSUID[:r.opts.Layout.Widths.Metric])}
+	if err := r.forBuckets(ctx, fs.bucket); err != nil {
+		return nil, err
+	}
+	return fs.distribute(), nil
+}
+
+// fetchScan is one fetch's shared state; each bucket writes its own
+// fetchBucket.
+type fetchScan struct {
+	r       *Reader
+	sel     *Selection
+	ids     map[string]int32
+	metric  []byte
+	buckets []fetchBucket
+	bytes   atomic.Int64
+}
+
+// bucket scans one bucket.
+func (fs *fetchScan) bucket(ctx context.Context, bucket int) error {
+	r, l := fs.r, &fs.r.opts.Layout
+	start := l.AppendKeyPrefix(nil, bucket, fs.metric, fs.sel.Start)
+	stop := r.stopKey(bucket, fs.metric, fs.sel.End)
+	r.c.scans.Add(1)
+	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
+		ReadOptions: storage.ReadOptions{Families: []string{r.opts.Family}}})
+	defer sc.Close()
+	fb := &fs.buckets[bucket]
+	rs := rawScan{fs: fs, fb: fb, prefix: l.Salt.Width() + len(fs.metric), cur: -1}
+	rs.tsuid = append(rs.tsuid, fs.metric...)
+	for sc.Next() {
+		if err := rs.add(sc.Cell()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// rawScan groups one bucket's cells into rows and keeps selected ones.
+type rawScan struct {
+	fs     *fetchScan
+	fb     *fetchBucket
+	prefix int // salt + metric width: where the base time starts
+	tsuid  []byte
+	row    []byte // the current row's key
+	have   bool
+	cur    int // index in fb.rows of the current row; -1: not selected
+}
+
+// add takes the scanner's next cell.
+func (rs *rawScan) add(c storage.Cell) error {
+	if !rs.have || !bytes.Equal(c.Row, rs.row) {
+		rs.start(c.Row)
+	}
+	if rs.cur < 0 {
+		return nil
+	}
+	a := &rs.fb.arena
+	q := len(a.data)
+	a.data = append(a.data, c.Qualifier...)
+	v := len(a.data)
+	a.data = append(a.data, c.Value...)
+	a.cells = append(a.cells, cellOffs{q: q, v: v, end: len(a.data), ts: c.Timestamp})
+	rs.fb.rows[rs.cur].row.cells[1] = len(a.cells)
+	if rs.fs.bytes.Add(int64(len(a.data)-q)) > rs.fs.r.opts.MaxFetchBytes {
+		return errFetchFull
+	}
+	return nil
+}
+
+// start begins a row, selected when its TSUID is.
+func (rs *rawScan) start(row []byte) {
+	rs.row, rs.have, rs.cur = append(rs.row[:0], row...), true, -1
+	if len(row) < rs.prefix+rowkey.TimestampBytes {
+		return
+	}
+	rs.tsuid = append(rs.tsuid[:len(rs.fs.metric)], row[rs.prefix+rowkey.TimestampBytes:]...)
+	id, ok := rs.fs.ids[string(rs.tsuid)]
+	if !ok {
+		return
+	}
+	a := &rs.fb.arena
+	k := len(a.data)
+	a.data = append(a.data, row...)
+	base := int64(binary.BigEndian.Uint32(row[rs.prefix:])) * 1000
+	rs.fb.rows = append(rs.fb.rows, seriesRow{series: id, row: fetchedRow{base: base, arena: a,
+		key: [2]int{k, len(a.data)}, cells: [2]int{len(a.cells), len(a.cells)}}})
+	rs.cur = len(rs.fb.rows) - 1
+}
+
+// distribute lists each series' rows; a series lives in one bucket, whose
+// scan met its rows in time order.
+func (fs *fetchScan) distribute() [][]fetchedRow {
+	counts := make([]int, len(fs.sel.Series))
+	total := 0
+	for b := range fs.buckets {
+		for _, sr := range fs.buckets[b].rows {
+			counts[sr.series]++
+		}
+		total += len(fs.buckets[b].rows)
+	}
+	flat := make([]fetchedRow, total)
+	out := make([][]fetchedRow, len(counts))
+	off := 0
+	for i, n := range counts {
+		out[i] = flat[off : off : off+n]
+		off += n
+	}
+	for b := range fs.buckets {
+		for _, sr := range fs.buckets[b].rows {
+			out[sr.series] = append(out[sr.series], sr.row)
+		}
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package read_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query/read"
+)
+
+// TestFetchMatchesModel walks every series of Fetch's iterators, under
+// both plans, with a scan buffer too small to hold the rows (the fallback
+// to Gets), with random Next, SeekTime and NextBatch calls and with
+// iterators reused from one series to the next.
+func TestFetchMatchesModel(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	all := s.selection(t, "m")
+	ranges := [][2]int64{
+		{t0, t0 + 6*hourMs}, {t0 + 1_234, t0 + 2*hourMs + 99}, {t0 + 3*hourMs, t0 + 3*hourMs},
+		{t0 - 10*hourMs, t0 - 1}, {t0 + 2*hourMs + 1, t0 + 4*hourMs - 1},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, maxBytes := range []int64{0, 100} {
+		r := s.reader(t, read.Options{MaxFetchBytes: maxBytes})
+		for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
+			for _, rg := range ranges {
+				for _, sel := range [][]int{nil, {0, 2, 5}} {
+					name := fmt.Sprintf("max %d %s/%d-%d/%v", maxBytes, plan, rg[0]-t0, rg[1]-t0, sel)
+					selection := read.Selection{Series: all, Start: rg[0], End: rg[1], Plan: plan}
+					if sel != nil {
+						selection.Series = nil
+						for _, i := range sel {
+							selection.Series = append(selection.Series, all[i])
+						}
+					}
+					f, err := r.Fetch(context.Background(), selection)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var reuse *read.SeriesIterator
+					for i, x := range selection.Series {
+						want := m.want(hostOf(t, s, x), rg[0], rg[1])
+						reuse = f.Iterator(context.Background(), i, reuse)
+						walkModel(t, name, rng, reuse, want, rg)
+					}
+				}
+			}
+		}
+		st := r.Stats()
+		if maxBytes == 0 && (st.PlansScan == 0 || st.Scans == 0) {
+			t.Fatalf("stats %+v: the scan plan never ran", st)
+		}
+		// Half the fetches force Gets; with a 100-byte buffer, scans that
+		// meet stored rows fall back to them too.
+		if maxBytes == 100 && st.PlansSeries <= 10 {
+			t.Fatalf("stats %+v: a 100-byte buffer held every scan", st)
+		}
+	}
+}
+
+// walkModel drives it with random calls and checks each position in want.
+func walkModel(t *testing.T, name string, rng *rand.Rand, it *read.SeriesIterator, want []series.Point, rg [2]int64) {
+	t.Helper()
+	p := -1 // it's position in want
+	for step := 0; ; step++ {
+		var ok bool
+		var batch []series.Point
+		target := rg[0] + rng.Int64N(rg[1]-rg[0]+1)
+		switch rng.IntN(4) {
+		case 0:
+			ok = it.SeekTime(target)
+			p = max(p, 0)
+			for p < len(want) && want[p].T < target {
+				p++
+			}
+		case 1:
+			if rng.IntN(2) == 0 {
+				target = math.MinInt64
+			}
+			batch, ok = it.NextBatch(target)
+			p++
+			for p < len(want) && want[p].T < target {
+				p++
+			}
+		default:
+			ok = it.Next()
+			p++
+		}
+		if ok != (p < len(want)) {
+			t.Fatalf("%s step %d: iterator says %v, model at %d of %d", name, step, ok, p, len(want))
+		}
+		if !ok {
+			if err := it.Err(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return
+		}
+		if batch != nil {
+			if len(batch) == 0 || !slices.Equal(batch, want[p:p+len(batch)]) {
+				t.Fatalf("%s step %d: batch of %d points differs from the model at %d", name, step, len(batch), p)
+			}
+			p += len(batch) - 1
+			if n := p + 1; n < len(want) && want[n].T/hourMs == batch[0].T/hourMs {
+				t.Fatalf("%s step %d: batch stops inside its hour", name, step)
+			}
+		}
+		if got := it.At(); got != want[p] {
+			t.Fatalf("%s step %d: at %+v, want %+v", name, step, got, want[p])
+		}
+	}
+}
+
+// TestFetchBudget: points decoded from fetched rows count against the
+// budget, as Gets' do.
+func TestFetchBudget(t *testing.T) {
+	s := openStack(t)
+	loadSplit(t, s)
+	r := s.reader(t, read.Options{})
+	sel := s.selection(t, "m")
+	for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
+		f, err := r.Fetch(context.Background(), read.Selection{Series: sel, Start: t0, End: t0 + 6*hourMs, Plan: plan,
+			Budget: read.NewBudget(read.Limits{MaxPoints: 100})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var it *read.SeriesIterator
+		var err2 error
+		for i := 0; i < f.Len() && err2 == nil; i++ {
+			it = f.Iterator(context.Background(), i, it)
+			for it.Next() {
+			}
+			err2 = it.Err()
+		}
+		if !errors.Is(err2, read.ErrLimit) {
+			t.Fatalf("%s: got %v, want a limit error", plan, err2)
+		}
+	}
+}
