@@ -47,9 +47,10 @@ func (d *daemon) kill() {
 // TestDaemonCrashUnderPutLoad SIGKILLs tsd at a random moment while
 // clients post /api/put batches (every other one with ?sync), restarts it
 // on the same directory and checks that every acknowledged point is
-// there, exactly once, with its value. Half the rounds go on loading the
-// restarted daemon, so a kill also lands on a head rebuilt from its log;
-// the others stop it cleanly and read the store back with `tsd scan`.
+// there, with its value: through /api/query on the restarted daemon after
+// every kill, and exactly once through `tsd scan` of the store after a clean
+// stop. Half the rounds go on loading the restarted daemon, so a kill also
+// lands on a head rebuilt from its log; the others stop it cleanly.
 func TestDaemonCrashUnderPutLoad(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
@@ -60,6 +61,9 @@ func TestDaemonCrashUnderPutLoad(t *testing.T) {
 		pending = append(pending, round)
 		d = startDaemon(t, "--data", data)
 		checkReplay(t, d, clients[round])
+		for _, r := range pending {
+			checkQueryRound(t, d, r, clients[r])
+		}
 		if round%2 == 0 && round != *crashIters-1 {
 			continue
 		}
@@ -168,6 +172,36 @@ func checkReplay(t *testing.T, d *daemon, cs []crashClient) {
 	}
 	if m[2] != "0" || m[3] != "0" || samples < acked {
 		t.Errorf("replay: samples=%s bad_records=%s orphan_samples=%s; %d points acknowledged", m[1], m[2], m[3], acked)
+	}
+}
+
+// checkQueryRound reads round's window back through /api/query on the
+// restarted daemon (head replayed from its log, plus the store): every
+// acknowledged point is there with its value, and nothing never sent.
+func checkQueryRound(t *testing.T, d *daemon, round int, cs []crashClient) {
+	t.Helper()
+	for g, c := range cs {
+		if len(c.acked) == 0 {
+			continue
+		}
+		m := "sum:crash.m%7Bg=" + strconv.Itoa(g) + "%7D"
+		dps := d.queryDPS(t, m, crashT0(round), crashT0(round)+crashRoundS*1000-1)[""]
+		for ts, v := range dps {
+			ms, err := strconv.ParseInt(ts, 10, 64)
+			seq := (ms - crashT0(round)) / crashStepMs
+			if err != nil || (ms-crashT0(round))%crashStepMs != 0 || seq < 0 || seq >= int64(c.sent) || v != float64(seq) {
+				t.Errorf("round %d client %d: /api/query point %s=%v (sent %d)", round, g, ts, v, c.sent)
+			}
+		}
+		for _, s := range c.acked {
+			for seq := s[0]; seq < s[1]; seq++ {
+				ts := strconv.FormatInt(crashT0(round)+int64(seq)*crashStepMs, 10)
+				if _, ok := dps[ts]; !ok {
+					t.Fatalf("round %d client %d: acknowledged point %d (t=%s) missing from /api/query after restart",
+						round, g, seq, ts)
+				}
+			}
+		}
 	}
 }
 
