@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -221,6 +222,7 @@ func TestBigtableOutage(t *testing.T) {
 
 	proxy.cut()
 	t.Logf("%v: store cut", elapsed())
+	flushedAtCut := d.stat(t, "tsd.flush.points")
 	throttled := false
 	for i := 0; i < 500 && !throttled; i++ {
 		resp, out := l.put(t, d, metric, 2000)
@@ -263,6 +265,17 @@ func TestBigtableOutage(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("%v: ingest accepted again", elapsed())
+	// The flusher retried on its own: the rows held during the outage
+	// reach the store without a shutdown, and the head drains below its
+	// limit.
+	for d.stat(t, "tsd.flush.points") < flushedAtCut+100_000 || d.stat(t, "tsd.head.memory-bytes") > 512<<10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("flushed %d points since the cut, head %d bytes, 90s after the store came back\n%s",
+				d.stat(t, "tsd.flush.points")-flushedAtCut, d.stat(t, "tsd.head.memory-bytes"), d.logs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("%v: %d points flushed since the cut", elapsed(), d.stat(t, "tsd.flush.points")-flushedAtCut)
 	putOne(t, d, "fault.new", "h0", l.t0, http.StatusNoContent)
 	putOne(t, d, "fault.other", "h1", l.t0, http.StatusNoContent)
 	l.check(t, d, metric)
@@ -273,6 +286,31 @@ func TestBigtableOutage(t *testing.T) {
 	// A daemon with an empty log reads only the store.
 	fresh := startBTDaemon(t, filepath.Join(t.TempDir(), "b"))
 	l.check(t, fresh, metric)
+}
+
+// stat returns the value of a counter of /api/stats (the first series of
+// that name).
+func (d *daemon) stat(t *testing.T, metric string) int64 {
+	t.Helper()
+	code, body := d.get(t, "/api/stats")
+	var stats []struct {
+		Metric string `json:"metric"`
+		Value  string `json:"value"`
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &stats) != nil {
+		t.Fatalf("/api/stats = %d %.300s", code, body)
+	}
+	for _, s := range stats {
+		if s.Metric == metric {
+			n, err := strconv.ParseInt(s.Value, 10, 64)
+			if err != nil {
+				t.Fatalf("%s = %q", metric, s.Value)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/api/stats lacks %s", metric)
+	return 0
 }
 
 // putOne puts one point and wants the answer code within 20s.
