@@ -150,3 +150,29 @@ func TestDaemonHTTPQueryGzip(t *testing.T) {
 		t.Errorf("gunzipped answer differs (%v):\n%s\nplain:\n%s", err, unzipped, plain)
 	}
 }
+
+// TestDaemonHTTPQueryDelete checks tsd.http.query.allow_delete: the
+// DELETE verb answers the query, then the stored rows read are gone. The
+// points reach the store at shutdown (the final flush).
+func TestDaemonHTTPQueryDelete(t *testing.T) {
+	data := t.TempDir()
+	d := startDaemon(t, "--data", data)
+	put := `[{"metric":"d.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
+		`{"metric":"d.m","timestamp":1356998460,"value":2,"tags":{"host":"a"}}]`
+	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
+		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.logs)
+	}
+	d = startDaemon(t, "--data", data, "--tsd.http.query.allow_delete=true")
+	path := "/api/query?start=1356998400&end=1356998460&m=sum:d.m"
+	resp, body := post(t, "DELETE", "http://"+d.addr+path, nil, false)
+	want := `[{"metric":"d.m","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":1,"1356998460":2}}]`
+	if resp.StatusCode != 200 || body != want {
+		t.Fatalf("DELETE = %d %s, want 200 %s", resp.StatusCode, body, want)
+	}
+	if code, body := d.get(t, path); code != 200 || body != "[]" {
+		t.Errorf("after the delete: %d %s, want []", code, body)
+	}
+}
