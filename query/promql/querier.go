@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/prometheus/prometheus/model/labels"
@@ -24,10 +25,40 @@ type querier struct {
 	q          *Queryable
 	mint, maxt int64
 	budget     *read.Budget
+	mu         struct {
+		sync.Mutex
+		fetched []*read.Fetched
+		iters   []*read.SeriesIterator
+	}
 }
 
-// Close implements storage.Querier; a querier holds nothing to release.
-func (*querier) Close() error { return nil }
+// Close implements storage.Querier: the buffers of the querier's reads go
+// back to the Reader. Prometheus uses no series or iterator of a querier
+// after closing it.
+func (qr *querier) Close() error {
+	qr.mu.Lock()
+	defer qr.mu.Unlock()
+	for _, it := range qr.mu.iters {
+		it.Close()
+	}
+	for _, f := range qr.mu.fetched {
+		f.Release()
+	}
+	qr.mu.iters, qr.mu.fetched = nil, nil
+	return nil
+}
+
+// iterator returns series fi of f, reusing prev (an iterator of this
+// querier) or registering a new one for Close.
+func (qr *querier) iterator(ctx context.Context, f *read.Fetched, fi int, prev *read.SeriesIterator) *read.SeriesIterator {
+	it := f.Iterator(ctx, fi, prev)
+	if prev == nil {
+		qr.mu.Lock()
+		qr.mu.iters = append(qr.mu.iters, it)
+		qr.mu.Unlock()
+	}
+	return it
+}
 
 // Select implements storage.Querier: the series ms select, with lazy
 // sample iterators over the hinted range (Start and End; Range and Func are
@@ -100,6 +131,9 @@ func (qr *querier) fetchMetric(ctx context.Context, ss []*tsdSeries, start, end 
 	if err != nil {
 		return err
 	}
+	qr.mu.Lock()
+	qr.mu.fetched = append(qr.mu.fetched, f)
+	qr.mu.Unlock()
 	for i, s := range ss {
 		s.f, s.fi = f, i
 	}
@@ -152,7 +186,7 @@ func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start
 			return nil, err
 		}
 		if matchesAll(l, ms) {
-			out = append(out, &tsdSeries{ctx: ctx, s: s, lbls: l})
+			out = append(out, &tsdSeries{qr: qr, ctx: ctx, s: s, lbls: l})
 		}
 	}
 	return out, nil

@@ -39,6 +39,7 @@ func (*seriesSet) Warnings() annotations.Annotations { return nil }
 
 // tsdSeries is one selected series; its samples are read when iterated.
 type tsdSeries struct {
+	qr   *querier
 	ctx  context.Context
 	s    index.Series
 	lbls labels.Labels
@@ -56,8 +57,12 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 	if !ok {
 		it = &Iterator{}
 	}
-	prev, _ := it.it.(*read.SeriesIterator)
-	it.Reset(s.f.Iterator(s.ctx, s.fi, prev))
+	var prev *read.SeriesIterator
+	if it.qr == s.qr {
+		prev, _ = it.it.(*read.SeriesIterator) // this querier closes it
+	}
+	it.Reset(s.qr.iterator(s.ctx, s.f, s.fi, prev))
+	it.qr = s.qr
 	return it
 }
 
@@ -73,6 +78,7 @@ type iterator[T ~int64] struct {
 	rows batcher        // it, when it hands out whole rows
 	pts  []series.Point // with rows: the current row from j on
 	j    int
+	qr   *querier // the querier whose Close ends it, if any
 	t    int64
 	v    float64
 	ok   bool // positioned on a sample

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	"github.com/tsd-db/tsd/internal/series"
@@ -21,8 +22,44 @@ type Fetched struct {
 	r          *Reader
 	series     []index.Series
 	rows       [][]fetchedRow // per series; nil with the per-series plan
+	bufs       *fetchBuffers  // rows' memory, with the scan plan
 	start, end int64
 	budget     *Budget
+}
+
+// fetchBuffers is one scan's memory, pooled by the Reader.
+type fetchBuffers struct {
+	ids     map[string]int32 // TSUID -> index in the selection
+	buckets []fetchBucket
+	counts  []int
+	flat    []fetchedRow
+	lists   [][]fetchedRow
+}
+
+// maxPooledFetch is the largest scan memory Release keeps for reuse.
+const maxPooledFetch = 8 << 20
+
+// Release gives the fetched rows' memory back to the Reader: neither f
+// nor its iterators may be used afterwards. It is optional.
+func (f *Fetched) Release() {
+	fb := f.bufs
+	if fb == nil {
+		return
+	}
+	f.bufs, f.rows = nil, nil
+	size := 0
+	for i := range fb.buckets {
+		b := &fb.buckets[i]
+		size += cap(b.arena.data)
+		b.arena.data, b.arena.cells, b.rows = b.arena.data[:0], b.arena.cells[:0], b.rows[:0]
+	}
+	if size > maxPooledFetch {
+		return
+	}
+	clear(fb.ids)
+	clear(fb.lists)
+	fb.flat = fb.flat[:0]
+	f.r.fetches.Put(fb)
 }
 
 // Fetch prepares lazy iterators over sel's series (Series, Start, End,
@@ -45,13 +82,15 @@ func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
 		r.c.plansSeries.Add(1)
 		return f, nil
 	}
-	rows, err := r.fetchScan(ctx, sel)
-	switch {
-	case errors.Is(err, errFetchFull):
+	f.bufs = r.fetches.Get().(*fetchBuffers)
+	rows, err := r.fetchScan(ctx, sel, f.bufs)
+	if err != nil {
+		f.Release()
+		if !errors.Is(err, errFetchFull) {
+			return nil, err
+		}
 		r.c.plansSeries.Add(1)
 		return f, nil
-	case err != nil:
-		return nil, err
 	}
 	r.c.plansScan.Add(1)
 	f.rows = rows
@@ -114,18 +153,23 @@ type seriesRow struct {
 }
 
 // fetchScan scans every bucket of the metric over the range and returns
-// the selected series' rows, per series in time order.
-func (r *Reader) fetchScan(ctx context.Context, sel Selection) ([][]fetchedRow, error) {
-	ids := make(map[string]int32, len(sel.Series))
-	for i := range sel.Series {
-		ids[sel.Series[i].TSUID] = int32(i)
+// the selected series' rows, per series in time order, in bufs' memory.
+func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffers) ([][]fetchedRow, error) {
+	if bufs.ids == nil {
+		bufs.ids = make(map[string]int32, len(sel.Series))
 	}
-	fs := fetchScan{r: r, sel: &sel, ids: ids, buckets: make([]fetchBucket, r.buckets()),
+	for i := range sel.Series {
+		bufs.ids[sel.Series[i].TSUID] = int32(i)
+	}
+	if n := r.buckets(); len(bufs.buckets) != n {
+		bufs.buckets = make([]fetchBucket, n)
+	}
+	fs := fetchScan{r: r, sel: &sel, ids: bufs.ids, buckets: bufs.buckets,
 		metric: []byte(sel.Series[0].TSUID[:r.opts.Layout.Widths.Metric])}
 	if err := r.forBuckets(ctx, fs.bucket); err != nil {
 		return nil, err
 	}
-	return fs.distribute(), nil
+	return fs.distribute(bufs), nil
 }
 
 // fetchScan is one fetch's shared state; each bucket writes its own
@@ -213,8 +257,9 @@ func (rs *rawScan) start(row []byte) {
 
 // distribute lists each series' rows; a series lives in one bucket, whose
 // scan met its rows in time order.
-func (fs *fetchScan) distribute() [][]fetchedRow {
-	counts := make([]int, len(fs.sel.Series))
+func (fs *fetchScan) distribute(bufs *fetchBuffers) [][]fetchedRow {
+	n := len(fs.sel.Series)
+	counts := append(bufs.counts[:0], make([]int, n)...)
 	total := 0
 	for b := range fs.buckets {
 		for _, sr := range fs.buckets[b].rows {
@@ -222,17 +267,18 @@ func (fs *fetchScan) distribute() [][]fetchedRow {
 		}
 		total += len(fs.buckets[b].rows)
 	}
-	flat := make([]fetchedRow, total)
-	out := make([][]fetchedRow, len(counts))
+	flat := slices.Grow(bufs.flat[:0], total)[:total]
+	out := slices.Grow(bufs.lists[:0], n)[:n]
 	off := 0
-	for i, n := range counts {
-		out[i] = flat[off : off : off+n]
-		off += n
+	for i, c := range counts {
+		out[i] = flat[off : off : off+c]
+		off += c
 	}
 	for b := range fs.buckets {
 		for _, sr := range fs.buckets[b].rows {
 			out[sr.series] = append(out[sr.series], sr.row)
 		}
 	}
+	bufs.counts, bufs.flat, bufs.lists = counts, flat, out
 	return out
 }

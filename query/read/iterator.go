@@ -31,7 +31,7 @@ type iterRows struct {
 func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows, start, end int64, b *Budget, err error, reuse *SeriesIterator) *SeriesIterator {
 	it := reuse
 	if it == nil {
-		it = &SeriesIterator{}
+		it = r.iters.Get().(*SeriesIterator)
 	}
 	rr, mem := it.rr, it.mem[:0]
 	if rr != nil && rr.r != r {
@@ -41,7 +41,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 	if rr == nil {
 		rr = r.getRowReader()
 	}
-	*it = SeriesIterator{ctx: ctx, rr: rr, budget: b, start: start, end: end, rows: rows.rows,
+	*it = SeriesIterator{r: r, ctx: ctx, rr: rr, budget: b, start: start, end: end, rows: rows.rows,
 		fetched: rows.fetched, mem: mem, i: -1, err: err}
 	if err != nil {
 		it.finish()
@@ -70,8 +70,9 @@ func floorHour(t int64) int64 { return t - t%hourMs }
 // come one hour row at a time, merged with the head's. Errors are sticky.
 // It gives its decoder back to the Reader as soon as it has read its last
 // row; it keeps the buffer of the current row, which a later iterator
-// reusing it takes over. Not safe for concurrent use.
+// reusing it takes over, or Close returns. Not safe for concurrent use.
 type SeriesIterator struct {
+	r          *Reader
 	ctx        context.Context
 	rr         *rowReader // nil once the last row is read
 	budget     *Budget
@@ -269,4 +270,15 @@ func (it *SeriesIterator) release() {
 func (it *SeriesIterator) finish() {
 	it.release()
 	it.buf, it.i = nil, -1
+}
+
+// Close ends the iteration and gives the iterator and its buffers back to
+// the Reader: neither it nor any slice it returned may be used afterwards.
+func (it *SeriesIterator) Close() {
+	it.finish()
+	if it.r != nil {
+		r := it.r
+		*it = SeriesIterator{mem: it.mem[:0]}
+		r.iters.Put(it)
+	}
 }

@@ -91,9 +91,11 @@ type counters struct {
 // Reader reads series points from the store and the head. It is safe for
 // concurrent use.
 type Reader struct {
-	opts Options
-	c    counters
-	pool sync.Pool // *rowReader
+	opts    Options
+	c       counters
+	pool    sync.Pool // *rowReader
+	iters   sync.Pool // *SeriesIterator, closed
+	fetches sync.Pool // *fetchBuffers
 }
 
 // New returns a Reader.
@@ -105,6 +107,8 @@ func New(opts *Options) (*Reader, error) {
 	}
 	r := &Reader{opts: o}
 	r.pool.New = func() any { return &rowReader{r: r} }
+	r.iters.New = func() any { return &SeriesIterator{} }
+	r.fetches.New = func() any { return &fetchBuffers{} }
 	return r, nil
 }
 
