@@ -26,12 +26,14 @@
 //
 // The range read is SelectHints' [Start, End] (the querier's [mint, maxt]
 // without hints), clipped to what tsd stores (0 to the row key's last
-// second). Select hands each metric's selected series to read.Fetch: when
-// they are most of the metric, one scan per salt bucket fetches their rows
-// still encoded; otherwise nothing is read yet. Each series' samples then
+// second). Nothing is read until the engine iterates a series; then its
+// metric's selected series go to read.Fetch, once: when they are most of
+// the metric, one scan per salt bucket fetches their rows still encoded,
+// otherwise each series Gets its rows as it goes. Each series' samples
 // come from a lazy read.SeriesIterator: one hour row decoded at a time,
 // merged with the head, so the engine's window holds only what it
-// evaluates. The chunkenc adapter walks each decoded row as a slice.
+// evaluates. The chunkenc adapter walks each decoded row as a slice, and
+// the querier's Close returns iterators and fetched rows to the Reader.
 //
 // # Values
 //

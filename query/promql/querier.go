@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/annotations"
 
+	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
@@ -48,10 +49,14 @@ func (qr *querier) Close() error {
 	return nil
 }
 
-// iterator returns series fi of f, reusing prev (an iterator of this
+// iterator returns series fi of mr, reusing prev (an iterator of this
 // querier) or registering a new one for Close.
-func (qr *querier) iterator(ctx context.Context, f *read.Fetched, fi int, prev *read.SeriesIterator) *read.SeriesIterator {
-	it := f.Iterator(ctx, fi, prev)
+func (qr *querier) iterator(mr *metricRead, fi int, prev *read.SeriesIterator) series.Iterator {
+	f, err := mr.fetched()
+	if err != nil {
+		return errIterator{err}
+	}
+	it := f.Iterator(mr.ctx, fi, prev)
 	if prev == nil {
 		qr.mu.Lock()
 		qr.mu.iters = append(qr.mu.iters, it)
@@ -85,19 +90,17 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	if err := qr.budget.AddSeries(len(ss)); err != nil {
 		return storage.ErrSeriesSet(err)
 	}
-	if err := qr.fetch(ctx, ss, start, end); err != nil {
-		return storage.ErrSeriesSet(err)
-	}
+	qr.fetch(ctx, ss, start, end)
 	return &seriesSet{ss: ss, i: -1}
 }
 
-// fetch prepares the reads of ss over [start, end]: one read.Fetch per
-// metric, which scans the metric's rows now when the series are most of
-// it.
-func (qr *querier) fetch(ctx context.Context, ss []*tsdSeries, start, end int64) error {
+// fetch prepares the reads of ss over [start, end]: one metricRead per
+// metric, run when the engine first iterates one of its series.
+func (qr *querier) fetch(ctx context.Context, ss []*tsdSeries, start, end int64) {
 	w := qr.q.opts.UIDs.Width(uid.Metric)
 	if len(ss) == 0 || !slices.ContainsFunc(ss, func(s *tsdSeries) bool { return s.s.TSUID[:w] != ss[0].s.TSUID[:w] }) {
-		return qr.fetchMetric(ctx, ss, start, end)
+		qr.fetchMetric(ctx, ss, start, end)
+		return
 	}
 	for len(ss) > 0 {
 		metric := ss[0].s.TSUID[:w]
@@ -109,35 +112,49 @@ func (qr *querier) fetch(ctx context.Context, ss []*tsdSeries, start, end int64)
 				rest = append(rest, s)
 			}
 		}
-		if err := qr.fetchMetric(ctx, group, start, end); err != nil {
-			return err
-		}
+		qr.fetchMetric(ctx, group, start, end)
 		ss = rest
 	}
-	return nil
 }
 
-// fetchMetric fetches ss, series of one metric.
-func (qr *querier) fetchMetric(ctx context.Context, ss []*tsdSeries, start, end int64) error {
+// fetchMetric points ss, series of one metric, at their shared read.
+func (qr *querier) fetchMetric(ctx context.Context, ss []*tsdSeries, start, end int64) {
 	if len(ss) == 0 {
-		return nil
+		return
 	}
-	sel := read.Selection{Series: make([]index.Series, len(ss)), Start: start, End: end, Budget: qr.budget}
+	mr := &metricRead{qr: qr, ctx: ctx,
+		sel: read.Selection{Series: make([]index.Series, len(ss)), Start: start, End: end, Budget: qr.budget}}
 	for i, s := range ss {
-		sel.Series[i] = s.s
+		mr.sel.Series[i] = s.s
+		s.mr, s.fi = mr, i
 	}
-	sel.MetricSeries = qr.metricSeries(ctx, &sel)
-	f, err := qr.q.opts.Reader.Fetch(ctx, sel)
-	if err != nil {
-		return err
-	}
-	qr.mu.Lock()
-	qr.mu.fetched = append(qr.mu.fetched, f)
-	qr.mu.Unlock()
-	for i, s := range ss {
-		s.f, s.fi = f, i
-	}
-	return nil
+}
+
+// metricRead is the read.Fetch of one metric's selected series, made
+// once, when the engine first iterates one of them: a Select whose
+// samples are never read (series and label look-ups) reads no rows.
+type metricRead struct {
+	qr   *querier
+	ctx  context.Context
+	sel  read.Selection
+	once sync.Once
+	f    *read.Fetched
+	err  error
+}
+
+// fetched returns the read, running it on the first call.
+func (mr *metricRead) fetched() (*read.Fetched, error) {
+	mr.once.Do(func() {
+		qr := mr.qr
+		mr.sel.MetricSeries = qr.metricSeries(mr.ctx, &mr.sel)
+		mr.f, mr.err = qr.q.opts.Reader.Fetch(mr.ctx, mr.sel)
+		if mr.err == nil {
+			qr.mu.Lock()
+			qr.mu.fetched = append(qr.mu.fetched, mr.f)
+			qr.mu.Unlock()
+		}
+	})
+	return mr.f, mr.err
 }
 
 // metricSeries counts the series the metric of sel has in its range, for
@@ -175,7 +192,7 @@ func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start
 	}
 	var (
 		out []*tsdSeries
-		sb  = labels.NewScratchBuilder(8)
+		sb  labels.ScratchBuilder // used on label cache misses only
 	)
 	for _, s := range qr.seriesOf(b) {
 		l, err := qr.q.seriesLabels(ctx, &sb, s.TSUID)
@@ -186,7 +203,7 @@ func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start
 			return nil, err
 		}
 		if matchesAll(l, ms) {
-			out = append(out, &tsdSeries{qr: qr, ctx: ctx, s: s, lbls: l})
+			out = append(out, &tsdSeries{qr: qr, s: s, lbls: l})
 		}
 	}
 	return out, nil
@@ -282,3 +299,11 @@ func sortLimit(names []string, hints *storage.LabelHints) []string {
 }
 
 func isNoSuchID(err error) bool { return errors.Is(err, uid.ErrNoSuchID) }
+
+// errIterator is an empty series.Iterator failing with err.
+type errIterator struct{ err error }
+
+func (errIterator) Next() bool          { return false }
+func (errIterator) SeekTime(int64) bool { return false }
+func (errIterator) At() series.Point    { return series.Point{} }
+func (e errIterator) Err() error        { return e.err }

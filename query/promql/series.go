@@ -2,7 +2,6 @@ package promql
 
 import (
 	"cmp"
-	"context"
 	"math"
 	"slices"
 
@@ -40,11 +39,10 @@ func (*seriesSet) Warnings() annotations.Annotations { return nil }
 // tsdSeries is one selected series; its samples are read when iterated.
 type tsdSeries struct {
 	qr   *querier
-	ctx  context.Context
 	s    index.Series
 	lbls labels.Labels
-	f    *read.Fetched // the read of the series' metric
-	fi   int           // the series' index in f
+	mr   *metricRead // the read of the series' metric
+	fi   int         // the series' index in mr
 }
 
 // Labels implements storage.Series.
@@ -61,7 +59,7 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 	if it.qr == s.qr {
 		prev, _ = it.it.(*read.SeriesIterator) // this querier closes it
 	}
-	it.Reset(s.qr.iterator(s.ctx, s.f, s.fi, prev))
+	it.Reset(s.qr.iterator(s.mr, s.fi, prev))
 	it.qr = s.qr
 	return it
 }
