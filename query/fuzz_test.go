@@ -71,4 +71,3 @@ func FuzzExecute(f *testing.F) {
 		}
 	})
 }
-

@@ -25,7 +25,7 @@ var (
 	kindNames = [NumKinds]string{"metrics", "tagk", "tagv"}
 	// kindQuals are the qualifiers as byte slices; the storage contract
 	// never retains them, so one shared copy serves every call.
-	kindQuals     = [NumKinds][]byte{[]byte("metrics"), []byte("tagk"), []byte("tagv")}
+	kindQuals = [NumKinds][]byte{[]byte("metrics"), []byte("tagk"), []byte("tagv")}
 	// kindMetaQuals are OpenTSDB's UIDMeta qualifiers: the lower-cased
 	// UniqueIdType name, so "metric_meta", not "metrics_meta".
 	kindMetaQuals = [NumKinds][]byte{[]byte("metric_meta"), []byte("tagk_meta"), []byte("tagv_meta")}
