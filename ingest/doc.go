@@ -8,11 +8,15 @@
 // sorted by tagk UID bytes, widths from series.Widths (default 3 bytes
 // each), at most MaxTags tags; the head checks the shape when it creates a
 // series and calls the SeriesRegistrar (the series index) before the series
-// can hold a point. A series gets a SeriesRef, valid for the life of the
-// process and used as its id in the log. Its points live in open rows, one
-// per hour [base, base+RowSpan) as OpenTSDB's rows are; each row records the
-// oldest log segment holding one of its points and when its latest point
-// arrived (for the flush grace).
+// can hold a point: an append may name a new series, but the commit
+// registers the new series of all its points first, in one call when the
+// registrar is a SeriesBatchRegistrar, and fails whole if that fails. A
+// series the registrar does not know never holds a committed point, and
+// NumSeries counts only registered series. A series gets a SeriesRef,
+// valid for the life of the process and used as its id in the log. Its
+// points live in open rows, one per hour [base, base+RowSpan) as
+// OpenTSDB's rows are; each row records the oldest log segment holding one
+// of its points and when its latest point arrived (for the flush grace).
 //
 // # Row chunk format (memory only, never stored)
 //
@@ -165,6 +169,6 @@
 // # Restart
 //
 // OpenHead replays the log: series records recreate series (registering
-// them again, so the registrar must be idempotent), samples records refill
-// rows. A damaged log tail is dropped with a warning (see ingest/wal).
+// them again, one registrar call per record, so the registrar must be
+// idempotent), samples records refill rows. A damaged log tail is dropped with a warning (see ingest/wal).
 package ingest

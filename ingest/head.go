@@ -25,7 +25,8 @@ type Head struct {
 	series *seriesShards
 	refs   refTable
 	hours  hourIndex
-	touch  SeriesToucher // the registrar's, or nil
+	touch  SeriesToucher        // the registrar's, or nil
+	batch  SeriesBatchRegistrar // the registrar's, or nil
 	replay ReplayStats
 	// openedMs is the Clock reading at OpenHead. A row whose hour ended
 	// before it may already have a column in the store, written by an
@@ -75,6 +76,7 @@ func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
 	h.series = newSeriesShards(h.opts.Shards)
 	h.openedMs = h.opts.Clock().UnixMilli()
 	h.touch, _ = h.opts.Registrar.(SeriesToucher)
+	h.batch, _ = h.opts.Registrar.(SeriesBatchRegistrar)
 	r := newHeadReplay(h)
 	log, err := wal.Open(fs, dir, &h.opts.WAL, r.record)
 	if err != nil {
@@ -96,34 +98,34 @@ func (h *Head) ReplayStats() ReplayStats { return h.replay }
 // figure the head.max_memory limit is enforced against.
 func (h *Head) MemoryBytes() int64 { return h.mem.Load() }
 
-// NumSeries returns the number of series in the head.
+// NumSeries returns the number of series in the head the registrar
+// knows: a series a commit named but failed to register is not counted.
 func (h *Head) NumSeries() int64 { return h.nseries.Load() }
 
-// Ref returns the reference of the series with key, creating the series
-// (and registering it) if it is new. key is metric UID ‖ tagk UID ‖ tagv
+// Ref returns the reference of the series with key, creating and
+// registering it if it is new. key is metric UID ‖ tagk UID ‖ tagv
 // UID ..., tags sorted by tagk UID bytes; it is not retained.
 func (h *Head) Ref(key []byte) (SeriesRef, error) {
-	s, err := h.getOrCreate(key)
+	s, err := h.getOrAdd(key)
 	if err != nil {
+		return 0, err
+	}
+	if _, err := h.register([]*memSeries{s}, nil); err != nil {
 		return 0, err
 	}
 	return s.ref, nil
 }
 
-// getOrCreate returns the series of key, creating and registering it.
-func (h *Head) getOrCreate(key []byte) (*memSeries, error) {
+// getOrAdd returns the series of key, adding it if it is new. A new
+// series is not registered yet (unless there is no registrar): it may be
+// named by appends but holds no point until a commit registers it
+// (register), so that one commit registers all its new series at once.
+func (h *Head) getOrAdd(key []byte) (*memSeries, error) {
 	if s := h.series.get(key); s != nil {
 		return s, nil
 	}
 	if err := h.checkKey(key); err != nil {
 		return nil, err
-	}
-	// Register before the series exists, outside the shard lock: a series
-	// the index does not know must never hold points.
-	if r := h.opts.Registrar; r != nil {
-		if err := r.RegisterSeries(key); err != nil {
-			return nil, fmt.Errorf("ingest: register series %x: %w", key, err)
-		}
 	}
 	s, created := h.series.getOrAdd(key, func() *memSeries {
 		s := &memSeries{key: string(key)}
@@ -131,8 +133,10 @@ func (h *Head) getOrCreate(key []byte) (*memSeries, error) {
 		return s
 	})
 	if created {
-		h.nseries.Add(1)
 		h.mem.Add(seriesOverhead + int64(len(key)))
+		if h.opts.Registrar == nil {
+			h.activate(s)
+		}
 	}
 	return s, nil
 }

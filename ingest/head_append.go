@@ -23,6 +23,12 @@ type Appender struct {
 	enc     wal.SamplesEncoder
 	defs    []*memSeries
 	defSet  map[*memSeries]struct{}
+	// fresh lists the distinct pending series not registered when their
+	// point was added (freshSet: the same set), registered together by
+	// Commit; keys is register's scratch.
+	fresh    []*memSeries
+	freshSet map[*memSeries]struct{}
+	keys     [][]byte
 }
 
 type pendingSample struct {
@@ -46,9 +52,11 @@ func (a *Appender) Append(ref SeriesRef, p series.Point) error {
 }
 
 // AppendKey adds p to the series with key, creating the series if it is
-// new, and returns the series' reference for later Appends.
+// new, and returns the series' reference for later Appends. A new series
+// is registered in the series index by Commit, together with the commit's
+// other new series, before any of its points is logged or visible.
 func (a *Appender) AppendKey(key []byte, p series.Point) (SeriesRef, error) {
-	s, err := a.h.getOrCreate(key)
+	s, err := a.h.getOrAdd(key)
 	if err != nil {
 		return 0, err
 	}
@@ -60,22 +68,46 @@ func (a *Appender) add(s *memSeries, p series.Point) error {
 		return fmt.Errorf("%w: timestamp %d, kind %d", ErrOutOfBounds, p.T, p.Kind)
 	}
 	a.samples = append(a.samples, pendingSample{s, p})
+	if !s.registered.Load() {
+		a.addFresh(s)
+	}
 	return nil
+}
+
+// addFresh remembers s for registration at Commit.
+func (a *Appender) addFresh(s *memSeries) {
+	if a.freshSet == nil {
+		a.freshSet = make(map[*memSeries]struct{})
+	}
+	if _, dup := a.freshSet[s]; !dup {
+		a.freshSet[s] = struct{}{}
+		a.fresh = append(a.fresh, s)
+	}
 }
 
 // Len returns the number of points waiting for Commit.
 func (a *Appender) Len() int { return len(a.samples) }
 
 // Rollback drops the points waiting for Commit.
-func (a *Appender) Rollback() { a.samples = a.samples[:0] }
+func (a *Appender) Rollback() {
+	a.samples = a.samples[:0]
+	if len(a.fresh) > 0 {
+		clear(a.fresh)
+		a.fresh = a.fresh[:0]
+		clear(a.freshSet)
+	}
+}
 
-// Commit writes the pending points to the log and then makes them visible
-// in the head. It returns once the log record is written (in the OS page
-// cache), or synced to stable storage when sync is set: only then are the
-// points acknowledged. On error (a *ThrottleError, or wrapping
-// wal.ErrWrite, wal.ErrDiskFull or wal.ErrClosed; IsRetryable holds for
-// all of them) no point of this commit is acknowledged or visible. Either
-// way the appender is empty afterwards.
+// Commit registers the new series of the pending points (one registrar
+// call for all of them), writes the points to the log and then makes them
+// visible in the head. It returns once the log record is written (in the
+// OS page cache), or synced to stable storage when sync is set: only then
+// are the points acknowledged. On error (a *ThrottleError, the registrar's
+// error, or wrapping wal.ErrWrite, wal.ErrDiskFull or wal.ErrClosed;
+// IsRetryable holds for all but a registrar's permanent failure) no point
+// of this commit is acknowledged or visible, and a new series that failed
+// to register holds no point until a later commit registers it. Either way
+// the appender is empty afterwards.
 func (a *Appender) Commit(sync bool) error {
 	defer a.Rollback()
 	if len(a.samples) == 0 {
@@ -83,6 +115,14 @@ func (a *Appender) Commit(sync bool) error {
 	}
 	if err := a.h.admit(); err != nil {
 		return err
+	}
+	// Outside commitMu: registration writes to the store, and a flusher
+	// waiting for commitMu would hold up every other commit meanwhile.
+	if len(a.fresh) > 0 {
+		var err error
+		if a.keys, err = a.h.register(a.fresh, a.keys); err != nil {
+			return err
+		}
 	}
 	a.h.commitMu.RLock()
 	defer a.h.commitMu.RUnlock()

@@ -319,12 +319,17 @@ func TestHeadBadInput(t *testing.T) {
 	if err := a.Append(999, series.IntPoint(t0, 1)); !errors.Is(err, ErrUnknownRef) {
 		t.Errorf("unknown ref: %v", err)
 	}
+	// The new series of a commit are registered by Commit, which fails
+	// with the registrar's error and shows nothing of the commit.
 	reg.fail = errors.New("index down")
-	if _, err := a.AppendKey(seriesKey(9, 1, 1), series.IntPoint(t0, 1)); !errors.Is(err, reg.fail) {
-		t.Errorf("failing registrar: %v", err)
+	if _, err := a.AppendKey(seriesKey(9, 1, 1), series.IntPoint(t0, 1)); err != nil {
+		t.Errorf("append to a new series: %v", err)
 	}
-	if h.NumSeries() != 1 || a.Len() != 0 {
-		t.Errorf("after bad input: %d series (the zero-tag one), %d pending", h.NumSeries(), a.Len())
+	if err := a.Commit(false); !errors.Is(err, reg.fail) {
+		t.Errorf("commit with a failing registrar: %v", err)
+	}
+	if got := h.AppendPoints(nil, seriesKey(9, 1, 1), 0, MaxTimestamp); h.NumSeries() != 0 || a.Len() != 0 || len(got) != 0 {
+		t.Errorf("after bad input: %d series, %d pending, points %v", h.NumSeries(), a.Len(), got)
 	}
 }
 

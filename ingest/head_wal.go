@@ -9,14 +9,19 @@ import (
 // headReplay rebuilds a head from its log's records. Log ids are scoped
 // to their segment: every segment defines the series it references.
 type headReplay struct {
-	h     *Head
-	seg   uint32
-	ids   map[uint64]*memSeries
-	sd    wal.SeriesDecoder
-	smd   wal.SamplesDecoder
-	now   int64
-	stats ReplayStats
-	first error // the first undecodable record, for the warning
+	h   *Head
+	seg uint32
+	ids map[uint64]*memSeries
+	sd  wal.SeriesDecoder
+	smd wal.SamplesDecoder
+	// defs and defIDs are the series of one series record and their log
+	// ids, registered together; keys is register's scratch.
+	defs   []*memSeries
+	defIDs []uint64
+	keys   [][]byte
+	now    int64
+	stats  ReplayStats
+	first  error // the first undecodable record, for the warning
 }
 
 func newHeadReplay(h *Head) *headReplay {
@@ -38,15 +43,17 @@ func (r *headReplay) record(seg uint32, t wal.RecordType, payload []byte) error 
 	return nil
 }
 
-// series recreates the series of a series record.
+// series recreates the series of a series record and registers them
+// again (in one registrar call), before any of their samples is replayed.
 func (r *headReplay) series(payload []byte) error {
 	r.sd.Reset(payload)
+	r.defs, r.defIDs = r.defs[:0], r.defIDs[:0]
 	for {
 		id, key, ok := r.sd.Next()
 		if !ok {
 			break
 		}
-		s, err := r.h.getOrCreate(key)
+		s, err := r.h.getOrAdd(key)
 		if errors.Is(err, ErrBadSeriesKey) {
 			r.bad(err)
 			continue
@@ -54,10 +61,17 @@ func (r *headReplay) series(payload []byte) error {
 		if err != nil {
 			return err
 		}
-		r.ids[id] = s
+		r.defs, r.defIDs = append(r.defs, s), append(r.defIDs, id)
 	}
 	if err := r.sd.Err(); err != nil {
 		r.bad(err)
+	}
+	var err error
+	if r.keys, err = r.h.register(r.defs, r.keys); err != nil {
+		return err
+	}
+	for i, s := range r.defs {
+		r.ids[r.defIDs[i]] = s
 	}
 	return nil
 }

@@ -18,13 +18,27 @@ const (
 	DefaultMaxMemory = 2 << 30
 )
 
-// SeriesRegistrar records a series in the series index when the head
-// creates it (uid/index implements it). The head calls it once per series
-// it creates, also when it rebuilds a series from the log at start, so it
-// must be idempotent; it may be called concurrently and for the same key
-// twice. key is valid only during the call.
+// SeriesRegistrar records a series in the series index before the head
+// lets it hold a point (uid/index implements it). The head calls it for
+// each new series when a commit first holds one of its points (Commit
+// registers the commit's new series before it writes the log), and when it
+// rebuilds a series from the log at start, so it must be idempotent; it
+// may be called concurrently and for the same key twice. key is valid only
+// during the call.
 type SeriesRegistrar interface {
 	RegisterSeries(key []byte) error
+}
+
+// SeriesBatchRegistrar is implemented by a registrar that registers many
+// series for much less than one RegisterSeries each (uid/index's Index,
+// which claims their rows concurrently and logs them in one record). The
+// head then calls RegisterSeriesBatch once per commit with the commit's
+// new series, and once per log series record at start, instead of
+// RegisterSeries per series; every key must be registered when it returns
+// nil. The same rules hold: idempotent, concurrent calls, keys valid only
+// during the call.
+type SeriesBatchRegistrar interface {
+	RegisterSeriesBatch(keys [][]byte) error
 }
 
 // SeriesToucher is implemented by a registrar that also keeps the hours
@@ -45,8 +59,9 @@ type HeadOptions struct {
 	MaxTags int
 	// Shards is the number of series-map shards, a power of two. Default 256.
 	Shards int
-	// Registrar is told about every new series, and about every hour a
-	// series opens a row in if it is also a SeriesToucher. Default none.
+	// Registrar is told about every new series (in one call per commit if
+	// it is also a SeriesBatchRegistrar), and about every hour a series
+	// opens a row in if it is also a SeriesToucher. Default none.
 	Registrar SeriesRegistrar
 	// WAL configures the write-ahead log; its Logger defaults to Logger.
 	WAL wal.Options

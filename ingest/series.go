@@ -21,6 +21,11 @@ type memSeries struct {
 	// walSeg is the segment holding this series' latest series record; an
 	// appender that sees another segment writes the record again.
 	walSeg atomic.Uint32
+	// registered says the series index knows the series: set once, after
+	// the registrar returned, and checked by every commit before it logs
+	// a point of the series (a series the index does not know must never
+	// hold points).
+	registered atomic.Bool
 
 	mu   sync.Mutex
 	rows []openRow // guarded by mu; ascending base, one row per base

@@ -12,7 +12,7 @@ import (
 )
 
 // claimWorkers bounds the concurrent TSUID claims of one batch.
-const claimWorkers = 16
+const claimWorkers = 64
 
 // create persists new series and adds them to memory, in this order:
 //  1. take an id per series from the reserved block;

@@ -48,7 +48,10 @@
 //     any record mentioning it, so a reload (a scan of the series rows)
 //     sees every series whose registration returned, crash or not. A new
 //     series costs two synced writes (the claim and its record) plus a
-//     counter Increment per IDBlock series.
+//     counter Increment per IDBlock series. RegisterSeriesBatch (the
+//     head's, once per commit) and RegisterMany create their new series
+//     together: one Increment for their ids, the claims concurrently, one
+//     record per 1024 series.
 //   - The family keeps one version per column and a read returns the newest
 //     timestamp, so the first-hour cell, stamped (2^22 − hour) ms, keeps the
 //     lowest first hour and the last-hour cell, stamped (hour + 1) ms, the
@@ -128,5 +131,6 @@
 // before, on an append-only snapshot of the value list), and a new series
 // holds it to add itself to every posting at once, so queries see a series
 // in all its postings or in none. Refreshes run one at a time. Registrations
-// of one TSUID in one process share one creation.
+// of one TSUID in one process (RegisterSeries, Register and
+// RegisterSeriesBatch) share one creation.
 package index

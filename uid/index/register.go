@@ -19,17 +19,10 @@ func (ix *Index) RegisterSeries(key []byte) error {
 	if ix.mem.get(key) != nil {
 		return nil
 	}
-	if ix.opts.StoreTimeout < 0 {
-		_, err := ix.register(ix.ctx, key, noSpan)
+	return ix.withStoreTimeout("register series", func(ctx context.Context) error {
+		_, err := ix.register(ctx, key, noSpan)
 		return err
-	}
-	ctx, cancel := context.WithTimeout(ix.ctx, ix.opts.StoreTimeout)
-	defer cancel()
-	_, err := ix.register(ctx, key, noSpan)
-	if err != nil && ctx.Err() != nil && ix.ctx.Err() == nil {
-		err = storage.MarkRetryable(fmt.Errorf("register series: series index did not answer within %v: %w", ix.opts.StoreTimeout, err))
-	}
-	return err
+	})
 }
 
 // Register records a series holding data in the hours of [firstMs, lastMs]
