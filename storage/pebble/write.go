@@ -244,7 +244,23 @@ func deleteColumn(b *pebble.Batch, kb *keyBuf, col []byte, minT, maxT int64) err
 	if bytes.Compare(lo, hi) >= 0 {
 		return nil
 	}
+	if singleMilli(minT, maxT) {
+		// One version: a point tombstone. Range tombstones pile up in the
+		// memtable and every new iterator re-fragments them all, so the
+		// compactor's exact-version deletes (one per queue entry and
+		// folded column) made each later read cost O(deletes so far).
+		return b.Delete(lo, nil)
+	}
 	return b.DeleteRange(lo, hi, nil)
+}
+
+// singleMilli reports whether [minT, maxT) µs holds exactly one whole
+// millisecond, the one timestamp a version key can carry in it.
+func singleMilli(minT, maxT int64) bool {
+	if maxT <= 0 || minT < 0 {
+		return false
+	}
+	return (maxT-1)/1000 == (minT+999)/1000
 }
 
 // columnTimeBounds returns the key range [lo, hi) of a column's versions
