@@ -1,6 +1,9 @@
 package ingest
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // register has the registrar record the series of ss it does not know yet
 // and then marks them registered: with one RegisterSeriesBatch call when
@@ -29,15 +32,23 @@ func (h *Head) register(ss []*memSeries, keys [][]byte) ([][]byte, error) {
 	return keys, nil
 }
 
-// callRegistrar registers keys, all at once when the registrar can.
+// registerChunk bounds the keys of one RegisterSeriesBatch call, so that a
+// log series record of many thousand keys (replay into an index that lost
+// them) is not one call under the index's store timeout.
+const registerChunk = 1024
+
+// callRegistrar registers keys, registerChunk at a time when the registrar
+// takes batches.
 func (h *Head) callRegistrar(keys [][]byte) error {
 	r := h.opts.Registrar
 	switch {
 	case r == nil:
 		return nil
 	case h.batch != nil && len(keys) > 1:
-		if err := h.batch.RegisterSeriesBatch(keys); err != nil {
-			return fmt.Errorf("ingest: register %d new series: %w", len(keys), err)
+		for c := range slices.Chunk(keys, registerChunk) {
+			if err := h.batch.RegisterSeriesBatch(c); err != nil {
+				return fmt.Errorf("ingest: register %d new series: %w", len(keys), err)
+			}
 		}
 		return nil
 	}

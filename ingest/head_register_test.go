@@ -337,10 +337,11 @@ func TestCommitRegistrationFails(t *testing.T) {
 }
 
 // TestReplayRegistersSeriesTogether: at start the head registers the
-// series of each log series record with one registrar call, before any of
-// their points is back, here in an index that has never seen them.
+// series of each log series record with one registrar call per
+// registerChunk series, before any of their points is back, here in an
+// index that has never seen them.
 func TestReplayRegistersSeriesTogether(t *testing.T) {
-	const n = 300
+	const n = 2*registerChunk + 100 // one series record
 	s := openRegStack(t)
 	keys := newKeys(n)
 	a := s.h.Appender()
@@ -354,8 +355,8 @@ func TestReplayRegistersSeriesTogether(t *testing.T) {
 	s.reg.Close()
 	_, s.reg = s.openIndex(t, "tsdb-meta-empty")
 	s.h = s.openHead(t)
-	if b, one := s.reg.batches.Load(), s.reg.single.Load(); b != 1 || one != 0 {
-		t.Errorf("replay's registrar calls: %d batches, %d single; want 1, 0 (one series record)", b, one)
+	if b, one := s.reg.batches.Load(), s.reg.single.Load(); b != 3 || one != 0 {
+		t.Errorf("replay's registrar calls: %d batches, %d single; want 3, 0", b, one)
 	}
 	if s.h.NumSeries() != n || s.reg.Len() != n {
 		t.Errorf("after replay: %d series in the head, %d in the index; want %d", s.h.NumSeries(), s.reg.Len(), n)
