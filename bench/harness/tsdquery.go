@@ -160,7 +160,11 @@ func tsdOpenTSDBQuery(name string) Measure {
 			return 0, err
 		}
 		body := q.OpenTSDBBody(time.UnixMilli(d.MaxTime()))
-		return medianMs(e, func() error { return runOpenTSDB(l.otsdb, body, 1) })
+		want := 1
+		if q.OpenTSDB[0].Filters[0].GroupBy {
+			want = e.Size.Hosts // grouped by host
+		}
+		return medianMs(e, func() error { return runOpenTSDB(l.otsdb, body, want) })
 	}
 }
 
