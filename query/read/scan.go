@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/tsd-db/tsd/internal/series"
@@ -98,7 +99,8 @@ func (r *Reader) scanBucket(ctx context.Context, bucket int, metric []byte, sel 
 	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
 		ReadOptions: storage.ReadOptions{Families: []string{r.opts.Family}}})
 	defer sc.Close()
-	rs := rowScan{rr: r.getRowReader(), accs: accs, budget: sel.Budget, prefix: l.Salt.Width() + len(metric)}
+	rs := rowScan{rr: r.getRowReader(), accs: accs, budget: sel.Budget, prefix: l.Salt.Width() + len(metric),
+		lastBase: rowkey.BaseTime(sel.End)}
 	rs.rr.want = sel.Notes
 	defer r.putRowReader(rs.rr)
 	rs.tsuid = append(rs.tsuid, metric...)
@@ -141,7 +143,13 @@ type rowScan struct {
 	cur    *acc // nil: the current row is not selected
 	base   int64
 	have   bool
+	// lastBase is the base time (s) of the range's last row: with the
+	// first row's point count it sizes a series' slice once.
+	lastBase int64
 }
+
+// maxPresize bounds the points a series' slice is sized for up front.
+const maxPresize = 1 << 16
 
 type cellOffs struct {
 	q, v, end int
@@ -195,6 +203,12 @@ func (rs *rowScan) finish() error {
 	n := len(rs.cur.pts)
 	rr.notes = rr.notes[:0]
 	rs.cur.pts = rr.decode(rs.cur.pts, rs.base)
+	if n == 0 && rs.lastBase > rs.base {
+		// Rows of a series are alike: room for the rest of the range at
+		// this row's density, instead of doubling through it.
+		more := len(rs.cur.pts) * int((rs.lastBase-rs.base)/3600)
+		rs.cur.pts = slices.Grow(rs.cur.pts, min(more, maxPresize))
+	}
 	rs.cur.notes = append(rs.cur.notes, rr.notes...)
 	rs.offs = rs.offs[:0]
 	return rs.budget.AddPoints(len(rs.cur.pts) - n)
