@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -25,10 +26,16 @@ import (
 func dirSize(t *testing.T, dir, suffix string) int64 {
 	var n int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted by pebble's background cleanup meanwhile
+		}
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, suffix) {
 			return err
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err == nil {
 			n += info.Size()
 		}
