@@ -19,7 +19,6 @@ import (
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rowkey"
-	"github.com/tsd-db/tsd/salt"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -143,14 +142,12 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 	if err != nil {
 		return err
 	}
-	s := c.settings
-	sl, err := salt.New(s.SaltWidth, s.SaltBuckets)
+	layout, err := c.layout()
 	if err != nil {
 		return err
 	}
-	layout := rowkey.Layout{Widths: s.Widths, Salt: sl, MaxTags: c.maxTags}
 	st.flusher, err = st.head.NewFlusher(&ingest.FlushOptions{Table: data, Meta: meta, Layout: &layout,
-		Format: s.Format, WriterID: writerID, Grace: c.ingest.flushGrace})
+		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace})
 	if err != nil {
 		return fmt.Errorf("flusher: %w", err)
 	}

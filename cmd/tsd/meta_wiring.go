@@ -10,8 +10,8 @@ import (
 
 // wireMeta fills the metadata fields of opts: the lookup service over the
 // write path's UIDs and index, the /api/config snapshot, and the stats of
-// /api/stats and /metrics (opts.Query must be set already: its reader's
-// counters are listed).
+// /api/stats and /metrics (opts.Query must be set already: its reader,
+// shared by every query API, has the counters listed).
 func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
 	svc, err := meta.New(meta.Options{UIDs: st.uids, Index: st.index})
 	if err == nil { // both are always open here; without them the endpoints answer 501

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
@@ -50,34 +52,64 @@ func (q *queryConfig) timeout() time.Duration {
 	return time.Duration(q.timeoutMs) * time.Millisecond
 }
 
-// openQuery builds the store-and-head reader and the /api/query engine
-// over the write path st opened.
-func (c *config) openQuery(ctx context.Context, db storage.DB, st *ingestStack, log *slog.Logger) (*query.Engine, error) {
-	data, err := db.Table(ctx, c.dataTable)
-	if err != nil {
-		return nil, err
-	}
+// layout is the data table's key layout as the store records it (settings
+// read by prepareStore): what the flusher writes and every reader reads.
+func (c *config) layout() (rowkey.Layout, error) {
 	s := c.settings
 	sl, err := salt.New(s.SaltWidth, s.SaltBuckets)
 	if err != nil {
+		return rowkey.Layout{}, err
+	}
+	l := rowkey.Layout{Widths: s.Widths, Salt: sl, MaxTags: c.maxTags}
+	l.EnsureDefaults()
+	return l, nil
+}
+
+// readStack is the read side every query API shares: one store-and-head
+// reader, so /api/stats counts the reads of /api/query, /api/query/last
+// and PromQL alike, and one annotation store.
+type readStack struct {
+	data   storage.Table
+	layout rowkey.Layout
+	reader *read.Reader
+	notes  *annotation.Store
+}
+
+// openRead builds the read side over the write path st opened, with the
+// retention rules queries obey.
+func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, log *slog.Logger) (*readStack, error) {
+	rs := &readStack{}
+	var err error
+	if rs.data, err = db.Table(ctx, c.dataTable); err != nil {
 		return nil, err
 	}
-	layout := rowkey.Layout{Widths: s.Widths, Salt: sl, MaxTags: c.maxTags}
+	if rs.layout, err = c.layout(); err != nil {
+		return nil, err
+	}
 	rules, err := retention.Parse(c.ingest.retention)
 	if err != nil {
 		return nil, fmt.Errorf("tsd.storage.retention: %w", err)
 	}
-	rd, err := read.New(&read.Options{Data: data, Layout: layout, Head: st.head, UIDs: st.uids,
+	rs.reader, err = read.New(&read.Options{Data: rs.data, Layout: rs.layout, Head: st.head, UIDs: st.uids,
 		Retention: rules, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}
-	notes, err := c.openAnnotations(ctx, db)
-	if err != nil {
-		return nil, err
+	if rs.notes, err = annotation.NewStore(annotation.Options{Table: rs.data, Layout: &rs.layout}); err != nil {
+		return nil, fmt.Errorf("annotations: %w", err)
 	}
+	return rs, nil
+}
+
+// openQuery builds the /api/query engine over the read side.
+func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*query.Engine, error) {
 	q := &c.query
-	return query.New(&query.Options{Reader: rd, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: &query.StoreDeleter{Table: data, Layout: layout},
-		SkipUnresolvedTagVs: q.skipTagVs, Annotations: notes, Logger: log})
+	return query.New(&query.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
+		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: &query.StoreDeleter{Table: rs.data, Layout: rs.layout},
+		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log})
+}
+
+// openLast builds /api/query/last's service over the read side.
+func openLast(rs *readStack, st *ingestStack) (*last.Service, error) {
+	return last.New(&last.Options{Reader: rs.reader, Index: st.index, UIDs: st.uids})
 }

@@ -43,16 +43,18 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}()
 	opts := c.apiOptions(log)
 	opts.Telnet, opts.Ingest = st.telnet, st.writer
-	if opts.Last, err = c.openLast(ctx, db, st, log); err != nil {
+	rs, err := c.openRead(ctx, db, st, log)
+	if err != nil {
 		return err
 	}
-	if opts.Annotations, err = c.openAnnotations(ctx, db); err != nil {
+	opts.Annotations = rs.notes
+	if opts.Last, err = openLast(rs, st); err != nil {
 		return err
 	}
-	if opts.Query, err = c.openQuery(ctx, db, st, log); err != nil {
+	if opts.Query, err = c.openQuery(rs, st, log); err != nil {
 		return err
 	}
-	if opts.PromQL, err = c.openPromQL(ctx, db, st, log); err != nil {
+	if opts.PromQL, err = c.openPromQL(rs, st, log); err != nil {
 		return err
 	}
 	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
