@@ -10,10 +10,15 @@ import (
 
 // wireMeta fills the metadata fields of opts: the lookup service over the
 // write path's UIDs and index, the /api/config snapshot, and the stats of
-// /api/stats and /metrics (opts.Query must be set already: its reader,
-// shared by every query API, has the counters listed).
+// /api/stats and /metrics (opts.Query and opts.PromQL must be set already:
+// the query reader, shared by every query API, has the counters listed, and
+// PromQL's label cache is dropped with the UID caches and on renames).
 func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
-	svc, err := meta.New(meta.Options{UIDs: st.uids, Index: st.index})
+	var names []meta.NameCache
+	if nc, ok := opts.PromQL.Queryable.(meta.NameCache); ok {
+		names = append(names, nc) // PromQL's label sets, by TSUID
+	}
+	svc, err := meta.New(meta.Options{UIDs: st.uids, Index: st.index, NameCaches: names})
 	if err == nil { // both are always open here; without them the endpoints answer 501
 		opts.Meta = svc
 	}

@@ -8,12 +8,22 @@ import (
 	"github.com/tsd-db/tsd/uid/index"
 )
 
-// Options configure a Service. Both fields are required.
+// Options configure a Service. UIDs and Index are required.
 type Options struct {
 	// UIDs is the UID table the names resolve through.
 	UIDs *uid.UIDs
 	// Index is the series index lookups read.
 	Index *index.Index
+	// NameCaches are other caches of names by UID (PromQL's label sets),
+	// emptied with the UID caches and after a rename. Default none.
+	NameCaches []NameCache
+}
+
+// NameCache is a cache of names by UID that must forget them when a name
+// changes.
+type NameCache interface {
+	// DropCaches empties the cache.
+	DropCaches()
 }
 
 // Validate reports a missing field.
@@ -30,8 +40,9 @@ func (o *Options) Validate() error {
 // Service answers metadata questions from the UID table and the series
 // index. It is safe for concurrent use and owns no goroutine.
 type Service struct {
-	uids  *uid.UIDs
-	index *index.Index
+	uids   *uid.UIDs
+	index  *index.Index
+	caches []NameCache
 }
 
 // New returns a Service.
@@ -39,7 +50,7 @@ func New(opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{uids: opts.UIDs, index: opts.Index}, nil
+	return &Service{uids: opts.UIDs, index: opts.Index, caches: opts.NameCaches}, nil
 }
 
 // UIDs returns the UID table, for the endpoints that need only it
@@ -51,16 +62,24 @@ func (s *Service) UIDs() *uid.UIDs { return s.uids }
 // other daemons are seen.
 func (s *Service) DropCaches() {
 	s.uids.DropCaches()
+	s.dropNames()
+}
+
+// dropNames empties every cache of names other than the UID table's own.
+func (s *Service) dropNames() {
 	s.index.DropCaches()
+	for _, c := range s.caches {
+		c.DropCaches()
+	}
 }
 
 // Rename gives oldName's UID the name newName (uid.UIDs.Rename) and makes
-// the index forget the names it cached for matching, so filters see the
-// new name at once.
+// the index and the other name caches forget the names they cached, so
+// filters and PromQL's labels see the new name at once.
 func (s *Service) Rename(ctx context.Context, kind uid.Kind, oldName, newName string) error {
 	if err := s.uids.Rename(ctx, kind, oldName, newName); err != nil {
 		return err
 	}
-	s.index.DropCaches()
+	s.dropNames()
 	return nil
 }
