@@ -170,5 +170,18 @@
 //
 // OpenHead replays the log: series records recreate series (registering
 // them again, one registrar call per record, so the registrar must be
-// idempotent), samples records refill rows. A damaged log tail is dropped with a warning (see ingest/wal).
+// idempotent), samples records refill rows, delete records remove the
+// points replayed so far in their range.
+//
+// # Delete
+//
+// DeleteRange (a query's delete=true) takes commitMu exclusively, logs a
+// synced delete record (series keys and an inclusive time range) and
+// removes the range's points from the series' open rows, re-encoding each
+// row's chunk and dropping rows left empty with their hour entries; holding
+// commitMu orders the delete against every commit identically in the log
+// and in the head, so points written after the delete survive it and a
+// replay. It then waits, without the lock, until no row of those series
+// overlapping the range is being written, so the caller's delete of the
+// stored rows afterwards catches whatever a flush was writing. A damaged log tail is dropped with a warning (see ingest/wal).
 package ingest

@@ -14,6 +14,7 @@ type headReplay struct {
 	ids map[uint64]*memSeries
 	sd  wal.SeriesDecoder
 	smd wal.SamplesDecoder
+	dd  wal.DeleteDecoder
 	// defs and defIDs are the series of one series record and their log
 	// ids, registered together; keys is register's scratch.
 	defs   []*memSeries
@@ -37,8 +38,11 @@ func (r *headReplay) record(seg uint32, t wal.RecordType, payload []byte) error 
 	if t == wal.TypeSeries {
 		return r.series(payload)
 	}
-	if t == wal.TypeSamples {
+	switch t {
+	case wal.TypeSamples:
 		r.samples(seg, payload)
+	case wal.TypeDelete:
+		r.replayDelete(payload)
 	}
 	return nil
 }

@@ -32,6 +32,13 @@
 //	           id and T being 0 at the start of the payload; value is a
 //	           zigzag varint for int, 4 bytes LE IEEE-754 single for float32,
 //	           8 bytes LE float64 bits for float64.
+//	4 delete   [mint varint][maxt varint] repeated [key length uvarint]
+//	           [key bytes]: the points of those series (keys as in series
+//	           records) with mint <= T <= maxt (ms, zigzag) written by any
+//	           record before it are deleted; later records are not
+//	           affected. Added after the first release: logs without it
+//	           replay unchanged, but a build that predates it reads a
+//	           delete record as damage.
 //
 // Every segment is self-contained: a series is defined by a series record in
 // a segment before the first sample of that segment references it, so a

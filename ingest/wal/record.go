@@ -17,10 +17,13 @@ const (
 	TypeSeries RecordType = 2
 	// TypeSamples holds points of series defined earlier in the segment.
 	TypeSamples RecordType = 3
+	// TypeDelete removes points of series (by key) in a time range from
+	// everything replayed before it.
+	TypeDelete RecordType = 4
 )
 
 // Known reports whether t is a record type this version reads.
-func (t RecordType) Known() bool { return t >= TypeHeader && t <= TypeSamples }
+func (t RecordType) Known() bool { return t >= TypeHeader && t <= TypeDelete }
 
 // String names the type for logs.
 func (t RecordType) String() string {
@@ -31,6 +34,8 @@ func (t RecordType) String() string {
 		return "series"
 	case TypeSamples:
 		return "samples"
+	case TypeDelete:
+		return "delete"
 	}
 	return "unknown"
 }
