@@ -2,6 +2,7 @@ package putjson
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/uid"
@@ -9,6 +10,10 @@ import (
 
 // DefaultMaxTags is the default of Options.MaxTags (tsd.storage.max_tags).
 const DefaultMaxTags = 32
+
+// DefaultMaxElementBytes is the default of Options.MaxElementBytes, the
+// Influx line limit: a data point is a few hundred bytes.
+const DefaultMaxElementBytes = 1 << 20
 
 // Options configure a Decoder. The zero value is valid after
 // EnsureDefaults.
@@ -18,12 +23,20 @@ type Options struct {
 	// AllowSpecialChars lists characters the name rules accept besides
 	// OpenTSDB's (tsd.core.tag.allow_specialchars). Default none.
 	AllowSpecialChars string
+	// MaxElementBytes bounds one data point (array element) read with
+	// ResetReader, and so the Decoder's window: a longer one stops the
+	// Decoder with a *TooLargeError. Bodies given to Reset are not
+	// bounded. Default DefaultMaxElementBytes.
+	MaxElementBytes int
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.MaxTags == 0 {
 		o.MaxTags = DefaultMaxTags
+	}
+	if o.MaxElementBytes == 0 {
+		o.MaxElementBytes = DefaultMaxElementBytes
 	}
 	return o
 }
@@ -32,6 +45,9 @@ func (o *Options) EnsureDefaults() *Options {
 func (o *Options) Validate() error {
 	if o.MaxTags < 1 {
 		return fmt.Errorf("putjson: max tags %d < 1", o.MaxTags)
+	}
+	if o.MaxElementBytes < 1 {
+		return fmt.Errorf("putjson: max element bytes %d < 1", o.MaxElementBytes)
 	}
 	return nil
 }
@@ -43,8 +59,9 @@ type Decoder struct {
 	opts  Options
 	names *parse.Names
 
-	body  []byte
+	body  []byte // the body, or in reader mode the window (see reader.go)
 	pos   int
+	rd    reader // reader mode state; rd.r is nil for Reset
 	array bool // the body is an array
 	done  bool // no element left (trailing bytes checked)
 	n     int  // elements yielded
@@ -80,12 +97,28 @@ func NewDecoder(opts *Options) (*Decoder, error) {
 // not an object or array shows in Err at once (OpenTSDB's "Missing request
 // content" and "The JSON must start as an object or an array").
 func (d *Decoder) Reset(body []byte) {
-	d.body, d.pos, d.n, d.done, d.bad, d.err, d.stats = body, 0, 0, false, false, nil, Stats{}
-	switch d.peek() {
+	d.rd.reset(nil)
+	d.body = body
+	d.start()
+}
+
+// ResetReader starts decoding the body read from r (a chunked or
+// decompressed request body) through the Decoder's reused window, which
+// holds one element at a time: memory is bounded by MaxElementBytes, not
+// by the body. A read error stops the Decoder and is its Err, unwrapped.
+func (d *Decoder) ResetReader(r io.Reader) {
+	d.rd.reset(r)
+	d.body = d.rd.win[:0]
+	d.start()
+}
+
+func (d *Decoder) start() {
+	d.pos, d.n, d.done, d.bad, d.err, d.stats = 0, 0, false, false, nil, Stats{}
+	switch d.peekMore() {
 	case '[':
 		d.array = true
 		d.pos++
-		if d.peek() == ']' {
+		if d.peekMore() == ']' {
 			d.pos++
 			d.finishBody()
 		}
@@ -94,7 +127,10 @@ func (d *Decoder) Reset(body []byte) {
 	default:
 		d.done = true
 		if d.pos >= len(d.body) {
-			d.err = &SyntaxError{Offset: d.pos, Msg: "Missing request content"}
+			d.err = d.rd.err
+			if d.err == nil {
+				d.err = &SyntaxError{Offset: d.offset(), Msg: "Missing request content"}
+			}
 			return
 		}
 		d.fail("The JSON must start as an object or an array")
@@ -106,6 +142,10 @@ func (d *Decoder) finishBody() {
 	d.done = true
 	if d.skipSpace(); d.pos < len(d.body) {
 		d.fail("unexpected data after the JSON value")
+		return
+	}
+	if d.rd.r != nil {
+		d.trailing()
 	}
 }
 
@@ -118,7 +158,7 @@ func (d *Decoder) Next() bool {
 		return false
 	}
 	if d.array && d.n > 0 {
-		switch d.peek() {
+		switch d.peekMore() {
 		case ',':
 			d.pos++
 		case ']':
@@ -129,10 +169,26 @@ func (d *Decoder) Next() bool {
 			return d.fail("expected ',' or ']' after an array element")
 		}
 	}
-	d.skipSpace()
+	d.peekMore()
 	start := d.pos
-	if !d.element() {
+	d.rd.inElem = d.rd.r != nil
+	ok := d.element()
+	for d.rd.inElem && d.cut(ok) {
+		// The element may go on past the window: parse it again with
+		// more of the stream.
+		if start, ok = d.refill(start); !ok {
+			d.rd.inElem = false
+			return false
+		}
+		d.pos, d.err = start, nil
+		ok = d.element()
+	}
+	d.rd.inElem = false
+	if !ok {
 		return false
+	}
+	if d.rd.r != nil && d.pos-start > d.opts.MaxElementBytes {
+		return d.tooLarge(start)
 	}
 	d.raw = d.body[start:d.pos]
 	d.n++
@@ -164,8 +220,16 @@ func (d *Decoder) Raw() []byte { return d.raw }
 // Count returns the number of elements read so far.
 func (d *Decoder) Count() int { return d.n }
 
-// Err returns the *SyntaxError that stopped the Decoder, if any.
+// Err returns what stopped the Decoder, if anything: a *SyntaxError, a
+// *TooLargeError or, in reader mode, the reader's error.
 func (d *Decoder) Err() error { return d.err }
+
+// InputLen returns the number of body bytes read so far: the body's
+// length after Reset; 0 in reader mode means the body was empty.
+func (d *Decoder) InputLen() int { return d.rd.base + len(d.body) }
+
+// offset returns the body offset of d.pos.
+func (d *Decoder) offset() int { return d.rd.base + d.pos }
 
 // Stats returns the counts since the last Reset.
 func (d *Decoder) Stats() Stats { return d.stats }

@@ -1,6 +1,7 @@
 package putjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -22,17 +23,31 @@ type incoming struct {
 }
 
 // BenchmarkDecode parses bench/gen's /api/put bodies (1,000 points of 10
-// tags a body) with tsd's decoder and, for reference, encoding/json into
+// tags a body) with tsd's decoder, whole (Reset) and streamed through its
+// window (ResetReader), and, for reference, encoding/json into
 // OpenTSDB's data point shape; one op is one body.
 func BenchmarkDecode(b *testing.B) {
 	bodies, n := jsonBodies(b, 20_000)
 	d := newDecoder(b, nil)
+	var r bytes.Reader
 	for _, tc := range []struct {
 		name string
 		p    parser
 	}{
 		{"tsd", func(body []byte) (int, error) {
 			d.Reset(body)
+			k := 0
+			for d.Next() {
+				if pe := d.PointError(); pe != nil {
+					return k, pe
+				}
+				k++
+			}
+			return k, d.Err()
+		}},
+		{"tsd-reader", func(body []byte) (int, error) {
+			r.Reset(body)
+			d.ResetReader(&r)
 			k := 0
 			for d.Next() {
 				if pe := d.PointError(); pe != nil {

@@ -41,9 +41,25 @@
 // Nesting deeper than MaxDepth inside a point is a syntax error, so
 // hostile input never recurses or allocates without bound.
 //
+// # Reader mode
+//
+// ResetReader decodes a body as it is read (a chunked or gunzipped
+// request) through a reused window that holds the current element and
+// read-ahead, never the body: memory is bounded by MaxElementBytes
+// (default 1 MiB). Elements are parsed by the same code as with Reset; an
+// element cut by the window's end is parsed again once the window holds
+// at least twice as much of it, so both modes yield the same points,
+// point errors, Raw bytes and syntax errors (offsets from the body's
+// start) on any body and any read sizes. Only two things differ: an
+// element longer than MaxElementBytes stops the Decoder with a
+// *TooLargeError naming its index and offset, and a read error stops it
+// with that error (the syntax error its early end would otherwise be).
+// After a single object, the rest of the stream is read to check it is
+// only spaces.
+//
 // # Lifetime
 //
-// A Point, its names and Raw alias the body or the Decoder's buffer and
-// are valid until the next Next or Reset; the body must not change
-// meanwhile.
+// A Point, its names and Raw alias the body, the window or the Decoder's
+// buffer and are valid until the next Next, Reset or ResetReader; the
+// body must not change meanwhile.
 package putjson

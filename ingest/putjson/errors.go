@@ -31,3 +31,18 @@ const (
 	msgNotANumber   = "Unable to parse value to a number"
 	msgNotAnObject  = "Invalid datapoint: expected a JSON object"
 )
+
+// TooLargeError is a data point longer than Options.MaxElementBytes in a
+// body read with ResetReader.
+type TooLargeError struct {
+	Index  int // the element's index in the array, from 0
+	Offset int // byte offset of its start in the body
+	Limit  int // Options.MaxElementBytes
+}
+
+// Error names the element: "data point 3 (at byte 1200) is larger than
+// the limit of 1048576 bytes".
+func (e *TooLargeError) Error() string {
+	return "data point " + strconv.Itoa(e.Index) + " (at byte " + strconv.Itoa(e.Offset) +
+		") is larger than the limit of " + strconv.Itoa(e.Limit) + " bytes"
+}

@@ -39,10 +39,19 @@ func (d *Decoder) peek() byte {
 // fail records a syntax error at the current position and returns false.
 func (d *Decoder) fail(msg string) bool {
 	if d.err == nil {
+		if d.rd.inElem && !d.rd.eof && d.pos+lookAhead > len(d.body) {
+			d.err = errCut // parsed again with more of the stream
+			return false
+		}
 		if d.pos >= len(d.body) {
+			if d.rd.err != nil {
+				// The body ended early because its read failed.
+				d.err = d.rd.err
+				return false
+			}
 			msg = "unexpected end of JSON: " + msg
 		}
-		d.err = &SyntaxError{Offset: d.pos, Msg: msg}
+		d.err = &SyntaxError{Offset: d.offset(), Msg: msg}
 	}
 	return false
 }
