@@ -62,9 +62,9 @@ type Decoder struct {
 	body  []byte // the body, or in reader mode the window (see reader.go)
 	pos   int
 	rd    reader // reader mode state; rd.r is nil for Reset
-	array bool // the body is an array
-	done  bool // no element left (trailing bytes checked)
-	n     int  // elements yielded
+	array bool   // the body is an array
+	done  bool   // no element left (trailing bytes checked)
+	n     int    // elements yielded
 
 	pt    parse.Point
 	raw   []byte
