@@ -25,6 +25,10 @@ type Options struct {
 	// LabelCacheSize is the number of series whose label sets are cached;
 	// the cache is emptied whole when full. Default 262,144.
 	LabelCacheSize int
+	// DisablePushdown makes every Select return raw samples, even under a
+	// context marked by WithPushdown. Default false: range functions are
+	// pushed down where WithPushdown and the hints allow.
+	DisablePushdown bool
 }
 
 // EnsureDefaults fills zero fields and returns o.

@@ -47,9 +47,10 @@ func newTestEngine(t testing.TB) promql.QueryEngine {
 // Prometheus against tsd's write and read path: the files without native
 // histograms as they are, the others as their copies in testdata/. Then it
 // checks, in a child process, that the originals of the others fail, and
-// fail on their histograms.
+// fail on their histograms. Queries run marked by promql.WithPushdown, as
+// the HTTP API runs them.
 func TestPromQLBuiltins(t *testing.T) {
-	eng := newTestEngine(t)
+	eng := pushdownEngine{newTestEngine(t)}
 	seen := map[string]bool{}
 	promqltest.RunBuiltinTestsWithStorage(&suite{T: t, run: func(t *testing.T, name string, f func(*testing.T)) {
 		base, hist := isHistogramFile(name)
@@ -72,6 +73,9 @@ func TestPromQLBuiltins(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("%s.test is not among the built-in files any more: update histogramFiles", name)
 		}
+	}
+	if builtinPushdowns.Load() == 0 {
+		t.Error("no Select pushed a range function down")
 	}
 	if n := skippedSamples.Load(); n > 0 {
 		t.Logf("%d samples outside tsd's time range were not stored", n)

@@ -91,7 +91,23 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 		return storage.ErrSeriesSet(err)
 	}
 	qr.fetch(ctx, ss, start, end)
+	if pd := qr.pushdown(ctx, hints); pd != nil {
+		for _, s := range ss {
+			s.pd = pd
+		}
+		qr.q.stats.pushdownSelects.Add(1)
+		qr.q.stats.pushdownSeries.Add(int64(len(ss)))
+	}
 	return &seriesSet{ss: ss, i: -1}
+}
+
+// pushdown returns the Select's range function plan, if the context and
+// the hints allow one and Options do not disable it.
+func (qr *querier) pushdown(ctx context.Context, hints *storage.SelectHints) *pushdown {
+	if qr.q.opts.DisablePushdown {
+		return nil
+	}
+	return pushdownOf(ctx, hints)
 }
 
 // fetch prepares the reads of ss over [start, end]: one metricRead per

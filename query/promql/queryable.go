@@ -1,6 +1,8 @@
 package promql
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/tsd-db/tsd/query/read"
@@ -11,6 +13,23 @@ import (
 type Queryable struct {
 	opts   Options
 	labels labelCache
+	stats  struct {
+		pushdownSelects, pushdownSeries atomic.Int64
+	}
+}
+
+// Stats count a Queryable's work since New.
+type Stats struct {
+	// PushdownSelects is the number of Selects that evaluated a range
+	// function themselves (WithPushdown).
+	PushdownSelects int64
+	// PushdownSeries is the number of series those Selects returned.
+	PushdownSeries int64
+}
+
+// Stats returns the counters since New.
+func (q *Queryable) Stats() Stats {
+	return Stats{PushdownSelects: q.stats.pushdownSelects.Load(), PushdownSeries: q.stats.pushdownSeries.Load()}
 }
 
 var _ storage.Queryable = (*Queryable)(nil)

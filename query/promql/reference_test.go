@@ -59,7 +59,7 @@ func genReference(r *rand.Rand) []refSample {
 			}
 		}
 	}
-	return out
+	return append(out, genSpecial(r)...)
 }
 
 // times returns the scrape times of one series: every step with jitter,
@@ -193,6 +193,7 @@ func TestReferencePrometheus(t *testing.T) {
 				s := openStack(t, stackOptions{format: f})
 				loadTSD(ctx, t, s, rand.New(rand.NewPCG(uint64(seed), 8)), samples)
 				compareAll(t, ref, s.q)
+				comparePushdown(t, ref, s.q)
 				compareLabels(t, ref, s.q)
 			})
 		}
@@ -207,7 +208,8 @@ var refInstants = []int64{
 }
 
 func compareAll(t *testing.T, ref storage.Queryable, got storage.Queryable) {
-	eng := promql.NewEngine(promql.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
+	plain := promql.NewEngine(promql.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
+	eng := pushdownEngine{plain}
 	exprs := refExpressions()
 	if len(exprs) < 100 {
 		t.Fatalf("%d expressions, want at least 100", len(exprs))
@@ -216,14 +218,14 @@ func compareAll(t *testing.T, ref storage.Queryable, got storage.Queryable) {
 	empty, points := 0, 0
 	for _, e := range exprs {
 		for _, at := range refInstants {
-			want := instant(ctx, eng, ref, e, at)
+			want := instant(ctx, plain, ref, e, at)
 			have := instant(ctx, eng, got, e, at)
 			if msg := diffResults(want, have); msg != "" {
 				t.Errorf("%s at %d: %s", e, at, msg)
 			}
 		}
 		start, end := refStart-10*60_000, refEnd+10*60_000
-		want := rangeQ(ctx, eng, ref, e, start, end)
+		want := rangeQ(ctx, plain, ref, e, start, end)
 		have := rangeQ(ctx, eng, got, e, start, end)
 		if msg := diffResults(want, have); msg != "" {
 			t.Errorf("%s over [%d, %d]: %s", e, start, end, msg)
@@ -242,7 +244,7 @@ func compareAll(t *testing.T, ref storage.Queryable, got storage.Queryable) {
 	t.Logf("%d expressions, %d range results empty, %d points compared", len(exprs), empty, points)
 }
 
-func instant(ctx context.Context, eng *prom.Engine, q storage.Queryable, e string, at int64) normResult {
+func instant(ctx context.Context, eng prom.QueryEngine, q storage.Queryable, e string, at int64) normResult {
 	qry, err := eng.NewInstantQuery(ctx, q, nil, e, time.UnixMilli(at))
 	if err != nil {
 		return normResult{err: err.Error()}
@@ -251,7 +253,7 @@ func instant(ctx context.Context, eng *prom.Engine, q storage.Queryable, e strin
 	return normalize(qry.Exec(ctx))
 }
 
-func rangeQ(ctx context.Context, eng *prom.Engine, q storage.Queryable, e string, start, end int64) normResult {
+func rangeQ(ctx context.Context, eng prom.QueryEngine, q storage.Queryable, e string, start, end int64) normResult {
 	qry, err := eng.NewRangeQuery(ctx, q, nil, e, time.UnixMilli(start), time.UnixMilli(end), 150*time.Second)
 	if err != nil {
 		return normResult{err: err.Error()}

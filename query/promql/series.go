@@ -43,6 +43,7 @@ type tsdSeries struct {
 	lbls labels.Labels
 	mr   *metricRead // the read of the series' metric
 	fi   int         // the series' index in mr
+	pd   *pushdown   // non-nil: Iterator returns the windows' results
 }
 
 // Labels implements storage.Series.
@@ -51,6 +52,9 @@ func (s *tsdSeries) Labels() labels.Labels { return s.lbls }
 // Iterator implements storage.Series: a lazy read of the selected range.
 // Every call starts a new read; reuse lends its adapter and buffers.
 func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	if s.pd != nil {
+		return s.windowIterator(reuse)
+	}
 	it, ok := reuse.(*Iterator)
 	if !ok {
 		it = &Iterator{}
@@ -62,6 +66,21 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 	it.Reset(s.qr.iterator(s.mr, s.fi, prev))
 	it.qr = s.qr
 	return it
+}
+
+// windowIterator is Iterator for a pushed-down Select.
+func (s *tsdSeries) windowIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	w, ok := reuse.(*WindowIterator)
+	if !ok {
+		w = &WindowIterator{}
+	}
+	var prev *read.SeriesIterator
+	if w.qr == s.qr {
+		prev, _ = w.src.(*read.SeriesIterator) // this querier closes it
+	}
+	w.reset(s.qr.iterator(s.mr, s.fi, prev), s.pd)
+	w.qr = s.qr
+	return w
 }
 
 // Iterator adapts a series.Iterator to Prometheus's chunkenc.Iterator:

@@ -212,7 +212,10 @@ func (p *promStorage) AppenderV2(ctx context.Context) storage.AppenderV2 {
 	return &promAppenderV2{promAppender{s: p.s, ctx: ctx}}
 }
 func (p *promStorage) StartTime() (int64, error) { return 0, nil }
-func (p *promStorage) Close() error              { return p.s.close() }
+func (p *promStorage) Close() error {
+	builtinPushdowns.Add(p.s.q.Stats().PushdownSelects)
+	return p.s.close()
+}
 
 // promAppender buffers samples until Commit.
 type promAppender struct {

@@ -1,0 +1,296 @@
+package promql
+
+import (
+	"math"
+	"slices"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/util/kahansum"
+
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+// WindowIterator is a pushed-down series' chunkenc.Iterator: one sample per
+// non-empty window of its plan, at the window's end, holding the range
+// function's result over the window's samples (staleness markers dropped,
+// as the engine drops them).
+type WindowIterator = windowIterator[int64]
+
+// windowIterator is WindowIterator; T as in iterator.
+type windowIterator[T ~int64] struct {
+	src  series.Iterator
+	rows batcher
+	pd   *pushdown
+	qr   *querier // the querier whose Close ends src, if any
+	pts  []series.Point
+	j    int   // next unread point of pts
+	k    int64 // next window
+	t    int64
+	v    float64
+	ok   bool
+	done bool
+	end  bool // src is exhausted
+}
+
+var _ chunkenc.Iterator = (*WindowIterator)(nil)
+
+// reset makes w evaluate pd over src from its start.
+func (w *windowIterator[T]) reset(src series.Iterator, pd *pushdown) {
+	*w = windowIterator[T]{src: src, pd: pd, qr: w.qr}
+	if b, ok := src.(batcher); ok {
+		w.rows = b
+	} else {
+		w.rows = &oneByOne{it: src}
+	}
+}
+
+// Next implements chunkenc.Iterator.
+func (w *windowIterator[T]) Next() chunkenc.ValueType {
+	for !w.done {
+		e := w.pd.first + w.k*w.pd.step
+		if e > w.pd.last || (w.pd.step == 0 && w.k > 0) {
+			break
+		}
+		w.k++
+		if w.window(e) {
+			w.ok, w.t = true, e
+			return chunkenc.ValFloat
+		}
+		if w.end {
+			break
+		}
+		w.skipEmpty()
+	}
+	w.ok, w.done = false, true
+	return chunkenc.ValNone
+}
+
+// Seek implements chunkenc.Iterator: the first non-empty window ending at
+// or after t, no move when the current one does.
+func (w *windowIterator[T]) Seek(t T) chunkenc.ValueType {
+	switch {
+	case w.done:
+		return chunkenc.ValNone
+	case w.ok && w.t >= int64(t):
+		return chunkenc.ValFloat
+	}
+	if d := int64(t) - w.pd.first; d > 0 {
+		if w.pd.step == 0 {
+			w.k = max(w.k, 1)
+		} else {
+			w.k = max(w.k, (d+w.pd.step-1)/w.pd.step)
+		}
+	}
+	return w.Next()
+}
+
+// skipEmpty moves the next window to the first one that can hold the
+// next point, after an empty window: sparse series skip their gaps.
+func (w *windowIterator[T]) skipEmpty() {
+	if w.pd.step == 0 || w.j >= len(w.pts) {
+		return
+	}
+	if d := w.pts[w.j].T - w.pd.first; d > 0 {
+		w.k = max(w.k, (d+w.pd.step-1)/w.pd.step)
+	}
+}
+
+// window computes the function over (e-rng, e] into v; false if the
+// window holds no sample.
+func (w *windowIterator[T]) window(e int64) bool {
+	if !w.seekAfter(e - w.pd.rng) {
+		return false
+	}
+	var a agg
+	for {
+		i := w.j
+		n := len(w.pts)
+		if w.pts[n-1].T > e {
+			k, _ := slices.BinarySearchFunc(w.pts[i:], e+1, cmpPointTime)
+			n = i + k
+		}
+		a.add(w.pd.fn, w.pts[i:n])
+		w.j = n
+		if n < len(w.pts) || !w.more(math.MinInt64) {
+			break
+		}
+	}
+	if a.n == 0 {
+		return false
+	}
+	w.v = a.result(w.pd.fn)
+	return true
+}
+
+// seekAfter moves to the first point after lo; false if there is none.
+func (w *windowIterator[T]) seekAfter(lo int64) bool {
+	for {
+		if w.j < len(w.pts) {
+			if w.pts[w.j].T > lo {
+				return true
+			}
+			if w.pts[len(w.pts)-1].T > lo {
+				k, _ := slices.BinarySearchFunc(w.pts[w.j:], lo+1, cmpPointTime)
+				w.j += k
+				return true
+			}
+		}
+		if !w.more(lo + 1) {
+			return false
+		}
+	}
+}
+
+// more loads the next batch of points at or after t.
+func (w *windowIterator[T]) more(t int64) bool {
+	if w.end {
+		return false
+	}
+	pts, ok := w.rows.NextBatch(t)
+	if !ok {
+		w.pts, w.j, w.end = nil, 0, true
+		return false
+	}
+	w.pts, w.j = pts, 0
+	return true
+}
+
+// At implements chunkenc.Iterator.
+func (w *windowIterator[T]) At() (int64, float64) { return w.t, w.v }
+
+// AtHistogram implements chunkenc.Iterator; tsd stores no histograms.
+func (w *windowIterator[T]) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	return w.t, nil
+}
+
+// AtFloatHistogram implements chunkenc.Iterator; tsd stores no histograms.
+func (w *windowIterator[T]) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	return w.t, nil
+}
+
+// AtT implements chunkenc.Iterator.
+func (w *windowIterator[T]) AtT() int64 { return w.t }
+
+// AtST implements chunkenc.Iterator: tsd keeps no start timestamps.
+func (*windowIterator[T]) AtST() int64 { return 0 }
+
+// Err implements chunkenc.Iterator.
+func (w *windowIterator[T]) Err() error {
+	if w.src == nil {
+		return nil
+	}
+	return w.src.Err()
+}
+
+// agg accumulates one window, with the arithmetic of Prometheus v0.310's
+// functions.go: Kahan-Neumaier sums (kahansum.Inc), avg_over_time's
+// direct mean switching to an incremental mean once the sum overflows,
+// max and min replacing a NaN.
+type agg struct {
+	n       float64 // samples so far
+	v       float64 // sum (sum, avg), extreme (min, max), last value
+	c       float64 // Kahan compensation
+	mean    float64 // avg after overflow
+	incMean bool
+}
+
+// add folds pts in, skipping staleness markers.
+func (a *agg) add(fn rangeFunc, pts []series.Point) {
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+			continue
+		}
+		f := p.Float()
+		switch fn {
+		case fnSum:
+			a.v, a.c = kahansum.Inc(f, a.v, a.c)
+		case fnAvg:
+			a.addAvg(f)
+			continue
+		case fnMax:
+			if a.n == 0 || f > a.v || math.IsNaN(a.v) {
+				a.v = f
+			}
+		case fnMin:
+			if a.n == 0 || f < a.v || math.IsNaN(a.v) {
+				a.v = f
+			}
+		default: // last, present
+			a.v = f
+		}
+		a.n++
+	}
+}
+
+func (a *agg) addAvg(f float64) {
+	if a.n == 0 {
+		a.v, a.n = f, 1
+		return
+	}
+	a.n++
+	if !a.incMean {
+		sum, c := kahansum.Inc(f, a.v, a.c)
+		if !math.IsInf(sum, 0) {
+			a.v, a.c = sum, c
+			return
+		}
+		a.incMean = true
+		a.mean = a.v / (a.n - 1)
+		a.c /= a.n - 1
+	}
+	q := (a.n - 1) / a.n
+	a.mean, a.c = kahansum.Inc(f/a.n, q*a.mean, q*a.c)
+}
+
+// result is the window's value; never the staleness marker, which the
+// engine would drop.
+func (a *agg) result(fn rangeFunc) float64 {
+	var r float64
+	switch fn {
+	case fnSum:
+		r = a.v
+		if !math.IsInf(r, 0) {
+			r += a.c
+		}
+	case fnAvg:
+		if a.incMean {
+			r = a.mean + a.c
+		} else {
+			r = a.v/a.n + a.c/a.n
+		}
+	case fnPresent:
+		r = 1
+	default:
+		r = a.v
+	}
+	if value.IsStaleNaN(r) {
+		r = math.Float64frombits(value.NormalNaN)
+	}
+	return r
+}
+
+// oneByOne hands out a series.Iterator without batches one point at a
+// time.
+type oneByOne struct {
+	it      series.Iterator
+	started bool
+	buf     [1]series.Point
+}
+
+// NextBatch implements batcher.
+func (o *oneByOne) NextBatch(t int64) ([]series.Point, bool) {
+	var ok bool
+	if !o.started {
+		o.started, ok = true, o.it.SeekTime(t)
+	} else if ok = o.it.Next(); ok && o.it.At().T < t {
+		ok = o.it.SeekTime(t)
+	}
+	if !ok {
+		return nil, false
+	}
+	o.buf[0] = o.it.At()
+	return o.buf[:], true
+}
