@@ -8,20 +8,41 @@ import (
 	"github.com/tsd-db/tsd/storage"
 )
 
+// HeadDeleter removes points still in the write path's head (ingest.Head
+// implements it; query never imports ingest). DeleteRange deletes the
+// points of the series (TSUIDs, raw bytes) with start <= T <= end ms,
+// durably: a restart does not bring them back, and points written after
+// it returns are kept. It returns once no flush is still writing deleted
+// points to the store.
+type HeadDeleter interface {
+	DeleteRange(ctx context.Context, tsuids []string, start, end int64) error
+}
+
 // StoreDeleter deletes whole hour rows of the data table, as OpenTSDB's
 // delete=true deletes every row its scan read: points of those hours
-// outside the query range go too. Points still in the write path's head
-// are not deleted; they reach the store at their next flush.
+// outside the query range go too. With Head set it first deletes the
+// range's points from the write path's head, so they do not reach the
+// store at the next flush nor come back from the head's log.
 type StoreDeleter struct {
 	// Table is the data table.
 	Table storage.Table
 	// Layout is its key layout.
 	Layout rowkey.Layout
+	// Head holds the unflushed points. Default nil: only stored rows are
+	// deleted.
+	Head HeadDeleter
 }
 
-// DeleteRange deletes the rows of every series in tsuids whose hour
-// overlaps [start, end] ms.
+// DeleteRange deletes the series' points in [start, end] ms from the head
+// (exactly the range), then the stored rows of every hour overlapping it;
+// the head goes first so that a row a flush was writing is stored by the
+// time its row is deleted.
 func (d *StoreDeleter) DeleteRange(ctx context.Context, tsuids []string, start, end int64) error {
+	if d.Head != nil {
+		if err := d.Head.DeleteRange(ctx, tsuids, start, end); err != nil {
+			return fmt.Errorf("delete from the head: %w", err)
+		}
+	}
 	var row []byte
 	for _, ts := range tsuids {
 		for h := rowkey.BaseTime(start); h <= rowkey.BaseTime(end); h += 3600 {

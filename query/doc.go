@@ -54,9 +54,20 @@
 //     tsd.query.filter.expansion_limit applies, and wildcards are anchored
 //     globs.
 //   - delete=true deletes the stored hour rows of the series read, as
-//     OpenTSDB deletes the rows it scanned; points still in the write
-//     path's head are not deleted and reach the store at their next flush.
-//   - showStats and showSummary are accepted and ignored.
+//     OpenTSDB deletes the rows it scanned, and, through
+//     StoreDeleter.Head, the points of exactly the query range still in
+//     the write path's head (durably: the head logs the delete, so neither
+//     a flush nor a restart brings them back; later writes are kept).
+//   - showStats adds a per-result "stats" object and showSummary a
+//     trailing {"statsSummary":{...}} element shaped as OpenTSDB 2.4's
+//     (keys sorted, times as double milliseconds) holding only figures tsd
+//     measures: stringToUidTime, queryScanTime, groupByTime,
+//     aggregationTime, serializationTime, dpsPostFilter, emittedDPs,
+//     queryIndex; the summary adds avg/max of the aggregation, scan and
+//     serialization times, processingPreWriteTime and queryIdx_NN with an
+//     empty scannerStats. HBase scanner figures are left out.
+//   - Without a timezone in the query, absolute dates and calendar
+//     downsampling use Options.Location (tsd.core.timezone), else UTC.
 //
 // # Invariants
 //

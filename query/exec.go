@@ -67,25 +67,31 @@ func (x *executor) reset() {
 // its groups to res.
 func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.SubQuery, budget *read.Budget, res *Result) error {
 	spec := q.Spec(sq)
+	st := stageOf(res, sq.Index, budget) // showStats/showSummary timings, else no-ops
 	// OpenTSDB scans rows up to the window's end, excluded; agg's window
 	// is inclusive, so the point at its very end is not read.
 	sel, err := x.resolve(ctx, sq, spec.Start, spec.End-1)
 	if err != nil {
 		return err
 	}
+	st.lap(resolveTime)
 	if err := x.read(ctx, sel, spec, budget, !q.NoAnnotations); err != nil {
 		return err
 	}
+	st.readDone()
 	if q.Delete {
 		if err := x.deleteRead(ctx, q); err != nil {
 			return err
 		}
+		st.restart() // the delete is none of the stats' steps
 	}
 	x.group(sel, sq.Agg.IsNone())
+	st.lap(groupTime)
 	for _, key := range x.keys {
 		if err := x.aggregate(ctx, spec, sq, sel, x.byKey[key], budget, res); err != nil {
 			return err
 		}
+		st.groupDone()
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tsd-db/tsd/internal/series"
@@ -26,12 +27,23 @@ func (r *Result) AppendJSON(dst []byte, o JSONOptions) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = r.appendGroup(dst, &r.Groups[i], o)
+		dst = r.appendGroup(dst, i, o)
+	}
+	if r.stats != nil && r.q.ShowSummary {
+		if len(r.Groups) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = r.appendSummary(dst)
 	}
 	return append(dst, ']')
 }
 
-func (r *Result) appendGroup(dst []byte, g *Group, o JSONOptions) []byte {
+func (r *Result) appendGroup(dst []byte, i int, o JSONOptions) []byte {
+	g := &r.Groups[i]
+	var began time.Time
+	if r.stats != nil {
+		began = time.Now()
+	}
 	dst = append(dst, `{"metric":`...)
 	dst = appendString(dst, g.Metric)
 	dst = append(dst, `,"tags":{`...)
@@ -60,6 +72,9 @@ func (r *Result) appendGroup(dst []byte, g *Group, o JSONOptions) []byte {
 	}
 	dst = append(dst, `,"dps":`...)
 	dst = appendDPS(dst, g.Points, r.q.MsResolution, o.Arrays, fillNull(g.Sub))
+	if r.stats != nil {
+		dst = r.appendGroupStats(dst, i, began)
+	}
 	return append(dst, '}')
 }
 

@@ -47,6 +47,7 @@ type Result struct {
 	// with globalAnnotations.
 	GlobalNotes []annotation.Annotation
 	points      []series.Point
+	stats       *queryStats // showStats or showSummary only
 }
 
 var results = sync.Pool{New: func() any { return new(Result) }}
@@ -54,6 +55,7 @@ var results = sync.Pool{New: func() any { return new(Result) }}
 func getResult(q *tsquery.TSQuery) *Result {
 	r := results.Get().(*Result)
 	r.q = q
+	r.startStats()
 	return r
 }
 
@@ -63,7 +65,7 @@ func (r *Result) Query() *tsquery.TSQuery { return r.q }
 // Release returns r's buffers for reuse; r must not be used after.
 func (r *Result) Release() {
 	clear(r.Groups)
-	r.Groups, r.GlobalNotes, r.points, r.q = r.Groups[:0], nil, r.points[:0], nil
+	r.Groups, r.GlobalNotes, r.points, r.q, r.stats = r.Groups[:0], nil, r.points[:0], nil, nil
 	if cap(r.points) > 1<<20 {
 		r.points = nil // one huge answer should not pin its slab forever
 	}

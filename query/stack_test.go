@@ -96,7 +96,7 @@ func openStack(t testing.TB, opts query.Options) *stack {
 	}
 	opts.Reader, opts.UIDs, opts.Index, opts.Logger, opts.Annotations = rd, s.uids, s.index, quiet, s.notes
 	if opts.AllowDelete {
-		opts.Deleter = &query.StoreDeleter{Table: s.data, Layout: s.layout}
+		opts.Deleter = &query.StoreDeleter{Table: s.data, Layout: s.layout, Head: s.head}
 	}
 	if s.eng, err = query.New(&opts); err != nil {
 		t.Fatal(err)

@@ -72,6 +72,7 @@ func (c *config) keyTable() []*key {
 		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none"),
 		boolKey(&c.query.allowDelete, "tsd.http.query.allow_delete", false, "let /api/query delete the rows it reads (delete=true or the DELETE verb)"),
 		boolKey(&c.query.skipTagVs, "tsd.query.skip_unresolved_tagvs", false, "ignore unknown tag values in literal filters instead of answering 400"),
+		newKey(&c.query.timezone, "tsd.core.timezone", "", "zone", checkTimezone, func(s string) string { return s }, "IANA zone (America/Denver) of absolute query dates and calendar downsampling when a query names no timezone; empty is UTC"),
 		stringKey(&c.bigtableProject, "google.bigtable.project.id", "", "Google Cloud project of the Bigtable instance (engine bigtable)"),
 		stringKey(&c.bigtableInstance, "google.bigtable.instance.id", "", "Bigtable instance ID (engine bigtable)"),
 		boolKey(&c.bigtableCreate, "tsd.storage.bigtable.create_tables", true, "create missing Bigtable tables and families at start (false only checks them)"),

@@ -21,7 +21,7 @@ var openTSDBKeys = setOf(
 	"tsd.core.preload_uid_cache", "tsd.core.preload_uid_cache.max_entries",
 	"tsd.core.socket.timeout", "tsd.core.stats_with_port",
 	"tsd.core.storage_exception_handler.enable", "tsd.core.storage_exception_handler.plugin",
-	"tsd.core.timezone", "tsd.core.tree.enable_processing", "tsd.core.uid.random_metrics",
+	"tsd.core.tree.enable_processing", "tsd.core.uid.random_metrics",
 	// http
 	"tsd.http.cachedir", "tsd.http.header_tag",
 	"tsd.http.request.cors_domains", "tsd.http.request.cors_headers",

@@ -12,6 +12,7 @@ import (
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
 	"github.com/tsd-db/tsd/storage"
@@ -19,12 +20,34 @@ import (
 
 // queryConfig holds /api/query's settings (keys in keys.go).
 type queryConfig struct {
-	maxBytes    int64 // tsd.query.limits.bytes.default; 0 or -1 unlimited
-	maxPoints   int64 // tsd.query.limits.data_points.default; 0 unlimited
-	maxSeries   int64 // tsd.query.limits.series.default; 0 unlimited
-	timeoutMs   int64 // tsd.query.timeout; 0 none
-	allowDelete bool  // tsd.http.query.allow_delete
-	skipTagVs   bool  // tsd.query.skip_unresolved_tagvs
+	maxBytes    int64  // tsd.query.limits.bytes.default; 0 or -1 unlimited
+	maxPoints   int64  // tsd.query.limits.data_points.default; 0 unlimited
+	maxSeries   int64  // tsd.query.limits.series.default; 0 unlimited
+	timeoutMs   int64  // tsd.query.timeout; 0 none
+	allowDelete bool   // tsd.http.query.allow_delete
+	skipTagVs   bool   // tsd.query.skip_unresolved_tagvs
+	timezone    string // tsd.core.timezone, checked by checkTimezone
+}
+
+// checkTimezone accepts an IANA zone name, as a query's timezone, or
+// empty (UTC).
+func checkTimezone(s string) (string, error) {
+	if s == "" {
+		return s, nil
+	}
+	if _, err := tsquery.LoadLocation(s); err != nil {
+		return "", fmt.Errorf("unknown time zone %q", s)
+	}
+	return s, nil
+}
+
+// location returns the engine's default zone: nil (UTC) when unset.
+func (q *queryConfig) location() *time.Location {
+	if q.timezone == "" {
+		return nil
+	}
+	l, _ := tsquery.LoadLocation(q.timezone) // checked when set
+	return l
 }
 
 // int64Key is a non-negative 64-bit integer setting.
@@ -105,7 +128,7 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*query.Engine, error) {
 	q := &c.query
 	return query.New(&query.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: &query.StoreDeleter{Table: rs.data, Layout: rs.layout},
+		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: &query.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}, Location: q.location(),
 		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log})
 }
 

@@ -55,7 +55,7 @@ func (q *TSQuery) validate(opts ValidateOptions) error {
 		return badRequest("Missing queries")
 	}
 	for i, sq := range q.Queries {
-		if err := q.validateSub(sq); err != nil {
+		if err := q.validateSub(sq, opts.Location); err != nil {
 			return err
 		}
 		sq.Index = i
@@ -63,9 +63,10 @@ func (q *TSQuery) validate(opts ValidateOptions) error {
 	return nil
 }
 
-// validateSub validates one sub-query and applies the query's timezone and
-// calendar setting to its downsampler.
-func (q *TSQuery) validateSub(sq *SubQuery) error {
+// validateSub validates one sub-query and applies the query's timezone
+// (else def, the server's tsd.core.timezone, when set) and calendar
+// setting to its downsampler.
+func (q *TSQuery) validateSub(sq *SubQuery, def *time.Location) error {
 	if sq == nil {
 		return badRequest("Missing the aggregation function")
 	}
@@ -81,6 +82,8 @@ func (q *TSQuery) validateSub(sq *SubQuery) error {
 			return badRequest("The timezone specification could not be found")
 		}
 		sq.DS.Location = loc
+	} else if def != nil {
+		sq.DS.Location = def
 	}
 	if q.UseCalendar {
 		return wrapErr(sq.DS.SetCalendar())
