@@ -27,6 +27,8 @@ type downsampler struct {
 	expCal    time.Time
 
 	vals []float64 // a chunk of the bucket's values for Accumulator.AddFloats
+
+	pre preSource // with pre.b set, buckets come from a Buckets, not raw points
 }
 
 // chunk is how many values a downsampler buffers before folding them into
@@ -65,6 +67,8 @@ func (d *downsampler) align(t int64) int64 { return t - t%d.spec.Interval }
 func (d *downsampler) seek(src *rawSource, t int64) {
 	s := d.spec
 	switch {
+	case d.pre.b != nil:
+		d.pre.i = 0 // the Buckets skipped the same points
 	case s.All:
 		src.seek(t)
 	case s.Calendar:
@@ -105,6 +109,11 @@ func (d *downsampler) initialize(src *rawSource) {
 		return
 	}
 	d.init = true
+	if b := d.pre.b; b != nil {
+		// has and nxt.t answer stream.hasData: a kept point, and the first.
+		d.has, d.nxt = b.kept, point{t: b.first}
+		return
+	}
 	d.pull(src)
 	if !d.has || d.spec.All {
 		return
@@ -121,6 +130,8 @@ func (d *downsampler) initialize(src *rawSource) {
 // hasValue reports whether the current bucket has an unread point.
 func (d *downsampler) hasValue() bool {
 	switch {
+	case d.pre.b != nil:
+		return d.pre.i < len(d.pre.b.out)
 	case !d.has:
 		return false
 	case d.spec.All:
@@ -134,6 +145,8 @@ func (d *downsampler) hasValue() bool {
 // bucketStart is the current bucket's timestamp.
 func (d *downsampler) bucketStart() int64 {
 	switch {
+	case d.pre.b != nil:
+		return d.pre.b.out[d.pre.i].t
 	case d.spec.All:
 		return d.qStart
 	case d.spec.Calendar:
@@ -145,6 +158,11 @@ func (d *downsampler) bucketStart() int64 {
 // consume aggregates the current bucket and moves to the bucket of the next
 // point; it returns the bucket's timestamp and value.
 func (d *downsampler) consume(src *rawSource) (int64, float64) {
+	if d.pre.b != nil {
+		p := d.pre.b.out[d.pre.i]
+		d.pre.i++
+		return p.t, p.f64()
+	}
 	d.acc.Reset(d.spec.Agg)
 	end := d.bEnd
 	switch {

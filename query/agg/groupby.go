@@ -11,6 +11,9 @@ import (
 // than one series (OpenTSDB's IllegalDataException "More than one value").
 var ErrNoneGroup = errors.New("agg: the none aggregator takes one series per group")
 
+// errNotPushed refuses NewGroupByBuckets a spec Buckets cannot compute.
+var errNotPushed = errors.New("agg: GroupByBuckets needs a fixed-interval or all downsampling")
+
 // slot is what GroupBy knows of one series: its current point (the last one
 // consumed) and the next one. A series is active from its first consumed
 // point to its last (OpenTSDB's timestamps/values arrays).
@@ -47,6 +50,10 @@ type GroupBy struct {
 	have    bool // out is a point Next returned
 	out     series.Point
 	err     error
+
+	// NewGroupByBuckets' placeholder inputs.
+	emptyIters []series.SliceIterator
+	iters      []series.Iterator
 }
 
 // NewGroupBy returns a GroupBy over inputs, reusing reuse's buffers when not

@@ -96,6 +96,7 @@ type Reader struct {
 	pool    sync.Pool // *rowReader
 	iters   sync.Pool // *SeriesIterator, closed
 	fetches sync.Pool // *fetchBuffers
+	visits  sync.Pool // *visitState
 }
 
 // New returns a Reader.
@@ -109,6 +110,7 @@ func New(opts *Options) (*Reader, error) {
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }
 	r.fetches.New = func() any { return &fetchBuffers{} }
+	r.visits.New = func() any { return &visitState{} }
 	return r, nil
 }
 

@@ -1,0 +1,190 @@
+package agg
+
+import (
+	"math"
+
+	"github.com/tsd-db/tsd/internal/series"
+)
+
+// Buckets downsamples one series as its raw points are pushed, row by row,
+// instead of pulled through an iterator: the read path decodes a row and
+// folds it into the series' buckets at once, so no series is ever held as
+// raw points. GroupByBuckets then merges the buckets exactly as GroupBy
+// merges the same series pulled raw: the bucket times and values are those
+// the pull downsampler computes, after the same seek (the window's first
+// partial bucket skipped), with the same accumulator fed the same values in
+// the same order; fill policies and rates run on top in GroupBy as before.
+//
+// Fixed intervals and "all" only: PushSpec says whether a spec qualifies.
+// The zero value is ready after Reset; a reused Buckets keeps its memory.
+// Not safe for concurrent use.
+type Buckets struct {
+	ds           *Downsample
+	from         int64 // the seek target: earlier points are skipped
+	qStart, qEnd int64 // "all" keeps [qStart, qEnd)
+	acc          Accumulator
+	open         bool  // a bucket holds values
+	bStart, bEnd int64 // the open bucket's [start, end)
+	first        int64 // the first point kept
+	kept         bool  // a point was kept
+	out          []point
+}
+
+// PushSpec reports whether spec's downsampling can run in Buckets:
+// downsampling by a fixed interval or "all", not by calendar.
+func PushSpec(spec *Spec) bool {
+	return spec.Downsample != nil && !spec.Downsample.Calendar
+}
+
+// Reset prepares b for a series of spec (PushSpec true; defaults are
+// ensured here as NewGroupBy does).
+func (b *Buckets) Reset(spec Spec) {
+	spec.EnsureDefaults()
+	out := b.out[:0]
+	acc := b.acc
+	*b = Buckets{ds: spec.Downsample, qStart: spec.QueryStart, qEnd: spec.QueryEnd, out: out, acc: acc}
+	b.acc.Reset(b.ds.Agg)
+	b.from = spec.Start
+	if !b.ds.All {
+		b.from = b.align(spec.Start + b.ds.Interval - 1)
+	}
+}
+
+func (b *Buckets) align(t int64) int64 { return t - t%b.ds.Interval }
+
+// Push folds the next points of the series, in time order after every
+// point pushed before.
+func (b *Buckets) Push(pts []series.Point) {
+	for len(pts) > 0 && pts[0].T < b.from {
+		pts = pts[1:]
+	}
+	if len(pts) == 0 {
+		return
+	}
+	if !b.kept {
+		b.kept, b.first = true, pts[0].T
+	}
+	if b.ds.All {
+		b.pushAll(pts)
+		return
+	}
+	for len(pts) > 0 {
+		if !b.open || pts[0].T >= b.bEnd {
+			b.close()
+			b.bStart = b.align(pts[0].T)
+			b.bEnd, b.open = b.bStart+b.ds.Interval, true
+		}
+		n := 1
+		for n < len(pts) && pts[n].T < b.bEnd {
+			n++
+		}
+		addPoints(&b.acc, pts[:n])
+		pts = pts[n:]
+	}
+}
+
+// pushAll keeps the points in [qStart, qEnd) in the one bucket.
+func (b *Buckets) pushAll(pts []series.Point) {
+	i := 0
+	for i < len(pts) && pts[i].T < b.qStart {
+		i++
+	}
+	j := i
+	for j < len(pts) && pts[j].T < b.qEnd {
+		j++
+	}
+	if j > i {
+		b.open, b.bStart = true, b.qStart
+		addPoints(&b.acc, pts[i:j])
+	}
+}
+
+// close emits the open bucket.
+func (b *Buckets) close() {
+	if !b.open {
+		return
+	}
+	b.out = append(b.out, floatPt(b.bStart, b.acc.Float()))
+	b.acc.Reset(b.ds.Agg)
+	b.open = false
+}
+
+// Finish emits the last bucket; call it after the last Push.
+func (b *Buckets) Finish() { b.close() }
+
+// Len returns the number of buckets emitted.
+func (b *Buckets) Len() int { return len(b.out) }
+
+// addPoints adds the values of pts to c, as AddFloat would one by one.
+func addPoints(c *Accumulator, pts []series.Point) {
+	switch c.agg.kind {
+	case kSum, kAvg:
+		sum, n := c.f, c.n
+		for i := range pts {
+			if v := pts[i].Float(); v == v {
+				sum += v
+				n++
+			}
+		}
+		c.f, c.n = sum, n
+	case kMin:
+		f := c.f
+		for i := range pts {
+			if v := pts[i].Float(); v < f {
+				f = v
+			}
+		}
+		c.f = f
+	case kMax:
+		f := c.f
+		for i := range pts {
+			if v := pts[i].Float(); v > f {
+				f = v
+			}
+		}
+		c.f = f
+	default:
+		for i := range pts {
+			c.AddFloat(pts[i].Float())
+		}
+		return
+	}
+	if c.all == 0 {
+		c.first = math.Float64bits(pts[0].Float())
+	}
+	c.all += int64(len(pts))
+	c.last = math.Float64bits(pts[len(pts)-1].Float())
+}
+
+// preSource is a stream's view of a Buckets: the downsampler reads its
+// buckets instead of folding raw points.
+type preSource struct {
+	b *Buckets
+	i int
+}
+
+// NewGroupByBuckets is NewGroupBy over series downsampled by Buckets (each
+// Reset with spec, pushed and finished): the same output as NewGroupBy
+// over the raw series. spec must satisfy PushSpec.
+func NewGroupByBuckets(reuse *GroupBy, spec Spec, inputs []*Buckets) *GroupBy {
+	g := reuse
+	if g == nil {
+		g = &GroupBy{}
+	}
+	g.emptyIters = resize(g.emptyIters, len(inputs))
+	g.iters = g.iters[:0]
+	for i := range inputs {
+		g.iters = append(g.iters, &g.emptyIters[i])
+	}
+	g = NewGroupBy(g, spec, g.iters)
+	if g.err == nil && !PushSpec(&g.spec) {
+		g.err = errNotPushed
+	}
+	if g.err != nil {
+		return g
+	}
+	for i, b := range inputs {
+		g.streams[i].ds.pre = preSource{b: b}
+	}
+	return g
+}
