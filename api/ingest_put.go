@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
 	"strconv"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 // putResult counts one /api/put request and keeps its error details.
 type putResult struct {
 	success, failed, throttled int
+	batch                      int // successes since the last commit
 	timeouts                   int // sync_timeout expired before the log sync
 	details                    bool
 	errs                       []byte // JSON array elements, when details
@@ -35,7 +37,23 @@ func (r *putResult) addError(raw []byte, msg string) {
 	r.errs = append(r.errs, '}')
 }
 
-// handlePut is POST /api/put (spec/opentsdb.md §5.3, routes.md status codes).
+// putBatchPoints is how many points a /api/put request adds before it
+// commits them, so a long body holds a bounded batch in the head's
+// appender, not all its points.
+const putBatchPoints = 4096
+
+// putStreamBudget is what a /api/put body holds of the in-flight budget
+// while it is decoded: the decoder's window (one data point of at most
+// putjson.DefaultMaxElementBytes, and read-ahead), not the body, which is
+// streamed from the network (and gunzipped) as the points are parsed.
+const putStreamBudget = putjson.DefaultMaxElementBytes + putjson.WindowSlack
+
+// handlePut is POST /api/put (spec/opentsdb.md §5.3, routes.md status
+// codes). The body is decoded as it streams in and its points are
+// committed every putBatchPoints; a body that fails part way (bad JSON,
+// a data point or the body over its limit, a broken stream) is answered
+// with that failure, and the batches committed before it stay (fewer
+// than putBatchPoints good points in all: nothing is stored).
 func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsPost() && !ctx.IsPut() {
 		writeMethodNotAllowed(ctx)
@@ -44,11 +62,18 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	args := ctx.QueryArgs()
 	summary, sync := args.Has("summary"), args.Has("sync")
 	res := putResult{details: args.Has("details")}
-	bb := a.body(ctx)
-	if bb == nil {
+	bs, err := a.stream(ctx)
+	if err != nil {
+		a.bodyError(ctx, err)
 		return
 	}
+	defer a.putStream(bs)
+	bb := a.getBuf()
 	defer a.release(bb)
+	if !a.reserve(bb, putStreamBudget) {
+		a.bodyError(ctx, errBudgetSpent)
+		return
+	}
 	dec := a.putDecoder()
 	defer a.putDecs.Put(dec)
 	sess := a.w.Session(service.Put)
@@ -58,16 +83,15 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 			sess.Release()
 		}
 	}()
-	dec.Reset(bb.b)
+	dec.ResetReader(&bs.lim)
 	for dec.Next() {
 		a.putPoint(ctx, dec, sess, &res)
+		if res.batch >= putBatchPoints {
+			res.committed(sess.Commit(false), false)
+		}
 	}
 	if err := dec.Err(); err != nil {
-		if len(bb.b) == 0 {
-			writeError(ctx, fasthttp.StatusBadRequest, "Missing request content", "")
-			return
-		}
-		writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse the given JSON", err.Error())
+		a.putBodyError(ctx, dec, &bs.lim, err)
 		return
 	}
 	if dec.Count() == 0 {
@@ -81,13 +105,49 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 		case errors.Is(err, errSyncTimeout):
 			res.timeouts, res.success = res.success, 0
 		case err != nil:
-			res.throttled, res.success = res.throttled+res.success, 0
+			res.committed(err, true)
 		}
-	} else if err := sess.Commit(sync); err != nil {
-		res.throttled += res.success
-		res.success = 0
+	} else {
+		res.committed(sess.Commit(sync), sync)
 	}
 	writePutResult(ctx, &res, summary)
+}
+
+// committed counts a commit's outcome: on failure the points of the batch
+// it wrote, or with sync all the request's points (none was acknowledged
+// as synced), become throttled.
+func (r *putResult) committed(err error, sync bool) {
+	if err != nil {
+		n := r.batch
+		if sync {
+			n = r.success
+		}
+		r.throttled += n
+		r.success -= n
+	}
+	r.batch = 0
+}
+
+// putBodyError answers a body that stopped decoding. Bad data is answered
+// once the rest of the body is read (within its limit), so the client,
+// still sending, reads the answer.
+func (a *ingestAPI) putBodyError(ctx *fasthttp.RequestCtx, dec *putjson.Decoder, rest io.Reader, err error) {
+	var se *putjson.SyntaxError
+	var te *putjson.TooLargeError
+	switch {
+	case errors.As(err, &se) && dec.InputLen() == 0:
+		writeError(ctx, fasthttp.StatusBadRequest, "Missing request content", "")
+	case errors.As(err, &se):
+		io.Copy(io.Discard, rest)
+		writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse the given JSON", err.Error())
+	case errors.As(err, &te):
+		a.s.log.Warn("data point over the limit", "remote", ctx.RemoteAddr().String(),
+			"path", string(ctx.Path()), "index", te.Index, "offset", te.Offset, "limit", te.Limit)
+		io.Copy(io.Discard, rest)
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Data point too large", err.Error())
+	default:
+		a.bodyError(ctx, err)
+	}
 }
 
 // errSyncTimeout is a sync commit that did not finish within sync_timeout.
@@ -125,6 +185,7 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 	switch {
 	case err == nil:
 		res.success++
+		res.batch++
 	case errors.Is(err, service.ErrThrottled):
 		res.throttled++
 		res.addError(dec.Raw(), err.Error())

@@ -18,6 +18,11 @@ import (
 // the whole body, so both modes yield the same points and errors, offsets
 // counted from the body's start; only an element longer than
 // MaxElementBytes is refused (TooLargeError), where Reset has no limit.
+// The window never exceeds MaxElementBytes+WindowSlack bytes.
+
+// WindowSlack is how much a reader mode window may hold beyond
+// MaxElementBytes: read-ahead.
+const WindowSlack = 2 * minRead
 
 const (
 	// minRead is the least free room a read gets.
@@ -100,9 +105,11 @@ func (d *Decoder) compact() {
 	d.body, d.pos = d.body[:n], 0
 }
 
-// grow doubles the window, keeping its bytes.
+// grow doubles the window, keeping its bytes, up to what the longest
+// element and a read need.
 func (d *Decoder) grow() {
-	nb := make([]byte, len(d.body), max(2*cap(d.body), firstWindow))
+	c := max(min(max(2*cap(d.body), firstWindow), d.opts.MaxElementBytes+2*minRead), len(d.body)+minRead)
+	nb := make([]byte, len(d.body), c)
 	copy(nb, d.body)
 	d.body, d.rd.win = nb, nb[:0]
 }

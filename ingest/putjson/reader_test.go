@@ -157,6 +157,12 @@ func TestReaderElementLimit(t *testing.T) {
 			check(t, itemsFrom(d, r), tc.want)
 		}
 	}
+	// The window stays within the limit and its slack.
+	d2 := newDecoder(t, &Options{MaxElementBytes: 100 << 10})
+	itemsFrom(d2, strings.NewReader(`[{"x":"`+strings.Repeat("y", 1<<20)+`"}]`))
+	if c := cap(d2.rd.win); c > 100<<10+WindowSlack {
+		t.Fatalf("window of %d bytes for a limit of %d", c, 100<<10)
+	}
 	var te *TooLargeError
 	d.ResetReader(strings.NewReader(long))
 	if d.Next() || !errors.As(d.Err(), &te) || te.Index != 0 {
