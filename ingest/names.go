@@ -13,23 +13,36 @@ const DefaultNameCacheSize = 1 << 16
 
 // NameAppender appends points given by name, as the protocol parsers hand
 // them over: it resolves the metric and tags to a series through the UID
-// table (uid.ResolvePoint, which assigns UIDs to new names) and remembers
-// the result by name, so a series seen before costs one hash lookup rather
-// than a UID lookup per name. Use one per connection, as Appender; not safe
-// for concurrent use.
+// table and remembers the result by name, so a series seen before costs one
+// hash lookup rather than a UID lookup per name. Use one per connection, as
+// Appender; not safe for concurrent use.
+//
+// A point naming a name this process has not cached, of a kind that
+// auto-creates, is not resolved on the spot (a new name costs several
+// synced store writes): it is validated, then deferred, and the deferred
+// points' names are resolved together by uid.UIDs.ResolveBatch when
+// DeferredPoints points or DeferredNames distinct names wait, or at Commit,
+// and the points appended in their order. While points wait, every point
+// that misses the series cache waits behind them, so a series' points keep
+// their order.
 //
 // The cache holds up to its size of series, keyed by the names in the
 // order given, and is emptied whole when full. Like the UID caches it does
 // not see another daemon's UID renames or deletes until DropCache (called
 // with uid.UIDs.DropCaches).
 type NameAppender struct {
-	a    *Appender
-	u    *uid.UIDs
-	w    series.Widths
-	refs map[string]SeriesRef
-	max  int
-	name []byte // cache key scratch
-	key  []byte // series key scratch
+	a       *Appender
+	u       *uid.UIDs
+	w       series.Widths
+	maxTags int
+	refs    map[string]SeriesRef
+	max     int
+	name    []byte // cache key scratch
+	key     []byte // series key scratch
+	d       deferral
+	// err is the failure of a deferred batch: its points are lost, so
+	// Commit must fail; Append returns it until Commit or Rollback.
+	err error
 }
 
 // NameAppender returns an appender resolving names through u, remembering
@@ -39,24 +52,43 @@ func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
 	if cacheSize <= 0 {
 		cacheSize = DefaultNameCacheSize
 	}
-	return &NameAppender{a: h.Appender(), u: u, w: h.opts.Widths, refs: make(map[string]SeriesRef), max: cacheSize}
+	return &NameAppender{a: h.Appender(), u: u, w: h.opts.Widths, maxTags: h.opts.MaxTags,
+		refs: make(map[string]SeriesRef), max: cacheSize}
 }
 
 // Append adds p to the series named by metric and tags and returns its
-// reference. On a cache miss tags are sorted in place by key (see
-// uid.ResolvePoint) and errors are ResolvePoint's (unknown or invalid names,
-// storage failures) or the head's. The point is neither durable nor visible
-// until Commit. metric and tags are not retained.
+// reference, or 0 when the point is deferred until its new names are
+// assigned (see NameAppender). On a cache miss tags are sorted in place by
+// key (see uid.ResolvePoint). Errors about the point itself (invalid,
+// unknown or duplicate names, too many tags, a point out of bounds) come
+// back here, at once; a store failure may come back here or from Commit.
+// The point is neither durable nor visible until Commit. metric and tags
+// are not retained.
 func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag, p series.Point) (SeriesRef, error) {
+	if n.err != nil {
+		return 0, n.err
+	}
 	n.name = appendNameKey(n.name[:0], metric, tags)
 	if ref, ok := n.refs[string(n.name)]; ok {
 		return ref, n.a.Append(ref, p)
 	}
-	key, err := n.u.ResolvePoint(ctx, n.key[:0], metric, tags)
+	key, known, err := n.resolveKnown(ctx, n.key[:0], metric, tags)
 	n.key = key
 	if err != nil {
 		return 0, err
 	}
+	if err := n.checkPoint(len(tags), p); err != nil {
+		return 0, err
+	}
+	if !known || len(n.d.points) > 0 {
+		return 0, n.deferPoint(ctx, p)
+	}
+	return n.appendResolved(key, p)
+}
+
+// appendResolved appends p to the series of the resolved key and
+// remembers the series under n.name.
+func (n *NameAppender) appendResolved(key []byte, p series.Point) (SeriesRef, error) {
 	SortSeriesKey(key, n.w)
 	ref, err := n.a.AppendKey(key, p)
 	if err != nil {
@@ -83,14 +115,34 @@ func appendNameKey(dst, metric []byte, tags []uid.Tag) []byte {
 	return dst
 }
 
-// Commit is Appender.Commit.
-func (n *NameAppender) Commit(sync bool) error { return n.a.Commit(sync) }
+// Commit resolves the deferred points' new names (one batch per kind,
+// with the context of the last deferred Append) and appends those points,
+// then is Appender.Commit. On error no point since the last Commit or
+// Rollback is acknowledged, and the appender is empty afterwards; a
+// failure to resolve is the UID table's error (retryable when the store
+// did not answer), as a failed resolution in Append is.
+func (n *NameAppender) Commit(sync bool) error {
+	err := n.err
+	if err == nil && len(n.d.points) > 0 {
+		err = n.flush(n.d.ctx)
+	}
+	if err != nil {
+		n.Rollback()
+		return err
+	}
+	return n.a.Commit(sync)
+}
 
-// Rollback drops the points waiting for Commit.
-func (n *NameAppender) Rollback() { n.a.Rollback() }
+// Rollback drops the points waiting for Commit, deferred ones included.
+func (n *NameAppender) Rollback() {
+	n.a.Rollback()
+	n.d.reset()
+	n.err = nil
+}
 
-// Len returns the number of points waiting for Commit.
-func (n *NameAppender) Len() int { return n.a.Len() }
+// Len returns the number of points waiting for Commit, deferred ones
+// included.
+func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
 
 // DropCache forgets every remembered series.
 func (n *NameAppender) DropCache() { clear(n.refs) }

@@ -39,13 +39,26 @@ func TestNameAppender(t *testing.T) {
 		}
 		return ref
 	}
+	// New names defer their points (ref 0) until Commit assigns them.
+	if ref := add("m", tags("b", "2", "a", "1"), -1); ref != 0 {
+		t.Fatalf("a point with new names got ref %d at once", ref)
+	}
+	if err := n.Commit(false); err != nil {
+		t.Fatal(err)
+	}
 	// Tag keys in name order get UIDs in that order; "b" then "a" in the
 	// input, so the key needs sorting by UID.
 	a1 := add("m", tags("a", "1", "b", "2"), 0)
 	a2 := add("m", tags("b", "2", "a", "1"), 1) // other input order: same series
+	if _, err := u.Assign(ctx, uid.TagV, []byte("9")); err != nil {
+		t.Fatal(err)
+	}
 	b1 := add("m", tags("a", "9"), 2)
-	if a1 != a2 || a1 == b1 {
+	if a1 != a2 || a1 == b1 || a1 == 0 || b1 == 0 {
 		t.Fatalf("refs %d %d %d", a1, a2, b1)
+	}
+	if _, err := u.Assign(ctx, uid.Metric, []byte("other")); err != nil {
+		t.Fatal(err)
 	}
 	add("other", nil, 3) // the cache of two was emptied on the way
 	if len(n.refs) > 2 {
@@ -64,7 +77,7 @@ func TestNameAppender(t *testing.T) {
 	if err := n.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	if h.NumSeries() != 3 || len(h.AppendPoints(nil, keyBytes(h.refs.get(a1).key), 0, 1<<62)) != 3 {
+	if h.NumSeries() != 3 || len(h.AppendPoints(nil, keyBytes(h.refs.get(a1).key), 0, 1<<62)) != 4 {
 		t.Fatalf("head: %d series", h.NumSeries())
 	}
 }

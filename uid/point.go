@@ -27,11 +27,8 @@ func compareTagKeys(a, b Tag) int { return bytes.Compare(a.Key, b.Key) }
 // exact duplicates first). When every name is cached it does not allocate.
 // On error dst is returned with what was appended so far.
 func (u *UIDs) ResolvePoint(ctx context.Context, dst, metric []byte, tags []Tag) ([]byte, error) {
-	slices.SortFunc(tags, compareTagKeys)
-	for i := 1; i < len(tags); i++ {
-		if bytes.Equal(tags[i].Key, tags[i-1].Key) {
-			return dst, fmt.Errorf("%w %q", ErrDuplicateTag, tags[i].Key)
-		}
+	if err := SortTags(tags); err != nil {
+		return dst, err
 	}
 	id, err := u.Resolve(ctx, Metric, metric)
 	if err != nil {
@@ -49,4 +46,16 @@ func (u *UIDs) ResolvePoint(ctx context.Context, dst, metric []byte, tags []Tag)
 		dst = AppendID(dst, id, u.kinds[TagV].width)
 	}
 	return dst, nil
+}
+
+// SortTags sorts tags in place by key, as ResolvePoint does, and refuses a
+// repeated key (ErrDuplicateTag).
+func SortTags(tags []Tag) error {
+	slices.SortFunc(tags, compareTagKeys)
+	for i := 1; i < len(tags); i++ {
+		if bytes.Equal(tags[i].Key, tags[i-1].Key) {
+			return fmt.Errorf("%w %q", ErrDuplicateTag, tags[i].Key)
+		}
+	}
+	return nil
 }
