@@ -43,9 +43,10 @@
 // fasthttp streams request bodies (Server.StreamRequestBody): only the first
 // 8 KiB is read before the handler runs. The ingest endpoints (endpoint.stream)
 // read the rest themselves: Influx lines are gunzipped and parsed as they
-// arrive, holding 1 MiB of the in-flight budget, not the body; /api/put reads
-// its decompressed body into a buffer that reserves the budget as it grows
-// (the JSON decoder needs it whole); remote_write reads its snappy block
+// arrive, holding 1 MiB of the in-flight budget, not the body; /api/put
+// likewise decodes its JSON one data point at a time through the decoder's
+// window (1 MiB per point at most, 413 naming a longer one), committing
+// every 4096 points; remote_write reads its snappy block
 // whole, then decodes it. The limit (Options.MaxRequestBodySize) applies to
 // decompressed bytes; a declared Content-Length over it is 413 unread and
 // closes the connection. Every other endpoint gets its body buffered, up to
