@@ -48,19 +48,24 @@ func (q pushdownQuery) Exec(ctx context.Context) *prom.Result {
 var builtinPushdowns atomic.Int64
 
 // genSpecial is a gauge of awkward values: NaN, infinities, values whose
-// sum overflows (avg_over_time's incremental mean), negative zero and
-// staleness markers, every 20 s with gaps.
+// sum overflows (avg_over_time's incremental mean), negative zero,
+// staleness markers and integers (stored as such) near and beyond 2^53,
+// every 20 s with gaps.
 func genSpecial(r *rand.Rand) []refSample {
 	l := labels.FromStrings("__name__", "special_d", "job", "special")
 	vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e308, -1e308, math.Copysign(0, -1), 0,
 		math.Float64frombits(value.StaleNaN), 1.5, -2.25}
+	ints := []int64{3, -7, 0, 1<<53 - 1, 1 << 53, -(1 << 53), 1 << 60, -(1 << 61)}
 	var out []refSample
 	for _, t := range times(r, 20_000) {
-		v := r.NormFloat64() * 10
-		if r.IntN(4) == 0 {
-			v = vals[r.IntN(len(vals))]
+		x := refSample{l: l, t: t, v: r.NormFloat64() * 10}
+		switch r.IntN(6) {
+		case 0:
+			x.v = vals[r.IntN(len(vals))]
+		case 1, 2:
+			x.v, x.isInt = float64(ints[r.IntN(len(ints))]), true
 		}
-		out = append(out, refSample{l: l, t: t, v: v})
+		out = append(out, x)
 	}
 	return out
 }
@@ -94,6 +99,10 @@ func pushdownCases() []pushdownCase {
 		{`sum_over_time(gauge_a[10m]) / avg_over_time(gauge_a[10m])`, 10 * m, true},
 		{`max_over_time(nonexistent_metric[10m])`, 10 * m, true},
 		{`sum_over_time(special_d[2m])`, 2 * m, true},
+		{`sum_over_time(special_d[10m])`, 10 * m, true},
+		{`sum_over_time(counter_b[10m])`, 10 * m, true},
+		{`avg_over_time(counter_b[1h])`, 60 * m, true},
+		{`avg_over_time(counter_b[45s])`, m, true},
 		{`avg_over_time(special_d[5m])`, 5 * m, true},
 		{`avg_over_time(special_d[1h])`, 60 * m, true},
 		{`max_over_time(special_d[3m])`, 4 * m, true},

@@ -117,7 +117,7 @@ func (w *windowIterator[T]) window(e int64) bool {
 			break
 		}
 	}
-	if a.n == 0 {
+	if a.empty() {
 		return false
 	}
 	w.v = a.result(w.pd.fn)
@@ -188,16 +188,30 @@ func (w *windowIterator[T]) Err() error {
 // functions.go: Kahan-Neumaier sums (kahansum.Inc), avg_over_time's
 // direct mean switching to an incremental mean once the sum overflows,
 // max and min replacing a NaN.
+//
+// Sums of integers start exact, in an int64: while every partial sum is
+// an integer within ±2^53, each Kahan step is exact and leaves the
+// compensation at +0, so float64(the int64 sum) with a zero compensation
+// is the very state the float loop would have reached.
 type agg struct {
-	n       float64 // samples so far
+	n       float64 // samples so far (with mixed)
 	v       float64 // sum (sum, avg), extreme (min, max), last value
 	c       float64 // Kahan compensation
 	mean    float64 // avg after overflow
 	incMean bool
+	mixed   bool  // sum, avg: left the exact integer sum
+	is, in  int64 // sum, avg: the exact sum and count while !mixed
 }
+
+// exactInt bounds the integers float64 holds exactly.
+const exactInt = 1 << 53
 
 // add folds pts in, skipping staleness markers.
 func (a *agg) add(fn rangeFunc, pts []series.Point) {
+	if fn == fnSum || fn == fnAvg {
+		a.addSum(fn == fnAvg, pts)
+		return
+	}
 	for i := range pts {
 		p := &pts[i]
 		if p.Kind != series.Int && p.Bits == series.StaleNaN {
@@ -205,11 +219,6 @@ func (a *agg) add(fn rangeFunc, pts []series.Point) {
 		}
 		f := p.Float()
 		switch fn {
-		case fnSum:
-			a.v, a.c = kahansum.Inc(f, a.v, a.c)
-		case fnAvg:
-			a.addAvg(f)
-			continue
 		case fnMax:
 			if a.n == 0 || f > a.v || math.IsNaN(a.v) {
 				a.v = f
@@ -221,6 +230,42 @@ func (a *agg) add(fn rangeFunc, pts []series.Point) {
 		default: // last, present
 			a.v = f
 		}
+		a.n++
+	}
+}
+
+// addSum folds pts into a sum or an average.
+func (a *agg) addSum(avg bool, pts []series.Point) {
+	i := 0
+	if !a.mixed {
+		s, n := a.is, a.in
+		for ; i < len(pts); i++ {
+			p := &pts[i]
+			x := int64(p.Bits)
+			if p.Kind != series.Int || x > exactInt || x < -exactInt || s+x > exactInt || s+x < -exactInt {
+				break
+			}
+			s += x
+			n++
+		}
+		a.is, a.in = s, n
+		if i == len(pts) {
+			return
+		}
+		a.mixed = true
+		a.n, a.v, a.c = float64(n), float64(s), 0
+	}
+	for ; i < len(pts); i++ {
+		p := &pts[i]
+		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+			continue
+		}
+		f := p.Float()
+		if avg {
+			a.addAvg(f)
+			continue
+		}
+		a.v, a.c = kahansum.Inc(f, a.v, a.c)
 		a.n++
 	}
 }
@@ -245,9 +290,15 @@ func (a *agg) addAvg(f float64) {
 	a.mean, a.c = kahansum.Inc(f/a.n, q*a.mean, q*a.c)
 }
 
+// empty reports whether the window holds no sample.
+func (a *agg) empty() bool { return a.n == 0 && a.in == 0 }
+
 // result is the window's value; never the staleness marker, which the
 // engine would drop.
 func (a *agg) result(fn rangeFunc) float64 {
+	if (fn == fnSum || fn == fnAvg) && !a.mixed {
+		a.n, a.v, a.c = float64(a.in), float64(a.is), 0
+	}
 	var r float64
 	switch fn {
 	case fnSum:
