@@ -163,7 +163,7 @@ func (d *DB) createTable(spec storage.TableSpec) error {
 	defer b.Close()
 	_ = b.Set(appendCatalogKey(nil, spec.Name), appendSpec(nil, id, spec), nil)
 	_ = b.Set(metaNextKey, binary.BigEndian.AppendUint32(nil, id+1), nil)
-	if err := b.Commit(d.wo); err != nil {
+	if err := d.commit(b, d.wo); err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
 	d.cat.nextID = id + 1
@@ -187,7 +187,10 @@ func (d *DB) updateTable(t *table, spec storage.TableSpec) error {
 	if slices.Equal(merged.Families, cur.Families) {
 		return nil // nothing changed: spare the synced catalog write
 	}
-	if err := d.pdb.Set(appendCatalogKey(nil, spec.Name), appendSpec(nil, t.id, merged), d.wo); err != nil {
+	d.beginWrite()
+	err := d.pdb.Set(appendCatalogKey(nil, spec.Name), appendSpec(nil, t.id, merged), d.wo)
+	d.endWrite()
+	if err != nil {
 		return fmt.Errorf("update table %q: %w", spec.Name, err)
 	}
 	t.state.Store(newTableState(merged))
@@ -262,7 +265,7 @@ func (d *DB) DropTable(ctx context.Context, name string) error {
 	defer b.Close()
 	_ = b.Delete(appendCatalogKey(nil, name), nil)
 	_ = b.DeleteRange(appendTablePrefix(nil, t.id), appendTablePrefix(nil, t.id+1), nil)
-	if err := b.Commit(d.wo); err != nil {
+	if err := d.commit(b, d.wo); err != nil {
 		return fmt.Errorf("drop table %q: %w", name, err)
 	}
 	t.dropped.Store(true)

@@ -46,6 +46,11 @@ type DB struct {
 
 	rows rowLocks
 
+	// gen counts writes and iters keeps open iterators for reads to reuse
+	// while no write has committed (iterpool.go).
+	gen   writeGen
+	iters iterPool
+
 	gcStop chan struct{}
 	gcWG   sync.WaitGroup
 }
@@ -71,6 +76,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	d := &DB{lock: lock, opts: o, dir: dir, wo: pebble.Sync}
 	d.rows.seed = maphash.MakeSeed()
+	d.iters.size = defaultIterPoolSize()
 	if o.noSync {
 		d.wo = pebble.NoSync
 	}
@@ -163,6 +169,10 @@ func (d *DB) Close() error {
 	d.stopGC()
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
+	// Pooled iterators go first: pebble refuses to close under open ones.
+	if err := d.iters.close(); err != nil {
+		d.opts.Logger.Error("close pooled iterator", "dir", d.dir, "err", err)
+	}
 	d.unref()
 	select {
 	case err := <-d.closeErr:
@@ -204,7 +214,12 @@ func (d *DB) Compact(ctx context.Context) error {
 	if err := d.pdb.Flush(); err != nil {
 		return fmt.Errorf("compact: flush: %w", err)
 	}
-	if err := d.pdb.Compact(ctx, []byte{0}, []byte{0xFF}, true); err != nil {
+	err := d.pdb.Compact(ctx, []byte{0}, []byte{0xFF}, true)
+	// Pooled iterators pin the sstables the compaction replaced; closing
+	// them lets pebble delete those files now rather than after the next
+	// write.
+	d.iters.dropStale(noGen)
+	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
 	return nil

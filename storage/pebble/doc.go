@@ -77,6 +77,43 @@
 //     the directory LOCK are released when the last of them is closed, so a
 //     leaked Scanner keeps the directory locked.
 //
+// # Iterator reuse
+//
+// Creating a pebble iterator (a merging iterator over every memtable and
+// level) costs more than reading a one-cell row, so Get and Scan take their
+// iterator from a small per-DB pool (iterpool.go; 2×GOMAXPROCS, at least 4)
+// and reposition it with SetBounds. Bounds are the only iterator options
+// the store sets and the scanner resets its own filters per call, so a
+// reuse inherits nothing of the previous read but its snapshot. Pooled
+// iterators are closed (never dropped: they pin memtables and sstables and
+// pebble refuses to close under them) by the first write that follows, by
+// Compact once it has compacted, and by Close before pebble closes.
+//
+// A pebble iterator reads the snapshot taken when it was created, so reuse
+// is guarded by two counters every write to pebble updates, data and
+// catalog, user calls and collector alike: begun, before the commit, and
+// done, after it returns and before the write is acknowledged. A new
+// iterator loads done, then begun, then is created; it may be pooled only if
+// the two were equal, and it records begun as its generation. It is reused
+// (and returned to the pool) only while begun still equals its generation.
+//
+// Claim: no write is made visible in pebble between the creation of a
+// pooled iterator and a read's check that reuses it, so the reused
+// iterator returns exactly what a new one would at the check, a point
+// inside the read's call; reads are therefore linearizable as before. In
+// particular a write acknowledged before a read starts is visible to it.
+// Proof: done ≤ begun at all times and both only grow. done = begun = g at
+// the two loads means no write was between its begun and done increments at
+// the second load, so every write that began by then is visible to the
+// iterator created after it. A write not yet begun at that load adds to
+// begun before its commit; if the commit precedes the check, begun exceeds
+// g at the check and the iterator is closed instead. The comparison is on a
+// 64-bit counter that never wraps in practice, so equality means no write
+// began in between. Checking begun alone without the done = begun rule at
+// creation would not do: a write in flight at creation, committing just
+// after it, would be missed by a later read while a new iterator (say, a
+// read that already returned) saw it.
+//
 // # Byte slices
 //
 // A Scanner's Cell aliases the scanner's decode buffers and pebble's

@@ -148,7 +148,7 @@ func (p *gcPass) step(ctx context.Context) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := d.commit(b, pebble.NoSync); err != nil {
 		return err
 	}
 	return p.trimSurplus(ctx)
@@ -231,7 +231,7 @@ func (p *gcPass) trimRow(ctx context.Context, rowPrefix []byte) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	return b.Commit(pebble.NoSync)
+	return d.commit(b, pebble.NoSync)
 }
 
 // visitLocked deletes a version beyond its family's MaxVersions.

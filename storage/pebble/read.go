@@ -12,7 +12,9 @@ import (
 // filter probes and per-key prefix checks cost more than they save: in the
 // paired benchmarks a bounded iterator is about 10 % faster for present
 // rows and no slower for absent ones (the bounds already restrict each
-// level to the sstables overlapping the row). The returned cells share one
+// level to the sstables overlapping the row). The iterator comes from the
+// DB's pool when no write committed since it was made ("Iterator reuse" in
+// doc.go), which spares NewIter, the bulk of a one-cell Get. The returned cells share one
 // freshly allocated buffer owned by the caller.
 func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) ([]storage.Cell, error) {
 	if err := ctx.Err(); err != nil {

@@ -91,7 +91,10 @@ func (r *rmw) write(qualifier []byte, ts int64, value []byte) error {
 	r.kb.a = appendRowPrefix(r.kb.a[:0], r.t.id, r.row)
 	r.kb.a = appendColumnPrefix(r.kb.a, r.st.fams[r.fam].name, qualifier)
 	r.kb.a = appendTimestamp(r.kb.a, ts)
-	return r.t.db.pdb.Set(r.kb.a, value, r.t.db.wo)
+	d := r.t.db
+	d.beginWrite()
+	defer d.endWrite()
+	return d.pdb.Set(r.kb.a, value, d.wo)
 }
 
 // Increment adds delta to an 8-byte big-endian counter under the row lock
@@ -165,7 +168,7 @@ func (t *table) CheckAndPut(ctx context.Context, row []byte, family string, qual
 	b := t.db.pdb.NewBatch()
 	defer b.Close()
 	t.addPuts(b, r.kb, row, cells, r.now)
-	if err := b.Commit(t.db.wo); err != nil {
+	if err := t.db.commit(b, t.db.wo); err != nil {
 		return fmt.Errorf("check-and-put in table %q row %q: %w", t.name, row, err)
 	}
 	return nil

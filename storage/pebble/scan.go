@@ -22,6 +22,10 @@ type scanner struct {
 	it  *pebble.Iterator
 	io  pebble.IterOptions
 	err error
+	// gen and reusable say whether it may return to the DB's iterator
+	// pool (see pooledIter).
+	gen      uint64
+	reusable bool
 
 	done, started, pending, skipRow bool
 	reverse, hasRef                 bool
@@ -69,14 +73,14 @@ func (s *scanner) release() {
 	scannerPool.Put(s)
 }
 
-// open creates the pebble iterator over [s.lo, s.hi).
+// open takes a pebble iterator over [s.lo, s.hi), a pooled one when it
+// still sees the newest state.
 func (s *scanner) open() error {
-	s.io = pebble.IterOptions{LowerBound: s.lo, UpperBound: s.hi}
-	it, err := s.t.db.pdb.NewIterWithContext(s.ctx, &s.io)
+	p, err := s.t.db.acquire(s.ctx, s.lo, s.hi, &s.io)
 	if err != nil {
 		return err
 	}
-	s.it = it
+	s.it, s.gen, s.reusable = p.it, p.gen, p.reusable
 	return nil
 }
 
@@ -381,13 +385,13 @@ func (s *scanner) close() error {
 	return s.err
 }
 
-// closeIter closes the iterator, then drops the DB reference that kept
-// pebble open under it.
+// closeIter returns the iterator to the pool or closes it, then drops the
+// DB reference that kept pebble open under it.
 func (s *scanner) closeIter() {
 	if s.it == nil {
 		return
 	}
-	if err := s.it.Close(); err != nil && s.err == nil {
+	if err := s.t.db.release(pooledIter{it: s.it, gen: s.gen, reusable: s.reusable}); err != nil && s.err == nil {
 		s.err = err
 	}
 	s.it = nil

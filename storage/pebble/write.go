@@ -40,7 +40,7 @@ func (t *table) Put(ctx context.Context, row []byte, cells []storage.Cell) error
 	t.addPuts(b, kb, row, cells, t.db.cellClock(cells))
 	l := t.db.rows.lock(t.id, row)
 	l.RLock()
-	err = b.Commit(t.db.wo)
+	err = t.db.commit(b, t.db.wo)
 	l.RUnlock()
 	if err != nil {
 		return fmt.Errorf("put table %q row %q: %w", t.name, row, err)
@@ -103,7 +103,7 @@ func (t *table) Apply(ctx context.Context, muts []storage.Mutation) error {
 		return err
 	}
 	t.db.rows.rlockSet(rows)
-	err = b.Commit(t.db.wo)
+	err = t.db.commit(b, t.db.wo)
 	t.db.rows.runlockSet(rows)
 	putRowSet(rows)
 	if err != nil {
@@ -184,7 +184,7 @@ func (t *table) Delete(ctx context.Context, row []byte, dels ...storage.Deletion
 	}
 	l := t.db.rows.lock(t.id, row)
 	l.RLock()
-	err = b.Commit(t.db.wo)
+	err = t.db.commit(b, t.db.wo)
 	l.RUnlock()
 	if err != nil {
 		return fmt.Errorf("delete from table %q row %q: %w", t.name, row, err)
@@ -321,7 +321,10 @@ func (t *table) DeleteRange(ctx context.Context, start, stop []byte) error {
 	if bytes.Compare(lo, hi) >= 0 {
 		return nil
 	}
-	if err := t.db.pdb.DeleteRange(lo, hi, t.db.wo); err != nil {
+	t.db.beginWrite()
+	err := t.db.pdb.DeleteRange(lo, hi, t.db.wo)
+	t.db.endWrite()
+	if err != nil {
 		return fmt.Errorf("delete range of table %q: %w", t.name, err)
 	}
 	return nil
