@@ -204,6 +204,16 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.serve(ctx, e)
 		return
 	}
+	// OpenTSDB's endpoints and errors answer ?jsonp=fn as fn(<json>).
+	cb, ok := jsonpCallback(ctx)
+	if !ok {
+		writeError(ctx, fasthttp.StatusBadRequest, "Invalid jsonp callback",
+			"The jsonp parameter must be a JavaScript identifier, optionally dotted")
+		return
+	}
+	if cb != nil {
+		defer wrapJSONP(ctx, cb)
+	}
 	seg, isAPI, rerr := parseAPIPath(path)
 	if rerr != nil {
 		writeError(ctx, rerr.code, rerr.message, rerr.details)
