@@ -5,7 +5,9 @@
 // status/buildinfo, also under /prometheus/api/v1/.
 //
 // Queries run on Prometheus's own promql.Engine over the
-// storage.Queryable in Options (tsd's, from query/promql, in the daemon).
+// storage.Queryable in Options (tsd's, from query/promql, in the daemon),
+// each query's Exec context marked by query/promql.WithPushdown so that
+// tsd's Queryable may evaluate range functions while reading.
 // tsd stores no exemplars, metadata or rules, so those endpoints answer
 // valid empty documents.
 //

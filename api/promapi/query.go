@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/valyala/fasthttp"
+
+	tsdpromql "github.com/tsd-db/tsd/query/promql"
 )
 
 var errTruncated = errors.New("results truncated due to limit")
@@ -78,7 +80,9 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		return
 	}
 	defer qry.Close() // after the result is encoded: Close recycles its slices
-	res := qry.Exec(qctx)
+	// A query without subqueries lets tsd's Queryable evaluate range
+	// functions while reading (query/promql.WithPushdown).
+	res := qry.Exec(tsdpromql.WithPushdown(qctx, qry.Statement()))
 	warnings, infos := noticeStrings(res.Warnings, qs)
 	if res.Err != nil {
 		writeError(ctx, execError(res.Err), warnings)

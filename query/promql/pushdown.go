@@ -45,7 +45,8 @@ func pushdownSafe(n parser.Node) bool {
 	return safe
 }
 
-func pushdownMarked(ctx context.Context) bool {
+// PushdownMarked reports whether ctx was marked by WithPushdown.
+func PushdownMarked(ctx context.Context) bool {
 	ok, _ := ctx.Value(pushdownKey{}).(bool)
 	return ok
 }
@@ -87,7 +88,7 @@ type pushdown struct {
 // no window holds another window's end: step >= R, or a single window (an
 // instant query, step 0, or an @ selector).
 func pushdownOf(ctx context.Context, h *storage.SelectHints) *pushdown {
-	if h == nil || h.Range <= 0 || !pushdownMarked(ctx) {
+	if h == nil || h.Range <= 0 || !PushdownMarked(ctx) {
 		return nil
 	}
 	fn := rangeFuncs[h.Func]

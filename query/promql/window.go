@@ -105,15 +105,8 @@ func (w *windowIterator[T]) window(e int64) bool {
 	}
 	var a agg
 	for {
-		i := w.j
-		n := len(w.pts)
-		if w.pts[n-1].T > e {
-			k, _ := slices.BinarySearchFunc(w.pts[i:], e+1, cmpPointTime)
-			n = i + k
-		}
-		a.add(w.pd.fn, w.pts[i:n])
-		w.j = n
-		if n < len(w.pts) || !w.more(math.MinInt64) {
+		w.j += a.add(w.pd.fn, w.pts[w.j:], e)
+		if w.j < len(w.pts) || !w.more(math.MinInt64) {
 			break
 		}
 	}
@@ -206,14 +199,17 @@ type agg struct {
 // exactInt bounds the integers float64 holds exactly.
 const exactInt = 1 << 53
 
-// add folds pts in, skipping staleness markers.
-func (a *agg) add(fn rangeFunc, pts []series.Point) {
+// add folds in the points of pts up to time e, skipping staleness
+// markers, and returns how many it read.
+func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
 	if fn == fnSum || fn == fnAvg {
-		a.addSum(fn == fnAvg, pts)
-		return
+		return a.addSum(fn == fnAvg, pts, e)
 	}
 	for i := range pts {
 		p := &pts[i]
+		if p.T > e {
+			return i
+		}
 		if p.Kind != series.Int && p.Bits == series.StaleNaN {
 			continue
 		}
@@ -232,31 +228,35 @@ func (a *agg) add(fn rangeFunc, pts []series.Point) {
 		}
 		a.n++
 	}
+	return len(pts)
 }
 
-// addSum folds pts into a sum or an average.
-func (a *agg) addSum(avg bool, pts []series.Point) {
+// addSum is add for a sum or an average.
+func (a *agg) addSum(avg bool, pts []series.Point, e int64) int {
 	i := 0
 	if !a.mixed {
 		s, n := a.is, a.in
 		for ; i < len(pts); i++ {
 			p := &pts[i]
 			x := int64(p.Bits)
-			if p.Kind != series.Int || x > exactInt || x < -exactInt || s+x > exactInt || s+x < -exactInt {
+			if p.T > e || p.Kind != series.Int || x > exactInt || x < -exactInt || s+x > exactInt || s+x < -exactInt {
 				break
 			}
 			s += x
 			n++
 		}
 		a.is, a.in = s, n
-		if i == len(pts) {
-			return
+		if i == len(pts) || pts[i].T > e {
+			return i
 		}
 		a.mixed = true
 		a.n, a.v, a.c = float64(n), float64(s), 0
 	}
 	for ; i < len(pts); i++ {
 		p := &pts[i]
+		if p.T > e {
+			return i
+		}
 		if p.Kind != series.Int && p.Bits == series.StaleNaN {
 			continue
 		}
@@ -268,6 +268,7 @@ func (a *agg) addSum(avg bool, pts []series.Point) {
 		a.v, a.c = kahansum.Inc(f, a.v, a.c)
 		a.n++
 	}
+	return len(pts)
 }
 
 func (a *agg) addAvg(f float64) {
