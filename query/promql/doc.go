@@ -35,6 +35,29 @@
 // evaluates. The chunkenc adapter walks each decoded row as a slice, and
 // the querier's Close returns iterators and fetched rows to the Reader.
 //
+// # Pushdown
+//
+// Under a context marked by WithPushdown (the HTTP API marks every query
+// without a subquery or an anchored or smoothed selector), a Select whose
+// hints name avg_over_time, min_over_time, max_over_time, sum_over_time,
+// last_over_time or present_over_time (Func) over a range R evaluates the
+// function itself, as Thanos does with SelectHints.Func. The engine reads
+// a matrix selector over the windows (t-R, t] for t = Start+R-1, then
+// every Step up to End (Start and End already carry offset and @); when
+// no window holds another's end (Step >= R, or a single window: an
+// instant query, Step 0, or an @ selector) each series returns one sample
+// per non-empty window, at its end, holding the function's value over the
+// window. Those functions return a lone sample's value (present_over_time
+// any value), so the engine's answer is unchanged, computed from one
+// sample per window instead of all of them. Values follow Prometheus
+// v0.310's functions.go exactly: staleness markers dropped, Kahan-Neumaier
+// sums (integers summed exactly in an int64 while within 2^53, the state
+// the Kahan loop reaches), avg's incremental mean after an overflow, NaN
+// replaced by max and min. A subquery's selectors get the outer query's
+// step in their hints, hence the context mark, which only a caller that
+// sees the whole query can set. Options.DisablePushdown turns it off;
+// Queryable.Stats counts the pushed-down Selects.
+//
 // # Values
 //
 // Samples are float64: integers convert, floats keep their bits, and the
@@ -58,7 +81,9 @@
 // nine that load native histograms, which run as expected failures and as
 // copies in testdata/ with their histogram cases removed. No built-in file
 // loads a sample outside [0, MaxTime]. A reference test compares 125
-// expressions on random data with Prometheus's tsdb, within 1e-9 relative.
+// expressions on random data with Prometheus's tsdb, within 1e-9 relative,
+// and range-function queries at steps that allow pushdown and steps,
+// functions and subqueries that must not. Both run marked by WithPushdown.
 //
 // # Limits
 //
