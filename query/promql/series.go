@@ -70,9 +70,9 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 
 // windowIterator is Iterator for a pushed-down Select.
 func (s *tsdSeries) windowIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
-	w, ok := reuse.(*WindowIterator)
+	w, ok := reuse.(*windowIter)
 	if !ok {
-		w = &WindowIterator{}
+		w = &windowIter{}
 	}
 	var prev *read.SeriesIterator
 	if w.qr == s.qr {

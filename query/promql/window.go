@@ -12,13 +12,13 @@ import (
 	"github.com/tsd-db/tsd/internal/series"
 )
 
-// WindowIterator is a pushed-down series' chunkenc.Iterator: one sample per
+// windowIter is a pushed-down series' chunkenc.Iterator: one sample per
 // non-empty window of its plan, at the window's end, holding the range
 // function's result over the window's samples (staleness markers dropped,
 // as the engine drops them).
-type WindowIterator = windowIterator[int64]
+type windowIter = windowIterator[int64]
 
-// windowIterator is WindowIterator; T as in iterator.
+// windowIterator is windowIter; T as in iterator.
 type windowIterator[T ~int64] struct {
 	src  series.Iterator
 	rows batcher
@@ -34,7 +34,7 @@ type windowIterator[T ~int64] struct {
 	end  bool // src is exhausted
 }
 
-var _ chunkenc.Iterator = (*WindowIterator)(nil)
+var _ chunkenc.Iterator = (*windowIter)(nil)
 
 // reset makes w evaluate pd over src from its start.
 func (w *windowIterator[T]) reset(src series.Iterator, pd *pushdown) {
