@@ -15,13 +15,19 @@
 //  2. Select: index.Postings over the filters, ExplicitTags, RestrictTime
 //     to the aggregation window (agg.ScanRange: the query range aligned
 //     down to the downsampling interval and the hour, and up past the end).
-//  3. Read: read.Reader.Read over the window, one budget per query.
+//  3. Read: read.Reader.Read over the window, one budget per query. A
+//     sub-query downsampled by a fixed interval or "all" (agg.PushSpec)
+//     reads through read.Reader.Visit instead: each row's points are
+//     folded into the series' agg.Buckets as the reader decodes them, on
+//     the reader's goroutines, so no raw point is kept (fused.go); the
+//     answer is byte for byte the raw pipeline's (TestFusedMatchesRaw).
 //  4. Group: series with points (or notes) in the window are grouped by the
 //     UIDs of their group-by tag values, in ascending tag-key UID order;
 //     groups come out sorted by those bytes, as OpenTSDB's byte-keyed map
 //     does. A series lacking a group-by tag is dropped. With the none
 //     aggregator every series is its own group, ordered by TSUID.
-//  5. Aggregate: agg.GroupBy per group; output is clipped to [start, end].
+//  5. Aggregate: agg.GroupBy per group (agg.NewGroupByBuckets over a fused
+//     read's buckets); output is clipped to [start, end].
 //
 // # Response (OpenTSDB's HttpJsonSerializer.formatQueryAsyncV1)
 //

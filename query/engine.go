@@ -119,8 +119,9 @@ const deleteDisabled = "Deleting data is not enabled (tsd.http.query.allow_delet
 
 // Engine executes /api/query requests. It is safe for concurrent use.
 type Engine struct {
-	opts  Options
-	execs sync.Pool // *executor
+	opts   Options
+	execs  sync.Pool // *executor
+	noFuse bool      // tests: always read raw points (export_test.go)
 }
 
 // New returns an Engine.

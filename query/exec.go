@@ -16,6 +16,7 @@ import (
 type member struct {
 	s     index.Series
 	pts   []series.Point
+	bk    *agg.Buckets // with the fused read: the series downsampled, pts nil
 	notes []read.Note
 	tags  []tagPair
 }
@@ -29,7 +30,9 @@ type executor struct {
 	keys    []string
 	iters   []series.SliceIterator
 	inputs  []series.Iterator
+	bks     []*agg.Buckets
 	gb      *agg.GroupBy
+	fused   fusedRead
 }
 
 // run executes a validated query.
@@ -59,7 +62,9 @@ func (x *executor) reset() {
 	clear(x.members)
 	clear(x.iters)
 	clear(x.inputs)
-	x.members, x.inputs = x.members[:0], x.inputs[:0]
+	clear(x.bks)
+	x.members, x.inputs, x.bks = x.members[:0], x.inputs[:0], x.bks[:0]
+	x.fused.reset()
 	// x.gb's streams point at x.iters, now empty.
 }
 
@@ -75,7 +80,11 @@ func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.S
 		return err
 	}
 	st.lap(resolveTime)
-	if err := x.read(ctx, sel, spec, budget, !q.NoAnnotations); err != nil {
+	read := x.read
+	if agg.PushSpec(&spec) && !x.e.noFuse {
+		read = x.readFused
+	}
+	if err := read(ctx, sel, spec, budget, !q.NoAnnotations); err != nil {
 		return err
 	}
 	st.readDone()
@@ -119,6 +128,24 @@ func (x *executor) deleteRead(ctx context.Context, q *tsquery.TSQuery) error {
 	return x.e.opts.Deleter.DeleteRange(ctx, tsuids, q.StartTime, q.EndTime)
 }
 
+// groupBy sets x.gb up over the members idx.
+func (x *executor) groupBy(spec agg.Spec, idx []int) {
+	if x.members[idx[0]].bk != nil {
+		x.bks = x.bks[:0]
+		for _, m := range idx {
+			x.bks = append(x.bks, x.members[m].bk)
+		}
+		x.gb = agg.NewGroupByBuckets(x.gb, spec, x.bks)
+		return
+	}
+	x.iters = slices.Grow(x.iters[:0], len(idx))[:len(idx)]
+	x.inputs = x.inputs[:0]
+	for i, m := range idx {
+		x.inputs = append(x.inputs, series.NewSliceIterator(&x.iters[i], x.members[m].pts))
+	}
+	x.gb = agg.NewGroupBy(x.gb, spec, x.inputs)
+}
+
 // outputCheck is how many output points aggregate emits between budget
 // and context checks.
 const outputCheck = 4096
@@ -127,12 +154,7 @@ const outputCheck = 4096
 // Output points count against the budget too: a fill policy over a tiny
 // interval makes points from nothing.
 func (x *executor) aggregate(ctx context.Context, spec agg.Spec, sq *tsquery.SubQuery, sel *selection, idx []int, budget *read.Budget, res *Result) error {
-	x.iters = slices.Grow(x.iters[:0], len(idx))[:len(idx)]
-	x.inputs = x.inputs[:0]
-	for i, m := range idx {
-		x.inputs = append(x.inputs, series.NewSliceIterator(&x.iters[i], x.members[m].pts))
-	}
-	x.gb = agg.NewGroupBy(x.gb, spec, x.inputs)
+	x.groupBy(spec, idx)
 	g := res.addGroup(sq, sel.metric)
 	for n := 1; x.gb.Next(); n++ {
 		res.points = append(res.points, x.gb.At())

@@ -23,6 +23,17 @@
 // reads most of the metric. Selection.Plan can force either (benchmarks
 // compare them).
 //
+// # Visit
+//
+// Visit serves a consumer that folds points as they come (the OpenTSDB
+// engine's downsampling): it gives each selected series' points a row at a
+// time, in time order, merged with the head's (read first, for the whole
+// selection), from the scan's bucket goroutines or the per-series
+// workers, so a series is never held whole. The per-series plan runs on
+// the caller's goroutine when it has at most a few rows to Get (one
+// series, or a handful of rows), as Read does: starting workers would cost
+// more than the reads.
+//
 // # Lazy iterators
 //
 // Iterator and Fetch serve engines that walk one series at a time

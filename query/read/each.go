@@ -6,12 +6,23 @@ import (
 	"sync/atomic"
 
 	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
 // readEach is the per-series plan: workers take series in turn and Get
 // their hour rows.
 func (r *Reader) readEach(ctx context.Context, sel Selection, fn Func) error {
+	if r.inline(&sel) {
+		rr := r.getRowReader()
+		defer r.putRowReader(rr)
+		for i := range sel.Series {
+			if err := rr.readSeries(ctx, &sel, i, fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -19,6 +30,11 @@ func (r *Reader) readEach(ctx context.Context, sel Selection, fn Func) error {
 		mu   sync.Mutex
 		wg   sync.WaitGroup
 	)
+	locked := func(s index.Series, pts []series.Point, notes []Note) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(s, pts, notes)
+	}
 	work := func() {
 		defer wg.Done()
 		rr := r.getRowReader()
@@ -28,16 +44,7 @@ func (r *Reader) readEach(ctx context.Context, sel Selection, fn Func) error {
 			if i >= len(sel.Series) {
 				return
 			}
-			s := &sel.Series[i]
-			rr.want, rr.notes = sel.Notes, rr.notes[:0]
-			pts, err := rr.seriesPoints(ctx, s, sel.Start, sel.End, sel.Budget)
-			notes := clipNotes(rr.notes, sel.Start, sel.End)
-			if err == nil && len(pts)+len(notes) > 0 {
-				mu.Lock()
-				err = fn(*s, pts, notes)
-				mu.Unlock()
-			}
-			if err != nil {
+			if err := rr.readSeries(ctx, &sel, i, locked); err != nil {
 				cancel(err)
 				return
 			}
@@ -50,6 +57,35 @@ func (r *Reader) readEach(ctx context.Context, sel Selection, fn Func) error {
 	}
 	wg.Wait()
 	return context.Cause(ctx)
+}
+
+// maxInlineGets is the most row Gets a per-series read does on the
+// caller's goroutine: for a few rows, starting workers (and waking
+// another thread for them) costs more than the reads, which are cache hits.
+const maxInlineGets = 8
+
+// inline reports whether the per-series plan reads sel without workers.
+func (r *Reader) inline(sel *Selection) bool {
+	if len(sel.Series) == 1 || r.opts.Parallelism == 1 {
+		return true
+	}
+	hours := (rowkey.BaseTime(sel.End)-rowkey.BaseTime(sel.Start))/3600 + 1
+	return int64(len(sel.Series))*hours <= maxInlineGets
+}
+
+// readSeries reads series i of sel and gives it to fn if it has points
+// or notes.
+func (rr *rowReader) readSeries(ctx context.Context, sel *Selection, i int, fn Func) error {
+	s := &sel.Series[i]
+	rr.want, rr.notes = sel.Notes, rr.notes[:0]
+	pts, err := rr.seriesPoints(ctx, s, sel.Start, sel.End, sel.Budget)
+	if err != nil {
+		return err
+	}
+	if notes := clipNotes(rr.notes, sel.Start, sel.End); len(pts)+len(notes) > 0 {
+		return fn(*s, pts, notes)
+	}
+	return nil
 }
 
 // spanOf returns the hours the index says s may have rows in.

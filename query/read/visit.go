@@ -174,6 +174,16 @@ func (r *Reader) visitEnd(vs *visitState, i int, start, end int64, v Visitor) er
 // visitEach is the per-series plan: workers take series in turn and Get
 // their hour rows.
 func (r *Reader) visitEach(ctx context.Context, sel Selection, vs *visitState, v Visitor) error {
+	if r.inline(&sel) {
+		rr := r.getRowReader()
+		defer r.putRowReader(rr)
+		for i := range sel.Series {
+			if err := r.visitSeries(ctx, rr, &sel, vs, i, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
