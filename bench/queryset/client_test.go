@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,5 +90,56 @@ func TestClientErrors(t *testing.T) {
 	}
 	if _, err := c.Do(context.Background(), "sql", &Set[0], time.Now()); err == nil {
 		t.Fatal("unknown api accepted")
+	}
+}
+
+// TestConnChunkedAndClose checks the keep-alive connection against Go's
+// server: a chunked answer, a Content-Length one, and a server that closes
+// the connection after answering (the next request redials).
+func TestConnChunkedAndClose(t *testing.T) {
+	big := strings.Repeat("x", 100_000)
+	var dials atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/chunked":
+			w.Write([]byte(big[:50_000])) // over the server's buffer: chunked
+			w.(http.Flusher).Flush()
+			w.Write([]byte(big[50_000:]))
+		case "/close":
+			w.Header().Set("Connection", "close")
+			w.Write([]byte("bye"))
+		default:
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write(body)
+		}
+	}))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	c := &conn{addr: strings.TrimPrefix(ts.URL, "http://")}
+	defer c.close()
+	ctx := context.Background()
+	for i, tc := range []struct {
+		method, target, body, want string
+	}{
+		{"GET", "/chunked", "", big}, {"POST", "/echo", "hello", "hello"},
+		{"GET", "/close", "", "bye"}, {"POST", "/echo", "again", "again"}, {"GET", "/chunked", "", big},
+	} {
+		var body []byte
+		if tc.body != "" {
+			body = []byte(tc.body)
+		}
+		status, got, err := c.do(ctx, tc.method, tc.target, body)
+		if err != nil || status != 200 || string(got) != tc.want {
+			t.Fatalf("request %d %s: status %d, %d bytes, err %v", i, tc.target, status, len(got), err)
+		}
+	}
+	if n := dials.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2 (one redial after the close)", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -25,6 +26,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 20, "runs per query and API")
 	span := fs.Duration("span", 24*time.Hour, "span of the loaded dataset; queries end at its last point")
 	only := fs.String("only", "", "regexp: run only queries whose name matches")
+	netHTTP := fs.Bool("nethttp", false, "send through net/http (transport goroutines, gzip) instead of one caller-driven keep-alive connection")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -42,6 +44,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		list = append(list, queryset.API(a))
 	}
 	c := &queryset.Client{Base: "http://" + *addr}
+	if *netHTTP {
+		c.HTTP = &http.Client{Timeout: 5 * time.Minute}
+	}
+	defer c.Close()
 	if failed := report(stdout, c, list, filter, queryset.End(*span), *n); failed {
 		return 1
 	}
