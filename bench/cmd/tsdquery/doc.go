@@ -4,6 +4,12 @@
 // query and API. Load the dataset first with tsdload (same -span; the
 // highcard-10 query needs the highcard shape with 100,000 hosts).
 //
+// Requests go out on one keep-alive connection that the measuring
+// goroutine writes and reads itself, without compression; a run is timed
+// from the request written to the answer read, the answer checked after.
+// -nethttp sends through net/http instead (its transport goroutines and
+// gzip), for comparison.
+//
 // Usage:
 //
 //	tsdquery -addr 127.0.0.1:4242 -n 20
