@@ -67,10 +67,10 @@ func (d *deferral) reset() {
 
 // resolveKnown sorts tags, checks every name and appends the UIDs of the
 // point's names to dst as uid.ResolvePoint does, without assigning any:
-// known=false means a name of an auto-creating kind is not cached (it is
-// listed in n.d.miss) and dst is incomplete. Names of kinds that do not
-// auto-create are looked up in the store now, so an unknown one is the
-// point's error at once, as before. Errors come in ResolvePoint's order.
+// known=false means a name of an auto-creating kind has no UID yet (it is
+// listed in n.d.miss) and dst is incomplete. An unknown name of a kind that
+// does not auto-create is the point's error at once, as before. Errors
+// come in ResolvePoint's order.
 func (n *NameAppender) resolveKnown(ctx context.Context, dst, metric []byte, tags []uid.Tag) (key []byte, known bool, err error) {
 	n.d.miss = n.d.miss[:0]
 	if err := uid.SortTags(tags); err != nil {
@@ -90,19 +90,27 @@ func (n *NameAppender) resolveKnown(ctx context.Context, dst, metric []byte, tag
 	return dst, len(n.d.miss) == 0, nil
 }
 
+// resolveName appends the UID of name. An uncached name is looked up in
+// the store now (a read, bounded by the UID table's StoreTimeout, so an
+// unreachable store is this point's retryable error as before); only its
+// assignment, several synced writes, is deferred.
 func (n *NameAppender) resolveName(ctx context.Context, dst []byte, kind uid.Kind, name []byte) ([]byte, error) {
-	if id, ok := n.u.Cached(kind, name); ok {
-		return n.u.AppendID(dst, kind, id), nil
-	}
 	if !n.u.AutoCreate(kind) {
 		id, err := n.u.Resolve(ctx, kind, name)
 		return n.u.AppendID(dst, kind, id), err
 	}
-	if err := n.u.CheckName(kind, name); err != nil {
+	if _, ok := n.d.fresh[kind][string(name)]; ok {
+		n.d.miss = append(n.d.miss, missName{kind, name}) // found new already
+		return n.u.AppendID(dst, kind, 0), nil
+	}
+	id, found, err := n.u.Find(ctx, kind, name)
+	if err != nil {
 		return dst, err
 	}
-	n.d.miss = append(n.d.miss, missName{kind, name})
-	return n.u.AppendID(dst, kind, 0), nil
+	if !found {
+		n.d.miss = append(n.d.miss, missName{kind, name})
+	}
+	return n.u.AppendID(dst, kind, id), nil
 }
 
 // checkPoint refuses, before the point may be deferred, what the head
@@ -173,7 +181,7 @@ func (n *NameAppender) resolveDeferred(ctx context.Context) error {
 		if cap(d.ids) < len(d.names) {
 			d.ids = make([]uid.ID, len(d.names))
 		}
-		if err := n.u.ResolveBatch(ctx, k, d.names, d.ids[:len(d.names)]); err != nil {
+		if err := n.u.ResolveNewBatch(ctx, k, d.names, d.ids[:len(d.names)]); err != nil {
 			return err
 		}
 	}

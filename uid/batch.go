@@ -52,6 +52,30 @@ func (u *UIDs) Cached(kind Kind, name []byte) (ID, bool) {
 	return u.kinds[kind].names.get(name)
 }
 
+// Find returns the UID of name and found=true, or found=false when the
+// name has none yet; it never assigns. An invalid name is the error Resolve
+// would return (CheckName), and a trip to the store is bounded by
+// Options.StoreTimeout and its expiry is retryable, as in Resolve. A
+// cached name costs no allocation.
+func (u *UIDs) Find(ctx context.Context, kind Kind, name []byte) (id ID, found bool, err error) {
+	if !kind.Valid() {
+		return 0, false, fmt.Errorf("find uid: invalid kind %d", kind)
+	}
+	if id, ok := u.kinds[kind].names.get(name); ok {
+		return id, true, nil
+	}
+	if err := u.CheckName(kind, name); err != nil {
+		return 0, false, err
+	}
+	bctx, cancel := u.storeContext(ctx)
+	defer cancel()
+	id, err = u.lookupSlow(bctx, kind, name)
+	if errors.Is(err, ErrNoSuchName) {
+		return 0, false, nil
+	}
+	return id, err == nil, u.storeTimedOut(ctx, bctx, err)
+}
+
 // AutoCreate reports whether Resolve assigns UIDs to new names of kind
 // (tsd.core.auto_create_*).
 func (u *UIDs) AutoCreate(kind Kind) bool {
@@ -71,16 +95,25 @@ func (u *UIDs) AutoCreate(kind Kind) bool {
 // been assigned (and are cached); ids is meaningful only on success.
 // len(ids) must be at least len(names).
 func (u *UIDs) ResolveBatch(ctx context.Context, kind Kind, names [][]byte, ids []ID) error {
-	return u.batch(ctx, kind, names, ids, false)
+	return u.batch(ctx, kind, names, ids, false, false)
 }
 
 // AssignBatch is ResolveBatch whatever the auto-create settings (a batched
 // Assign).
 func (u *UIDs) AssignBatch(ctx context.Context, kind Kind, names [][]byte, ids []ID) error {
-	return u.batch(ctx, kind, names, ids, true)
+	return u.batch(ctx, kind, names, ids, true, false)
 }
 
-func (u *UIDs) batch(ctx context.Context, kind Kind, names [][]byte, ids []ID, create bool) error {
+// ResolveNewBatch is ResolveBatch for names the caller has just found
+// absent (Find): uncached names are not read again before their
+// assignment. One that another writer assigned meanwhile still gets that
+// writer's UID (its forward check-and-put loses), at the cost of an unused
+// ID.
+func (u *UIDs) ResolveNewBatch(ctx context.Context, kind Kind, names [][]byte, ids []ID) error {
+	return u.batch(ctx, kind, names, ids, false, true)
+}
+
+func (u *UIDs) batch(ctx context.Context, kind Kind, names [][]byte, ids []ID, create, knownNew bool) error {
 	if !kind.Valid() {
 		return fmt.Errorf("resolve uid batch: invalid kind %d", kind)
 	}
@@ -101,7 +134,7 @@ func (u *UIDs) batch(ctx context.Context, kind Kind, names [][]byte, ids []ID, c
 	}
 	bctx, cancel := u.storeContext(ctx)
 	defer cancel()
-	err := u.resolveMissing(bctx, kind, &m, ids, create || ks.autoCreate)
+	err := u.resolveMissing(bctx, kind, &m, ids, create || ks.autoCreate, knownNew)
 	return u.storeTimedOut(ctx, bctx, err)
 }
 
@@ -136,7 +169,7 @@ type batchName struct {
 
 // resolveMissing looks the uncached names up, assigns the absent ones when
 // create is set, and writes every name's UID at its indexes in ids.
-func (u *UIDs) resolveMissing(ctx context.Context, kind Kind, miss *missing, ids []ID, create bool) error {
+func (u *UIDs) resolveMissing(ctx context.Context, kind Kind, miss *missing, ids []ID, create, knownNew bool) error {
 	todo := make([]batchName, 0, len(miss.order))
 	for _, name := range miss.order {
 		if name != "" && !create && storedRules.ValidateString(kind, name) != nil {
@@ -149,8 +182,10 @@ func (u *UIDs) resolveMissing(ctx context.Context, kind Kind, miss *missing, ids
 		row, _ := u.opts.Format.EncodeName(nil, []byte(name)) // CheckName encoded it
 		todo = append(todo, batchName{name: name, row: row})
 	}
-	if err := u.lookupBatch(ctx, kind, todo); err != nil {
-		return err
+	if !knownNew {
+		if err := u.lookupBatch(ctx, kind, todo); err != nil {
+			return err
+		}
 	}
 	absent := todo[:0:0]
 	for _, b := range todo {

@@ -269,3 +269,39 @@ func TestResolveBatchStoreTimeout(t *testing.T) {
 		t.Errorf("store back: %v %v", ids, err)
 	}
 }
+
+// TestFind: Find reads without assigning; ResolveNewBatch skips the read
+// and still gives a name another daemon assigned meanwhile that daemon's
+// UID, leaving the reserved ID unused.
+func TestFind(t *testing.T) {
+	db := openMemDB(t)
+	u, other := openUIDs(t, db, Options{}), openUIDs(t, db, Options{})
+	x := mustResolve(t, other, TagK, "x")
+	if id, found, err := u.Find(ctx, TagK, []byte("x")); err != nil || !found || id != x {
+		t.Errorf("stored name: %d %v %v", id, found, err)
+	}
+	if id, found, err := u.Find(ctx, TagK, []byte("y")); err != nil || found || id != 0 {
+		t.Errorf("new name: %d %v %v", id, found, err)
+	}
+	var ne *NameError
+	if _, _, err := u.Find(ctx, TagK, []byte("")); !errors.As(err, &ne) {
+		t.Errorf("empty name: %v", err)
+	}
+	if got := decodeCounter(rawGet(t, u.Table(), MaxIDRow, FamilyID, "tagk")); got != 1 {
+		t.Errorf("Find moved MAXID to %d", got)
+	}
+	z := mustResolve(t, other, TagK, "z") // uid 2, unknown to u's cache
+	ids := make([]ID, 2)
+	if err := u.ResolveNewBatch(ctx, TagK, byteNames("z", "y"), ids); err != nil {
+		t.Fatal(err)
+	}
+	if ids[0] != z || ids[1] != 4 {
+		t.Errorf("ids %v, want [%d 4]", ids, z)
+	}
+	if rev := rawGet(t, u.Table(), []byte{0, 0, 3}, FamilyName, "tagk"); rev != nil {
+		t.Errorf("the unused uid 3 kept reverse map %q", rev)
+	}
+	if st := u.Stats()[TagK]; st.RacesLost != 1 || st.Assigned != 1 {
+		t.Errorf("races lost %d, assigned %d", st.RacesLost, st.Assigned)
+	}
+}

@@ -48,6 +48,19 @@
 // share one assignment. ResolvePoint assigns a point's metric first, then
 // each tag key and its value in ascending tag-key order.
 //
+// Batched assignment (ResolveBatch, ResolveNewBatch, AssignBatch) writes the
+// same cells: one Increment of MAXID by n reserves n IDs; a scan of their
+// reverse rows finds any already named (MAXID behind the table: that ID is
+// skipped, as the reverse check-and-put would have refused it); the reverse
+// maps go in one multi-row Apply, safe without check-and-put because the
+// counter gave those IDs to this caller alone; only then are the forward
+// maps checked-and-put, at most 64 in flight so an engine's grouped syncs
+// or pipelined RPCs amortise them. A lost forward race takes the winner's
+// UID and deletes our reverse map; the reserved ID stays unused. A crash
+// anywhere leaves at worst unused IDs with reverse maps (fsck removes them),
+// never a forward map without its reverse map. Names another caller in the
+// process is assigning are waited for, not assigned twice.
+//
 // # Caches
 //
 // Each kind has a name→UID and a UID→name cache, sharded by hash with one

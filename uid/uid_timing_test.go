@@ -68,3 +68,35 @@ func BenchmarkResolvePointWarm(b *testing.B) {
 		buf, _ = u.ResolvePoint(ctx, buf[:0], metric, tags)
 	}
 }
+
+// BenchmarkAssignNew: new names on the real engine (a temporary directory,
+// synced writes), one by one through Resolve as OpenTSDB's protocol does,
+// and 1,000 at a time through ResolveBatch. ns/name is the figure to
+// compare.
+func BenchmarkAssignNew(b *testing.B) {
+	for _, batch := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			u := openUIDs(b, openDB(b), Options{})
+			names := make([][]byte, batch)
+			ids := make([]ID, batch)
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range names {
+					names[i] = fmt.Appendf(names[i][:0], "host.%09d", n)
+					n++
+				}
+				var err error
+				if batch == 1 {
+					ids[0], err = u.Resolve(ctx, TagV, names[0])
+				} else {
+					err = u.ResolveBatch(ctx, TagV, names, ids)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/name")
+		})
+	}
+}
