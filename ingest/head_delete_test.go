@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -89,5 +90,43 @@ func TestHeadDeleteRange(t *testing.T) {
 			t.Fatalf("replay %+v", s)
 		}
 		h2.Close()
+	}
+}
+
+// TestHeadDeleteDuringFlush deletes while a full flush is writing the same
+// rows: once DeleteRange returns, no point of the range is left in the
+// head, open or being written, so a store delete made after it removes
+// every copy.
+func TestHeadDeleteDuringFlush(t *testing.T) {
+	fs := vfs.NewMem()
+	st := openStore(t, fs)
+	defer st.db.Close()
+	h := mustOpenHead(t, fs, testOpts(nil))
+	defer h.Close()
+	keys := testKeys(40)
+	appendRandom(t, h, rand.New(rand.NewPCG(8, 8)), keys, 20_000, model{})
+	f, err := h.NewFlusher(flushOpts(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strs := make([]string, len(keys))
+	for i, k := range keys {
+		strs[i] = string(k)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Flush(context.Background(), time.Now(), true)
+		done <- err
+	}()
+	if err := h.DeleteRange(context.Background(), strs, 0, 1<<62); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if pts := h.AppendPoints(nil, k, 0, 1<<62); len(pts) != 0 {
+			t.Fatalf("series %x: %d points left after the delete", k, len(pts))
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
