@@ -60,6 +60,12 @@
 // Errors use OpenTSDB's shape {"error":{"code":C,"message":M[,"details":D]}}
 // with the HTTP status equal to C and Content-Type
 // "application/json; charset=UTF-8". tsd never adds OpenTSDB's Java "trace".
+// On OpenTSDB's endpoints (and their 404s and route errors) ?jsonp=fn
+// writes every JSON answer, errors included, as fn(<json>) with the same
+// status and content type (a gzipped answer is inflated first); unlike
+// OpenTSDB, a callback that is not a dotted JavaScript identifier is
+// refused with 400, so a link cannot inject script. The Prometheus,
+// InfluxDB and remote-write paths ignore jsonp.
 // Handlers must not keep the fasthttp.RequestCtx, or any slice taken from
 // it, after they return (fasthttp reuses them); copy what must outlive the
 // request.
