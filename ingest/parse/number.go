@@ -145,6 +145,17 @@ func ParseUint(b []byte) (uint64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
+	if len(b) <= 19 { // at most 10^19-1 < 2^64: no overflow to check
+		var u uint64
+		for _, c := range b {
+			d := c - '0'
+			if d > 9 {
+				return 0, false
+			}
+			u = u*10 + uint64(d)
+		}
+		return u, true
+	}
 	var u uint64
 	for _, c := range b {
 		if !isDigit(c) {

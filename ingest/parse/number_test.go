@@ -94,7 +94,7 @@ func FuzzParseFloat(f *testing.F) {
 }
 
 func FuzzParseInt(f *testing.F) {
-	for _, s := range []string{"0", "-9223372036854775808", "9223372036854775808", "+1", "1x"} {
+	for _, s := range []string{"0", "-9223372036854775808", "9223372036854775808", "+1", "1x", "9999999999999999999", "-999999999999999999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -171,10 +171,10 @@ func (s *Session) Add(ctx context.Context, p *parse.Point) error {
 		s.w.stats[s.proto].Throttled.Add(1)
 		return &throttleError{s.unreachable}
 	}
-	s.tags = s.tags[:0]
-	for _, t := range p.Tags {
-		s.tags = append(s.tags, uid.Tag{Key: t.Key, Value: t.Value})
-	}
+	// A copy, because a cache miss sorts the tags in place and the parser
+	// may still need them (an Influx line's next field); one bulk copy
+	// (parse.Tag is uid.Tag), not a field-by-field append.
+	s.tags = append(s.tags[:0], p.Tags...)
 	if g := s.w.gen.Load(); g != s.gen {
 		s.app.DropCache()
 		s.gen = g

@@ -27,9 +27,18 @@ func FuzzParsePut(f *testing.F) {
 	}
 	v := uid.NewValidator(uid.RulesOpenTSDB, "")
 	p := newParser(f, &Options{MaxTags: 4})
+	fresh := newParser(f, &Options{MaxTags: 4})
 	f.Fuzz(func(t *testing.T, line string) {
 		var pt parse.Point
 		err := p.ParsePut([]byte(line), &pt)
+		// Parsed again, the line's tags come from the memo of the first
+		// parse; a parser that saw another line first must agree.
+		again, errAgain := parseString(p, line)
+		fresh.ParsePut([]byte("put m 1 1 other=tags"), &parse.Point{})
+		other, errOther := parseString(fresh, line)
+		if want := describe(&pt, err); again+errAgain != want || other+errOther != want {
+			t.Fatalf("%q: first %q, again %q, after another line %q", line, want, again+errAgain, other+errOther)
+		}
 		if err != nil {
 			var pe *PutError
 			if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "put: illegal argument: ") && !strings.HasPrefix(err.Error(), "put: invalid value: ") {
@@ -82,4 +91,21 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("%q: value %+v, want %+v", line, pt.Value, want)
 		}
 	})
+}
+
+// parseString parses line with p and describes the outcome.
+func parseString(p *Parser, line string) (string, string) {
+	var pt parse.Point
+	err := p.ParsePut([]byte(line), &pt)
+	if err != nil {
+		return "", err.Error()
+	}
+	return pt.String(), ""
+}
+
+func describe(pt *parse.Point, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return pt.String()
 }

@@ -76,14 +76,15 @@ const (
 	clsSpace
 )
 
-// Parser parses put lines. It holds only immutable configuration and a
-// scratch buffer: one per connection (or per goroutine); not safe for
-// concurrent use.
+// Parser parses put lines. It holds immutable configuration, a scratch
+// buffer and the last line's tags (tagMemo): one per connection (or per
+// goroutine); not safe for concurrent use.
 type Parser struct {
 	opts    Options
 	names   *parse.Names
 	cls     [256]uint8
 	scratch []byte // the timestamp without its dots
+	memo    tagMemo
 }
 
 // NewParser returns a parser; opts may be nil for the defaults.

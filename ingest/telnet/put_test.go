@@ -155,3 +155,49 @@ func TestLinearOnHostileLines(t *testing.T) {
 		t.Fatalf("got %.100v", err)
 	}
 }
+
+// TestParsePutMemo: lines sharing their tag section with the line before
+// (answered from the parser's memo of it) parse exactly as they do with a
+// parser that never saw another line, errors included.
+func TestParsePutMemo(t *testing.T) {
+	tags := " host=web01 cpu=0 dc=lga"
+	lines := []string{
+		"put sys.cpu.user 1356998400 42" + tags,
+		"put sys.cpu.nice 1356998400 1.5" + tags,
+		"put bad! 1356998400 1" + tags,
+		"put sys.cpu.idle 1356998400 7" + tags,
+		"put sys.cpu.idle 1356998400 x" + tags,
+		"put sys.cpu.idle 1356998400 7 host=web01 host=web01 cpu=0",
+		"put sys.cpu.sys 1356998400 8 host=web01 host=web01 cpu=0",
+		"put sys.cpu.sys 1356998400 8 host=web01 host=web02",
+		"put sys.cpu.sys 1356998401 9 host=web01 host=web02",
+		"put sys.cpu.sys 1356998401 9 host=wéb01",
+		"put sys.cpu.sys 1356998402 9 host=wéb01",
+		"put sys.cpu.sys 1356998402 9 h!=x",
+		"put sys.cpu.sys 1356998403 9 h!=x",
+		"put sys.cpu.sys 1356998403 9 a=1 b=2 c=3",
+		"put sys.cpu.sys 1356998404 9 a=1 b=2 c=3",
+		"put sys.cpu.sys 1356998404 9 a=1  b=2 c=3",
+		"put sys.cpu.sys 1356998404 9",
+		"put sys.cpu.sys 1356998404 9",
+	}
+	p := newParser(t, &Options{MaxTags: 2})
+	for _, line := range lines {
+		got, gotErr := parseString(p, line)
+		want, wantErr := parseString(newParser(t, &Options{MaxTags: 2}), line)
+		if got != want || gotErr != wantErr {
+			t.Errorf("%q: got %q %q, want %q %q", line, got, gotErr, want, wantErr)
+		}
+	}
+	p = newParser(t, nil)
+	var pt parse.Point
+	for i, line := range lines[:2] {
+		if err := p.ParsePut([]byte(line), &pt); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"sys.cpu.user{host=web01,cpu=0,dc=lga} 1356998400000 42i",
+			"sys.cpu.nice{host=web01,cpu=0,dc=lga} 1356998400000 1.5f32"}[i]; pt.String() != want {
+			t.Fatalf("got %s, want %s", pt.String(), want)
+		}
+	}
+}
