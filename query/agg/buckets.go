@@ -2,6 +2,7 @@ package agg
 
 import (
 	"math"
+	"sort"
 
 	"github.com/tsd-db/tsd/internal/series"
 )
@@ -74,9 +75,9 @@ func (b *Buckets) Push(pts []series.Point) {
 			b.bStart = b.align(pts[0].T)
 			b.bEnd, b.open = b.bStart+b.ds.Interval, true
 		}
-		n := 1
-		for n < len(pts) && pts[n].T < b.bEnd {
-			n++
+		n := len(pts)
+		if pts[n-1].T >= b.bEnd { // the common case, a row inside one bucket, skips this
+			n = sort.Search(n, func(i int) bool { return pts[i].T >= b.bEnd })
 		}
 		addPoints(&b.acc, pts[:n])
 		pts = pts[n:]
@@ -119,6 +120,10 @@ func (b *Buckets) Len() int { return len(b.out) }
 func addPoints(c *Accumulator, pts []series.Point) {
 	switch c.agg.kind {
 	case kSum, kAvg:
+		if sum, ok := sumInts(pts, c.f); ok {
+			c.f, c.n = sum, c.n+int64(len(pts))
+			break
+		}
 		sum, n := c.f, c.n
 		for i := range pts {
 			if v := pts[i].Float(); v == v {
@@ -154,6 +159,32 @@ func addPoints(c *Accumulator, pts []series.Point) {
 	}
 	c.all += int64(len(pts))
 	c.last = math.Float64bits(pts[len(pts)-1].Float())
+}
+
+// intSumMax bounds the running float sum sumInts adds to: with every
+// value below 2^31 in magnitude and at most 2^20 of them, every partial sum
+// stays below 2^53, where float64 adds integers exactly.
+const intSumMax = 1 << 51
+
+// sumInts returns sum plus the values of pts, added in an int64, when
+// that is exactly what adding them one by one in float64 gives: every
+// point an integer below 2^31 in magnitude and sum an integer below
+// intSumMax, so no float add rounds. ok is false otherwise.
+func sumInts(pts []series.Point, sum float64) (float64, bool) {
+	if len(pts) > 1<<20 || !(sum > -intSumMax && sum < intSumMax) || sum != math.Trunc(sum) {
+		return 0, false
+	}
+	var s int64
+	var bad uint64
+	for i := range pts {
+		p := &pts[i]
+		bad |= uint64(p.Kind) | (p.Bits+1<<31)>>32
+		s += int64(p.Bits)
+	}
+	if bad != 0 {
+		return 0, false
+	}
+	return sum + float64(s), true
 }
 
 // preSource is a stream's view of a Buckets: the downsampler reads its

@@ -94,3 +94,41 @@ func TestBucketsRejectCalendar(t *testing.T) {
 		t.Fatalf("NewGroupByBuckets ran a calendar spec: err %v", g.Err())
 	}
 }
+
+// TestAddPointsMatchesAddFloat checks the integer fast path of the sum at
+// its edges: values at and past 2^31, running sums near 2^51 and 2^53,
+// fractional running sums and NaN, each against AddFloat one by one.
+func TestAddPointsMatchesAddFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	edges := []int64{0, 1, -1, 1<<31 - 1, -1 << 31, 1 << 31, -1<<31 - 1, 1 << 52, -1 << 53, 1<<62 + 1, -1 << 63}
+	starts := []float64{0, 0.5, 0.1, 1e-7, 123456.789, 1 << 51, 1<<51 - 1, -(1<<51 - 1), 1 << 53, 3}
+	for _, name := range []string{"sum", "avg"} {
+		a := mustLookup(t, name)
+		for n := 0; n < 2000; n++ {
+			pts := make([]series.Point, 1+r.IntN(40))
+			for k := range pts {
+				switch r.IntN(10) {
+				case 0:
+					pts[k] = series.IntPoint(int64(k), edges[r.IntN(len(edges))])
+				case 1:
+					pts[k] = series.Float64Point(int64(k), []float64{math.NaN(), 0.1, 1e300}[r.IntN(3)])
+				default:
+					pts[k] = series.IntPoint(int64(k), r.Int64N(1<<31)-1<<30)
+				}
+			}
+			start := starts[r.IntN(len(starts))]
+			var want, got Accumulator
+			want.Reset(a)
+			got.Reset(a)
+			want.AddFloat(start)
+			got.AddFloat(start)
+			for _, p := range pts {
+				want.AddFloat(p.Float())
+			}
+			addPoints(&got, pts)
+			if w, g := want.Float(), got.Float(); math.Float64bits(w) != math.Float64bits(g) && !(w != w && g != g) {
+				t.Fatalf("%s from %v over %v: got %v, want %v", name, start, pts, g, w)
+			}
+		}
+	}
+}
