@@ -21,6 +21,9 @@ import (
 type annotationAPI struct {
 	store *annotation.Store
 	limit int // decompressed body limit
+	// loc is the zone of absolute dates (tsd.core.timezone, through the
+	// query engine's options), as OpenTSDB parses them in its default zone.
+	loc *time.Location
 }
 
 // noteError is an answer in OpenTSDB's error JSON.
@@ -40,7 +43,10 @@ func (s *Server) annotationRoute(name string) endpoint {
 	if s.opts.Annotations == nil {
 		return planned(name)
 	}
-	a := &annotationAPI{store: s.opts.Annotations, limit: s.opts.MaxRequestBodySize}
+	a := &annotationAPI{store: s.opts.Annotations, limit: s.opts.MaxRequestBodySize, loc: time.UTC}
+	if s.opts.Query != nil {
+		a.loc = s.opts.Query.Options().Location
+	}
 	return endpoint{name: name, handle: a.handle}
 }
 
@@ -114,7 +120,7 @@ func (a *annotationAPI) single(ctx *fasthttp.RequestCtx, method string) *noteErr
 	if herr != nil {
 		return herr
 	}
-	note, herr := parseNote(body, ctx.QueryArgs(), noteNowMs())
+	note, herr := parseNote(body, ctx.QueryArgs(), noteNowMs(), a.loc)
 	if herr != nil {
 		return herr
 	}
@@ -132,7 +138,7 @@ func noteNowMs() int64 { return time.Now().UnixMilli() }
 // parseNote reads the note from a JSON body, or else from the query
 // string as OpenTSDB's parseQS does (times become seconds; custom cannot
 // be given there).
-func parseNote(body []byte, args *fasthttp.Args, now int64) (annotation.Annotation, *noteError) {
+func parseNote(body []byte, args *fasthttp.Args, now int64, loc *time.Location) (annotation.Annotation, *noteError) {
 	if len(body) > 0 {
 		n, err := annotation.Decode(body)
 		if err != nil {
@@ -142,14 +148,14 @@ func parseNote(body []byte, args *fasthttp.Args, now int64) (annotation.Annotati
 	}
 	var n annotation.Annotation
 	n.TSUID = string(args.Peek("tsuid"))
-	start, err := tsquery.ParseTime(string(args.Peek("start_time")), "", now, nil)
+	start, err := tsquery.ParseTime(string(args.Peek("start_time")), "", now, loc)
 	if err != nil {
 		return n, noteBad(err.Error(), "")
 	}
 	if start < 1 {
 		return n, noteBad("Missing start time", "")
 	}
-	end, err := tsquery.ParseTime(string(args.Peek("end_time")), "", now, nil)
+	end, err := tsquery.ParseTime(string(args.Peek("end_time")), "", now, loc)
 	if err != nil {
 		return n, noteBad(err.Error(), "")
 	}

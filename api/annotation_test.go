@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -168,7 +169,7 @@ func FuzzAnnotationRequest(f *testing.F) {
 				t.Fatalf("%s: %+v", what, herr)
 			}
 		}
-		_, herr := parseNote(body, &args, 1700000000000)
+		_, herr := parseNote(body, &args, 1700000000000, time.UTC)
 		check("parseNote", herr)
 		_, herr = parseNotes(body)
 		check("parseNotes", herr)
@@ -183,4 +184,27 @@ func FuzzAnnotationRequest(f *testing.F) {
 			_ = isAnnotationBulkPath([]byte("/" + qs))
 		}
 	})
+}
+
+// TestNoteDatesInDefaultZone: an absolute start_time is read in the
+// daemon's zone (tsd.core.timezone), as OpenTSDB reads it in its default.
+func TestNoteDatesInDefaultZone(t *testing.T) {
+	denver, err := time.LoadLocation("America/Denver")
+	if err != nil {
+		t.Skip("no tz database:", err)
+	}
+	var args fasthttp.Args
+	args.Parse("start_time=2024/01/02-00:00:00&end_time=2024/01/02-01:00:00")
+	for _, c := range []struct {
+		loc  *time.Location
+		want int64
+	}{{time.UTC, 1704153600}, {denver, 1704153600 + 7*3600}} {
+		n, herr := parseNote(nil, &args, 1800000000000, c.loc)
+		if herr != nil {
+			t.Fatal(herr)
+		}
+		if n.StartTime != c.want || n.EndTime != c.want+3600 {
+			t.Errorf("%s: start %d end %d, want %d and %d", c.loc, n.StartTime, n.EndTime, c.want, c.want+3600)
+		}
+	}
 }
