@@ -398,11 +398,13 @@ func (u *UIDs) assignRound(ctx context.Context, kind Kind, names []*batchName) (
 	if end-n+1 <= 0 {
 		return names, fmt.Errorf("assign uids for %s: max id counter returned %d after adding %d; run tsd uid fsck", kind, end, n)
 	}
-	if ID(end) > ks.maxID {
+	first, last := ID(end-n+1), min(ID(end), ks.maxID)
+	if first > ks.maxID {
 		return names, &ExhaustedError{Kind: kind, Width: ks.width}
 	}
-	first := ID(end - n + 1)
-	taken, err := u.takenIDs(ctx, kind, first, ID(end))
+	// Past the width's last ID the names wait for a round that fails as
+	// exhausted, after those that fit are assigned.
+	taken, err := u.takenIDs(ctx, kind, first, last)
 	if err != nil {
 		return names, err
 	}
@@ -413,7 +415,7 @@ func (u *UIDs) assignRound(ctx context.Context, kind Kind, names []*batchName) (
 		for taken[id] {
 			id++
 		}
-		if id > ID(end) {
+		if id > last {
 			again = append(again, b)
 			continue
 		}

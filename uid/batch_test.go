@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -303,5 +304,27 @@ func TestFind(t *testing.T) {
 	}
 	if st := u.Stats()[TagK]; st.RacesLost != 1 || st.Assigned != 1 {
 		t.Errorf("races lost %d, assigned %d", st.RacesLost, st.Assigned)
+	}
+}
+
+// TestResolveBatchExhausted: a batch larger than the IDs left assigns the
+// names that fit, then fails as exhausted.
+func TestResolveBatchExhausted(t *testing.T) {
+	u := openUIDs(t, openMemDB(t), Options{Widths: series.Widths{TagK: 1}})
+	names := make([][]byte, 260)
+	for i := range names {
+		names[i] = fmt.Appendf(nil, "k%03d", i)
+	}
+	err := u.ResolveBatch(ctx, TagK, names, make([]ID, len(names)))
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("260 names on 1 byte: %v", err)
+	}
+	for i := 0; i < 255; i++ {
+		if id, err := u.Lookup(ctx, TagK, names[i]); err != nil || id != ID(i+1) {
+			t.Fatalf("%s: %d, %v", names[i], id, err)
+		}
+	}
+	if _, err := u.Lookup(ctx, TagK, names[255]); !errors.Is(err, ErrNoSuchName) {
+		t.Errorf("%s: %v", names[255], err)
 	}
 }
