@@ -19,6 +19,7 @@ type telnetSender struct {
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	errLines []string
+	bufs     [2][]byte // a body and its barrier
 }
 
 func dialTelnet(ctx context.Context, o *Options) (*telnetSender, error) {
@@ -45,7 +46,11 @@ func (s *telnetSender) send(_ context.Context, b body) error {
 		}
 		return nil
 	}
-	if _, err := s.conn.Write(append(b.b, versionCmd...)); err != nil {
+	// Two buffers in one writev: appending the barrier to the body would
+	// copy the whole body into a new array whenever it has no spare room.
+	s.bufs = [2][]byte{b.b, versionCmd}
+	bufs := net.Buffers(s.bufs[:]) // WriteTo consumes it
+	if _, err := bufs.WriteTo(s.conn); err != nil {
 		return &connError{fmt.Errorf("telnet write: %w", err)}
 	}
 	return s.awaitBarrier()
