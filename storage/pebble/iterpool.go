@@ -83,7 +83,7 @@ func (d *DB) acquire(ctx context.Context, lo, hi []byte, io *pebble.IterOptions)
 			p.it.SetContext(ctx)
 			return p, nil
 		}
-		// Stale, and so is every iterator pooled before it.
+		// Stale: a write committed since. Close the other stale ones too.
 		_ = p.it.Close()
 		d.iters.dropStale(d.gen.begun.Load())
 	}
