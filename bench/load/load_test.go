@@ -256,3 +256,44 @@ func TestDialFailure(t *testing.T) {
 		t.Fatal("Run succeeded against a closed port")
 	}
 }
+
+// TestGenSourceTelnetBytes: the telnet source's own line writer sends
+// exactly the bytes of gen's encoder, sharded or not, in ms and in seconds.
+func TestGenSourceTelnetBytes(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Hosts: 3, Span: 2 * time.Hour, Values: gen.ValuesFloat},
+		{Hosts: 5, Span: 10 * time.Minute, Interval: 1500 * time.Millisecond, Shape: gen.ShapeCounters},
+	} {
+		for _, shards := range []int{1, 2} {
+			for i := range shards {
+				want, _ := gen.New(cfg)
+				got, _ := gen.New(cfg)
+				want.Shard(i, shards)
+				got.Shard(i, shards)
+				enc := gen.NewEncoder(want, gen.FormatTelnet)
+				src := NewGenSource(got, gen.FormatTelnet, 7, 0)
+				var wb, gb []byte
+				for {
+					var n, m int
+					var err error
+					wb, n, err = enc.AppendBatch(wb, 7)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if gb, m, err = src.Next(gb); err != nil || m != n {
+						t.Fatalf("got %d points (%v), want %d", m, err, n)
+					}
+					if n == 0 {
+						break
+					}
+				}
+				if string(gb) != string(wb) {
+					t.Fatalf("%+v shard %d/%d: bytes differ (%d vs %d)", cfg, i, shards, len(gb), len(wb))
+				}
+				if len(gb) == 0 {
+					t.Fatal("no lines")
+				}
+			}
+		}
+	}
+}
