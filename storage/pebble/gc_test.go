@@ -55,10 +55,16 @@ func ensure(t testing.TB, db *DB, s storage.TableSpec) *table {
 // bounded by the memtable size, not by the data kept.
 func dirSize(t testing.TB, dir string) (total, data int64) {
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted by pebble's background cleaner meanwhile
+		}
 		if err != nil || e.IsDir() {
 			return err
 		}
 		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err == nil {
 			total += info.Size()
 			if filepath.Ext(p) != ".log" {
