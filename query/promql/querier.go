@@ -93,7 +93,7 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	qr.fetch(ctx, ss, start, end)
 	if pd := qr.pushdown(ctx, hints); pd != nil {
 		for _, s := range ss {
-			s.pd, s.mr.pd = pd, pd
+			s.pd = pd
 		}
 		qr.q.stats.pushdownSelects.Add(1)
 		qr.q.stats.pushdownSeries.Add(int64(len(ss)))
@@ -156,8 +156,6 @@ type metricRead struct {
 	once sync.Once
 	f    *read.Fetched
 	err  error
-	pd   *pushdown    // the Select's pushdown, if any
-	aw   aheadWindows // with pd, many series: their windows
 }
 
 // fetched returns the read, running it on the first call.
