@@ -111,7 +111,7 @@ func NewParser(opts *Options) (*Parser, error) {
 // is meaningless and the error is a *PutError.
 func (p *Parser) ParsePut(line []byte, pt *parse.Point) error {
 	pt.Reset()
-	s0 := bytes.IndexByte(line, ' ')
+	s0 := indexSpace(line, 0)
 	s1, check := -1, false
 	if s0 >= 0 {
 		s1, check = p.scanMetric(line, s0+1)
@@ -172,20 +172,28 @@ func (p *Parser) scanMetric(line []byte, i int) (int, bool) {
 }
 
 // nextSpace returns the index of the first ' ' after line[from], or -1.
+// The words it crosses (command, timestamp, value) are a few bytes long, so
+// a plain loop beats bytes.IndexByte's call and vector setup.
 func nextSpace(line []byte, from int) int {
 	if from < 0 {
 		return -1
 	}
-	i := bytes.IndexByte(line[from+1:], ' ')
-	if i < 0 {
-		return -1
+	return indexSpace(line, from+1)
+}
+
+// indexSpace returns the index of the first ' ' at or after line[i], or -1.
+func indexSpace(line []byte, i int) int {
+	for ; i < len(line); i++ {
+		if line[i] == ' ' {
+			return i
+		}
 	}
-	return from + 1 + i
+	return -1
 }
 
 // timestamp parses the timestamp word with its dots removed.
 func (p *Parser) timestamp(text []byte) (int64, error) {
-	if bytes.IndexByte(text, '.') >= 0 {
+	if hasDot(text) {
 		p.scratch = p.scratch[:0]
 		for _, c := range text {
 			if c != '.' {
@@ -202,6 +210,16 @@ func (p *Parser) timestamp(text []byte) (int64, error) {
 		return 0, illegal("invalid timestamp: " + strconv.FormatInt(ts, 10))
 	}
 	return ts, nil
+}
+
+// hasDot reports a '.' in a timestamp word (a few bytes: no IndexByte).
+func hasDot(text []byte) bool {
+	for _, c := range text {
+		if c == '.' {
+			return true
+		}
+	}
+	return false
 }
 
 // finish types the value, converts the time and checks the limits and the
