@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+	prom "github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
@@ -91,4 +92,30 @@ func BenchmarkSeriesIterate(b *testing.B) {
 		}
 		mustOK(b, ss.Err())
 	}
+}
+
+// BenchmarkPushdown: hourly avg_over_time over six hours, step 1 h, on tsd
+// with the range function pushed down (push) and without (raw), and on
+// Prometheus's tsdb head holding the same points.
+func BenchmarkPushdown(b *testing.B) {
+	const e = `avg by (dc) (avg_over_time(bench[1h]))`
+	s := benchStack(b)
+	b.Run("tsd/push", func(b *testing.B) { benchHourly(b, pushdownEngine{promql.NewEngine(promql.EngineOptions{})}, s.q, e) })
+	b.Run("tsd/raw", func(b *testing.B) { benchHourly(b, promql.NewEngine(promql.EngineOptions{}), s.q, e) })
+	b.Run("prometheus", func(b *testing.B) {
+		benchHourly(b, promql.NewEngine(promql.EngineOptions{}), loadProm(context.Background(), b, benchSamples()), e)
+	})
+}
+
+func benchHourly(b *testing.B, eng prom.QueryEngine, q storage.Queryable, e string) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		qry, err := eng.NewRangeQuery(ctx, q, nil, e, time.UnixMilli(hour), time.UnixMilli(6*hour), time.Hour)
+		mustOK(b, err)
+		res := qry.Exec(ctx)
+		mustOK(b, res.Err)
+		qry.Close()
+	}
+	b.ReportMetric(float64(144_000*b.N)/b.Elapsed().Seconds(), "points/s")
 }
