@@ -8,6 +8,7 @@ import (
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
@@ -31,6 +32,9 @@ type executor struct {
 	iters   []series.SliceIterator
 	inputs  []series.Iterator
 	bks     []*agg.Buckets
+	tagSlab []tagPair // every member's tags
+	common  []tagPair // describe's buffers
+	tagKeys []uid.ID
 	gb      *agg.GroupBy
 	fused   fusedRead
 }

@@ -19,18 +19,23 @@ type tagPair struct{ k, v uid.ID }
 // order.
 func (x *executor) parseTags(dst []tagPair, tsuid string) []tagPair {
 	w := x.e.opts.Reader.Layout().Widths
-	b := []byte(tsuid)
-	if len(b) < w.Metric {
+	if len(tsuid) < w.Metric {
 		return dst
 	}
-	b = b[w.Metric:]
-	for len(b) >= w.TagK+w.TagV {
-		k, rest, _ := uid.ParseID(b, w.TagK)
-		v, rest, _ := uid.ParseID(rest, w.TagV)
-		dst = append(dst, tagPair{k, v})
-		b = rest
+	for b := tsuid[w.Metric:]; len(b) >= w.TagK+w.TagV; b = b[w.TagK+w.TagV:] {
+		dst = append(dst, tagPair{stringID(b, w.TagK), stringID(b[w.TagK:], w.TagV)})
 	}
 	return dst
+}
+
+// stringID reads a big-endian UID of width bytes from the front of s, as
+// uid.ParseID does, without converting s to bytes.
+func stringID(s string, width int) uid.ID {
+	var id uid.ID
+	for i := range width {
+		id = id<<8 | uid.ID(s[i])
+	}
+	return id
 }
 
 // group sorts x.members into groups: by the UIDs of the group-by tag
@@ -44,9 +49,14 @@ func (x *executor) group(sel *selection, none bool) {
 	clear(x.byKey)
 	x.keys = x.keys[:0]
 	var key []byte
+	x.tagSlab = x.tagSlab[:0]
 	for i := range x.members {
 		m := &x.members[i]
-		m.tags = x.parseTags(m.tags[:0], m.s.TSUID)
+		// One slab for every member's tags: members are cleared between
+		// queries, the slab is kept.
+		at := len(x.tagSlab)
+		x.tagSlab = x.parseTags(x.tagSlab, m.s.TSUID)
+		m.tags = x.tagSlab[at:len(x.tagSlab):len(x.tagSlab)]
 		var ok bool
 		if key, ok = x.groupKey(key[:0], m, sel.groupBy, none); !ok {
 			continue // lacks a group-by tag
@@ -81,8 +91,9 @@ func (x *executor) groupKey(dst []byte, m *member, groupBy []uid.ID, none bool) 
 // key UID order), the sorted TSUIDs and the members' notes.
 func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) error {
 	grp := &res.Groups[g]
-	common := slices.Clone(x.members[idx[0]].tags)
-	var keys []uid.ID
+	common := append(x.common[:0], x.members[idx[0]].tags...)
+	keys := x.tagKeys[:0]
+	defer func() { x.common, x.tagKeys = common[:0], keys[:0] }()
 	for _, i := range idx {
 		m := &x.members[i]
 		for _, t := range m.tags {
@@ -99,6 +110,7 @@ func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) 
 	slices.SortStableFunc(grp.Notes, func(a, b annotation.Annotation) int { return cmp.Compare(a.StartMs(), b.StartMs()) })
 	slices.Sort(grp.TSUIDs)
 	slices.Sort(keys)
+	at := len(res.names)
 	for _, k := range keys {
 		if slices.ContainsFunc(common, func(c tagPair) bool { return c.k == k }) {
 			continue
@@ -107,9 +119,12 @@ func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) 
 		if err != nil {
 			return badName(err)
 		}
-		grp.AggregateTags = append(grp.AggregateTags, name)
+		res.names = append(res.names, name)
 	}
-	return x.nameTags(ctx, grp, common)
+	if n := len(res.names) - at; n > 0 {
+		grp.AggregateTags = res.names[at:len(res.names):len(res.names)]
+	}
+	return x.nameTags(ctx, res, grp, common)
 }
 
 // decodeNotes appends the decoded annotation cells of a series; a cell
@@ -127,7 +142,14 @@ func (x *executor) decodeNotes(dst []annotation.Annotation, notes []read.Note) [
 }
 
 // nameTags resolves the common tags into grp.Tags, sorted by name.
-func (x *executor) nameTags(ctx context.Context, grp *Group, common []tagPair) error {
+func (x *executor) nameTags(ctx context.Context, res *Result, grp *Group, common []tagPair) error {
+	at := len(res.tags)
+	defer func() {
+		if len(res.tags) > at {
+			grp.Tags = res.tags[at:len(res.tags):len(res.tags)]
+			slices.SortFunc(grp.Tags, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
+		}
+	}()
 	for _, t := range common {
 		k, err := x.e.opts.UIDs.Name(ctx, uid.TagK, t.k)
 		if err != nil {
@@ -137,8 +159,7 @@ func (x *executor) nameTags(ctx context.Context, grp *Group, common []tagPair) e
 		if err != nil {
 			return badName(err)
 		}
-		grp.Tags = append(grp.Tags, Tag{Key: k, Value: v})
+		res.tags = append(res.tags, Tag{Key: k, Value: v})
 	}
-	slices.SortFunc(grp.Tags, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
 	return nil
 }

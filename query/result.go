@@ -48,6 +48,8 @@ type Result struct {
 	GlobalNotes []annotation.Annotation
 	points      []series.Point
 	stats       *queryStats // showStats or showSummary only
+	tags        []Tag       // every group's Tags
+	names       []string    // every group's AggregateTags
 }
 
 var results = sync.Pool{New: func() any { return new(Result) }}
@@ -65,6 +67,9 @@ func (r *Result) Query() *tsquery.TSQuery { return r.q }
 // Release returns r's buffers for reuse; r must not be used after.
 func (r *Result) Release() {
 	clear(r.Groups)
+	clear(r.tags)
+	clear(r.names)
+	r.tags, r.names = r.tags[:0], r.names[:0]
 	r.Groups, r.GlobalNotes, r.points, r.q, r.stats = r.Groups[:0], nil, r.points[:0], nil, nil
 	if cap(r.points) > 1<<20 {
 		r.points = nil // one huge answer should not pin its slab forever

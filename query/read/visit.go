@@ -34,6 +34,8 @@ type visitState struct {
 	ids   map[string]int32 // TSUID -> index in the selection
 	head  []series.Point   // every series' head points, one slab
 	spans []visitSeries
+	offs  []int  // series' bounds in head
+	key   []byte // a TSUID for the head
 }
 
 // visitSeries is one series' head points still to merge and its notes.
@@ -108,11 +110,13 @@ func (r *Reader) visitHeads(vs *visitState, sel *Selection) error {
 		return nil
 	}
 	vs.head = vs.head[:0]
-	offs := make([]int, len(sel.Series)+1)
+	offs := append(vs.offs[:0], 0)
 	for i := range sel.Series {
-		vs.head = clipTail(r.headPoints(vs.head, []byte(sel.Series[i].TSUID), sel.Start, sel.End), offs[i], sel.Start, sel.End)
-		offs[i+1] = len(vs.head)
+		vs.key = append(vs.key[:0], sel.Series[i].TSUID...)
+		vs.head = clipTail(r.headPoints(vs.head, vs.key, sel.Start, sel.End), offs[i], sel.Start, sel.End)
+		offs = append(offs, len(vs.head))
 	}
+	vs.offs = offs
 	for i := range sel.Series {
 		vs.spans[i].head = vs.head[offs[i]:offs[i+1]:offs[i+1]]
 	}
