@@ -190,7 +190,7 @@ func (fs *fetchScan) bucket(ctx context.Context, bucket int) error {
 	stop := r.stopKey(bucket, fs.metric, fs.sel.End)
 	r.c.scans.Add(1)
 	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
-		ReadOptions: storage.ReadOptions{Families: []string{r.opts.Family}}})
+		ReadOptions: storage.ReadOptions{Families: r.families}})
 	defer sc.Close()
 	fb := &fs.buckets[bucket]
 	rs := rawScan{fs: fs, fb: fb, prefix: l.Salt.Width() + len(fs.metric), cur: -1}

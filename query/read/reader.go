@@ -97,6 +97,9 @@ type Reader struct {
 	iters   sync.Pool // *SeriesIterator, closed
 	fetches sync.Pool // *fetchBuffers
 	visits  sync.Pool // *visitState
+	// families is the read options' family list, shared read-only by
+	// every request.
+	families []string
 }
 
 // New returns a Reader.
@@ -106,7 +109,7 @@ func New(opts *Options) (*Reader, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reader{opts: o}
+	r := &Reader{opts: o, families: []string{o.Family}}
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }
 	r.fetches.New = func() any { return &fetchBuffers{} }

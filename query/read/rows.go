@@ -19,6 +19,8 @@ type rowReader struct {
 	key   []byte
 	cells []rowkey.Cell
 	dec   rowkey.RowDecoder
+	arena []byte     // a Visit scan's current row cells
+	offs  []cellOffs // their bounds in arena
 	store []series.Point
 	head  []series.Point
 	tsuid []byte // a SeriesIterator's series
@@ -29,7 +31,7 @@ type rowReader struct {
 
 func (r *Reader) getRowReader() *rowReader {
 	rr := r.pool.Get().(*rowReader)
-	rr.ropts.Families = []string{r.opts.Family}
+	rr.ropts.Families = r.families
 	return rr
 }
 

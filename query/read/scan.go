@@ -97,7 +97,7 @@ func (r *Reader) scanBucket(ctx context.Context, bucket int, metric []byte, sel 
 	stop := r.stopKey(bucket, metric, sel.End)
 	r.c.scans.Add(1)
 	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
-		ReadOptions: storage.ReadOptions{Families: []string{r.opts.Family}}})
+		ReadOptions: storage.ReadOptions{Families: r.families}})
 	defer sc.Close()
 	rs := rowScan{rr: r.getRowReader(), accs: accs, budget: sel.Budget, prefix: l.Salt.Width() + len(metric),
 		lastBase: rowkey.BaseTime(sel.End)}

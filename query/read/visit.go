@@ -265,13 +265,17 @@ func (r *Reader) visitBucket(ctx context.Context, bucket int, metric []byte, sel
 	stop := r.stopKey(bucket, metric, sel.End)
 	r.c.scans.Add(1)
 	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
-		ReadOptions: storage.ReadOptions{Families: []string{r.opts.Family}}})
+		ReadOptions: storage.ReadOptions{Families: r.families}})
 	defer sc.Close()
 	rs := visitScan{r: r, rr: r.getRowReader(), sel: sel, vs: vs, v: v,
 		prefix: l.Salt.Width() + len(metric), cur: -1}
 	rs.rr.want = sel.Notes
-	defer r.putRowReader(rs.rr)
-	rs.tsuid = append(rs.tsuid, metric...)
+	// The row buffers live in the pooled rowReader, warm across queries.
+	rs.tsuid, rs.arena, rs.offs = append(rs.rr.tsuid[:0], metric...), rs.rr.arena[:0], rs.rr.offs[:0]
+	defer func() {
+		rs.rr.tsuid, rs.rr.arena, rs.rr.offs = rs.tsuid[:0], rs.arena[:0], rs.offs[:0]
+		r.putRowReader(rs.rr)
+	}()
 	for sc.Next() {
 		if err := rs.add(sc.Cell()); err != nil {
 			return err
