@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,6 +79,11 @@ type pushdownCase struct {
 	push bool
 }
 
+// sumsSeries reports whether the case's expression adds values of several
+// series, whose order (tsd's differs from Prometheus's) changes the last
+// bits.
+func (c pushdownCase) sumsSeries() bool { return strings.HasPrefix(c.expr, "avg(") }
+
 func pushdownCases() []pushdownCase {
 	m := time.Minute
 	return []pushdownCase{
@@ -124,17 +130,23 @@ func pushdownCases() []pushdownCase {
 
 // comparePushdown runs the pushdown cases through the pushdown engine on
 // got and the plain engine on ref, as range queries and at every
-// reference instant, and checks that got pushed down exactly when allowed.
+// reference instant, requires the very same bits (pushdown repeats the
+// engine's arithmetic), and checks that got pushed down exactly when
+// allowed.
 func comparePushdown(t *testing.T, ref storage.Queryable, got *promql.Queryable) {
 	plain := promql.NewEngine(promql.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	eng := pushdownEngine{plain}
 	ctx := context.Background()
 	for _, c := range pushdownCases() {
+		eq := identical
+		if c.sumsSeries() {
+			eq = closeTo
+		}
 		before := got.Stats().PushdownSelects
 		start, end := refStart-10*60_000, refEnd+10*60_000
 		want := rangeStep(ctx, plain, ref, c.expr, start, end, c.step)
 		have := rangeStep(ctx, eng, got, c.expr, start, end, c.step)
-		if msg := diffResults(want, have); msg != "" {
+		if msg := diffWith(want, have, eq); msg != "" {
 			t.Errorf("%s step %v: %s", c.expr, c.step, msg)
 		}
 		if want.err == "" && len(want.series) == 0 && c.expr != `max_over_time(nonexistent_metric[10m])` {
@@ -146,7 +158,7 @@ func comparePushdown(t *testing.T, ref storage.Queryable, got *promql.Queryable)
 		for _, at := range refInstants {
 			w := instant(ctx, plain, ref, c.expr, at)
 			h := instant(ctx, eng, got, c.expr, at)
-			if msg := diffResults(w, h); msg != "" {
+			if msg := diffWith(w, h, eq); msg != "" {
 				t.Errorf("%s at %d: %s", c.expr, at, msg)
 			}
 		}

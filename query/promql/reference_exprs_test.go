@@ -141,9 +141,17 @@ func closeTo(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// diffResults returns "" when the results are equal, or the first
-// difference.
-func diffResults(want, have normResult) string {
+// identical reports whether a and b have the same bits, or are both NaN.
+func identical(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// diffResults returns "" when the results are equal within 1e-9
+// relative, or the first difference.
+func diffResults(want, have normResult) string { return diffWith(want, have, closeTo) }
+
+// diffWith is diffResults with eq deciding whether two values are equal.
+func diffWith(want, have normResult, eq func(a, b float64) bool) string {
 	if want.err != have.err {
 		return fmt.Sprintf("error %q, want %q", have.err, want.err)
 	}
@@ -157,7 +165,7 @@ func diffResults(want, have normResult) string {
 			return fmt.Sprintf("series %d: %s with %d points, want %s with %d", i, h.labels, len(h.t), w.labels, len(w.t))
 		}
 		for j := range w.t {
-			if w.t[j] != h.t[j] || !closeTo(w.v[j], h.v[j]) {
+			if w.t[j] != h.t[j] || !eq(w.v[j], h.v[j]) {
 				return fmt.Sprintf("%s point %d: %v@%d, want %v@%d", w.labels, j, h.v[j], h.t[j], w.v[j], w.t[j])
 			}
 		}

@@ -252,6 +252,9 @@ func (a *agg) addSum(avg bool, pts []series.Point, e int64) int {
 		a.mixed = true
 		a.n, a.v, a.c = float64(n), float64(s), 0
 	}
+	if !a.incMean {
+		i += a.addKahan(avg, pts[i:], e)
+	}
 	for ; i < len(pts); i++ {
 		p := &pts[i]
 		if p.T > e {
@@ -269,6 +272,46 @@ func (a *agg) addSum(avg bool, pts []series.Point, e int64) int {
 		a.n++
 	}
 	return len(pts)
+}
+
+// addKahan is the float loop of addSum while avg's sum does not overflow,
+// kahansum.Inc written out on registers: it returns how many points it
+// read, stopping before the first point after e or, for avg, before the
+// point whose sum overflows, which addAvg then takes.
+func (a *agg) addKahan(avg bool, pts []series.Point, e int64) int {
+	sum, c, n := a.v, a.c, a.n
+	i := 0
+	for ; i < len(pts); i++ {
+		p := &pts[i]
+		if p.T > e {
+			break
+		}
+		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+			continue
+		}
+		f := p.Float()
+		if avg && n == 0 {
+			sum, n = f, 1
+			continue
+		}
+		t := sum + f
+		switch {
+		case math.IsInf(t, 0):
+			if avg {
+				a.v, a.c, a.n = sum, c, n
+				return i
+			}
+			c = 0
+		case math.Abs(sum) >= math.Abs(f):
+			c += (sum - t) + f
+		default:
+			c += (f - t) + sum
+		}
+		sum = t
+		n++
+	}
+	a.v, a.c, a.n = sum, c, n
+	return i
 }
 
 func (a *agg) addAvg(f float64) {
