@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
@@ -67,25 +68,37 @@ func (r *Reader) scanBuckets(ctx context.Context, metric []byte, sel Selection, 
 
 // forBuckets calls fn for every salt bucket, at most Parallelism at once,
 // and returns the first error, which cancels the calls not yet done.
+//
+// Parallelism workers take the buckets in turn rather than one goroutine
+// per bucket: each new goroutine grows its stack again through the
+// store's deep iterator calls.
 func (r *Reader) forBuckets(ctx context.Context, fn func(ctx context.Context, bucket int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	sem := make(chan struct{}, r.opts.Parallelism)
-	var wg sync.WaitGroup
-	for b := range r.buckets() {
-		sem <- struct{}{}
-		if ctx.Err() != nil {
-			<-sem
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+	n := r.buckets()
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	work := func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			b := int(next.Add(1)) - 1
+			if b >= n {
+				return
+			}
 			if err := fn(ctx, b); err != nil {
 				cancel(err)
+				return
 			}
-		}()
+		}
 	}
+	workers := min(r.opts.Parallelism, n)
+	wg.Add(workers)
+	for range workers - 1 {
+		go work()
+	}
+	work() // the caller is one of the workers
 	wg.Wait()
 	return context.Cause(ctx)
 }
