@@ -78,7 +78,7 @@ func TestFusedMatchesRaw(t *testing.T) {
 	write(3, 4)
 	ref := s.engineWith(t, read.PlanScan, false)
 	fused := []*query.Engine{s.engineWith(t, read.PlanScan, true), s.engineWith(t, read.PlanSeries, true)}
-	aggs := []string{"sum", "avg", "min", "max", "dev", "count", "zimsum", "mimmax", "p95", "median", "last", "first"}
+	aggs := []string{"sum", "avg", "min", "max", "dev", "count", "zimsum", "mimmax", "p95", "median", "last", "first", "none"}
 	dss := []string{"30s", "1m", "7m", "1h", "0all", "2h"}
 	fills := []string{"", "", "-nan", "-null", "-zero"}
 	for i := range *fusedIters {
