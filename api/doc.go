@@ -46,7 +46,8 @@
 // arrive, holding 1 MiB of the in-flight budget, not the body; /api/put
 // likewise decodes its JSON one data point at a time through the decoder's
 // window (1 MiB per point at most, 413 naming a longer one), committing
-// every 4096 points; remote_write reads its snappy block
+// every 4096 points, and its ?details answer keeps at most 4 MiB of errors
+// (the rest counted as errorsOmitted); remote_write reads its snappy block
 // whole, then decodes it. The limit (Options.MaxRequestBodySize) applies to
 // decompressed bytes; a declared Content-Length over it is 413 unread and
 // closes the connection. Every other endpoint gets its body buffered, up to

@@ -20,11 +20,22 @@ type putResult struct {
 	timeouts                   int // sync_timeout expired before the log sync
 	details                    bool
 	errs                       []byte // JSON array elements, when details
+	omitted                    int    // refused points left out of errs
 }
+
+// putDetailLimit bounds the error details one /api/put answer holds: each
+// echoes its data point, so a long body of bad points would otherwise grow
+// the answer with the body, outside the in-flight budget. Past it, refused
+// points are still counted in failed and reported as errorsOmitted.
+const putDetailLimit = 4 << 20
 
 // addError records a refused point with OpenTSDB's detail shape.
 func (r *putResult) addError(raw []byte, msg string) {
 	if !r.details {
+		return
+	}
+	if len(r.errs)+len(raw)+len(msg) > putDetailLimit {
+		r.omitted++
 		return
 	}
 	if len(r.errs) > 0 {
@@ -223,6 +234,10 @@ func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 		b = append(b, `,"errors":[`...)
 		b = append(b, res.errs...)
 		b = append(b, ']')
+		if res.omitted > 0 {
+			b = append(b, `,"errorsOmitted":`...)
+			b = strconv.AppendInt(b, int64(res.omitted), 10)
+		}
 	}
 	ctx.SetContentType(contentTypeJSON)
 	ctx.SetBody(append(b, '}'))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -244,5 +245,48 @@ func TestPutBodyFailsPartWay(t *testing.T) {
 	resp, msg = post(t, base+"/api/put?summary", body("ok", 3, "]"))
 	if resp.StatusCode != 200 || msg != `{"success":3,"failed":0}` {
 		t.Errorf("next request = %d %s", resp.StatusCode, msg)
+	}
+}
+
+// TestPutDetailsBounded: ?details on a long body of bad points keeps at
+// most putDetailLimit bytes of errors, counts every refused point in
+// failed and says how many it left out, while the good points land.
+func TestPutDetailsBounded(t *testing.T) {
+	w, _, _ := newWriter(t, 0)
+	_, base := startServer(t, Options{Ingest: w})
+	const bad, good = 40000, 5
+	b := []byte{'['}
+	for i := range bad + good {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if i < good {
+			b = putElement(b, "fine", i)
+			continue
+		}
+		// A value that is not a number: refused, echoed in details.
+		b = append(b, `{"metric":"bad","timestamp":1356998400,"value":"x`...)
+		b = append(b, strings.Repeat("y", 100)...)
+		b = append(b, `","tags":{"host":"a"}}`...)
+	}
+	b = append(b, ']')
+	resp, msg := post(t, base+"/api/put?details", b)
+	if resp.StatusCode != 400 {
+		t.Fatalf("status %d: %.200s", resp.StatusCode, msg)
+	}
+	if len(msg) > putDetailLimit+4096 {
+		t.Errorf("answer is %d bytes, want at most about %d", len(msg), putDetailLimit)
+	}
+	var got struct {
+		Success, Failed, ErrorsOmitted int
+		Errors                         []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(msg), &got); err != nil {
+		t.Fatalf("%v: %.200s", err, msg)
+	}
+	if got.Success != good || got.Failed != bad || got.ErrorsOmitted == 0 ||
+		len(got.Errors)+got.ErrorsOmitted != bad {
+		t.Errorf("success %d failed %d errors %d omitted %d, want %d, %d and errors+omitted = failed",
+			got.Success, got.Failed, len(got.Errors), got.ErrorsOmitted, good, bad)
 	}
 }
