@@ -3,60 +3,32 @@ package read
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
-// readEach is the per-series plan: workers take series in turn and Get
+// eachTask is Read's per-series plan: workers take series in turn and Get
 // their hour rows.
-func (r *Reader) readEach(ctx context.Context, sel Selection, fn Func) error {
-	if r.inline(&sel) {
-		rr := r.getRowReader()
-		defer r.putRowReader(rr)
-		for i := range sel.Series {
-			if err := rr.readSeries(ctx, &sel, i, fn); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		next atomic.Int64
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-	)
-	locked := func(s index.Series, pts []series.Point, notes []Note) error {
-		mu.Lock()
-		defer mu.Unlock()
-		return fn(s, pts, notes)
-	}
-	work := func() {
-		defer wg.Done()
-		rr := r.getRowReader()
-		defer r.putRowReader(rr)
-		for ctx.Err() == nil {
-			i := int(next.Add(1)) - 1
-			if i >= len(sel.Series) {
-				return
-			}
-			if err := rr.readSeries(ctx, &sel, i, locked); err != nil {
-				cancel(err)
-				return
-			}
-		}
-	}
-	n := min(r.opts.Parallelism, len(sel.Series))
-	wg.Add(n)
-	for range n {
-		go work()
-	}
-	wg.Wait()
-	return context.Cause(ctx)
+type eachTask struct {
+	sel *Selection
+	fn  Func
+	mu  sync.Mutex // serialises fn when workers run
+}
+
+func (r *Reader) readEach(ctx context.Context, sel *Selection, fn Func) error {
+	return r.forSeries(ctx, sel, &eachTask{sel: sel, fn: fn})
+}
+
+func (t *eachTask) run(ctx context.Context, rr *rowReader, i int) error {
+	return rr.readSeries(ctx, t.sel, i, t.give)
+}
+
+func (t *eachTask) give(s index.Series, pts []series.Point, notes []Note) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.fn(s, pts, notes)
 }
 
 // maxInlineGets is the most row Gets a per-series read does on the
@@ -97,20 +69,15 @@ func spanOf(s *index.Series) seriesSpan {
 // the store, as a new slice.
 func (rr *rowReader) seriesPoints(ctx context.Context, s *index.Series, start, end int64, b *Budget) ([]series.Point, error) {
 	tsuid := []byte(s.TSUID)
-	rr.head = clip(rr.r.headPoints(rr.head[:0], tsuid, start, end), start, end)
-	if err := b.AddPoints(len(rr.head)); err != nil {
+	if err := rr.loadHead(tsuid, start, end, b); err != nil {
 		return nil, err
 	}
 	rr.store = rr.store[:0]
 	sp := spanOf(s)
 	first, last := hourRange(&sp, start, end)
 	for h := first; h <= last; h += hourMs {
-		n := len(rr.store)
 		var err error
-		if rr.store, err = rr.getRow(ctx, rr.store, tsuid, h); err != nil {
-			return nil, err
-		}
-		if err := b.AddPoints(len(rr.store) - n); err != nil {
+		if rr.store, err = rr.getRow(ctx, rr.store, tsuid, h, b); err != nil {
 			return nil, err
 		}
 	}

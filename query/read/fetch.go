@@ -130,15 +130,15 @@ type fetchArena struct {
 	cells []cellOffs
 }
 
-// decode appends the row's points to dst.
-func (fr *fetchedRow) decode(rr *rowReader, dst []series.Point) []series.Point {
+// decode appends the row's points to dst and charges them to b.
+func (fr *fetchedRow) decode(rr *rowReader, dst []series.Point, b *Budget) ([]series.Point, error) {
 	a := fr.arena
 	rr.key = append(rr.key[:0], a.data[fr.key[0]:fr.key[1]]...) // named in corrupt-cell logs
 	rr.cells = rr.cells[:0]
 	for _, o := range a.cells[fr.cells[0]:fr.cells[1]] {
 		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: a.data[o.q:o.v], Value: a.data[o.v:o.end], Timestamp: o.ts})
 	}
-	return rr.decode(dst, fr.base/1000)
+	return rr.decode(dst, fr.base/1000, b)
 }
 
 // fetchBucket is what one bucket's scan found.
@@ -166,7 +166,7 @@ func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffer
 	}
 	fs := fetchScan{r: r, sel: &sel, ids: bufs.ids, buckets: bufs.buckets,
 		metric: []byte(sel.Series[0].TSUID[:r.opts.Layout.Widths.Metric])}
-	if err := r.forBuckets(ctx, fs.bucket); err != nil {
+	if err := r.forBuckets(ctx, &fs); err != nil {
 		return nil, err
 	}
 	return fs.distribute(bufs), nil
@@ -183,8 +183,8 @@ type fetchScan struct {
 	bytes   atomic.Int64
 }
 
-// bucket scans one bucket.
-func (fs *fetchScan) bucket(ctx context.Context, bucket int) error {
+// run scans one bucket.
+func (fs *fetchScan) run(ctx context.Context, _ *rowReader, bucket int) error {
 	r, l := fs.r, &fs.r.opts.Layout
 	start := l.AppendKeyPrefix(nil, bucket, fs.metric, fs.sel.Start)
 	stop := r.stopKey(bucket, fs.metric, fs.sel.End)

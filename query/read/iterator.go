@@ -51,7 +51,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 	rr.tsuid = append(rr.tsuid[:0], s.TSUID...)
 	sp := spanOf(s)
 	it.hour, it.last = hourRange(&sp, start, end)
-	rr.head = clip(r.headPoints(rr.head[:0], rr.tsuid, start, end), start, end)
+	it.err = rr.loadHead(rr.tsuid, start, end, b)
 	it.head = rr.head
 	if n := len(it.head); n > 0 {
 		// The index span bounds stored rows; the head may hold points
@@ -59,7 +59,6 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 		it.hour = min(it.hour, floorHour(it.head[0].T))
 		it.last = max(it.last, floorHour(it.head[n-1].T))
 	}
-	it.err = b.AddPoints(len(it.head))
 	return it
 }
 
@@ -211,10 +210,7 @@ func (it *SeriesIterator) skipEmpty() {
 // loadHour reads the row at base h and merges the head's points of it.
 func (it *SeriesIterator) loadHour(h int64) {
 	rr := it.rr
-	n := 0
-	for n < len(it.head) && it.head[n].T < h+hourMs {
-		n++
-	}
+	n := headBefore(it.head, h+hourMs)
 	head := it.head[:n]
 	it.head = it.head[n:]
 	it.i = -1
@@ -223,12 +219,9 @@ func (it *SeriesIterator) loadHour(h int64) {
 		store = it.mem[:0] // decode straight into buf: nothing to merge
 	}
 	if it.fetched {
-		store = it.fetchedRow(store, h)
+		store, it.err = it.fetchedRow(store, h)
 	} else {
-		store, it.err = rr.getRow(it.ctx, store, rr.tsuid, h)
-	}
-	if it.err == nil {
-		it.err = it.budget.AddPoints(len(store))
+		store, it.err = rr.getRow(it.ctx, store, rr.tsuid, h, it.budget)
 	}
 	if len(head) == 0 {
 		it.mem = store[:0]
@@ -248,14 +241,15 @@ func (it *SeriesIterator) loadHour(h int64) {
 	it.mem = it.buf[:0]
 }
 
-// fetchedRow appends the points of the fetched row at base h, if any.
-func (it *SeriesIterator) fetchedRow(dst []series.Point, h int64) []series.Point {
+// fetchedRow appends the points of the fetched row at base h, if any,
+// and charges them to the budget.
+func (it *SeriesIterator) fetchedRow(dst []series.Point, h int64) ([]series.Point, error) {
 	if len(it.rows) == 0 || it.rows[0].base != h {
-		return dst
+		return dst, nil
 	}
 	row := &it.rows[0]
 	it.rows = it.rows[1:]
-	return row.decode(it.rr, dst)
+	return row.decode(it.rr, dst, it.budget)
 }
 
 // release gives the decoder back; buf stays valid (it is mem).

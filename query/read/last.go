@@ -23,7 +23,7 @@ func (r *Reader) Last(ctx context.Context, s index.Series, start, end int64) (se
 	defer r.putRowReader(rr)
 	rr.want = false
 	tsuid := []byte(s.TSUID)
-	head := clip(r.headPoints(rr.head[:0], tsuid, start, end), start, end)
+	head := r.headPoints(rr.head[:0], tsuid, start, end)
 	rr.head = head[:0]
 	var newest series.Point
 	found := len(head) > 0
@@ -36,7 +36,7 @@ func (r *Reader) Last(ctx context.Context, s index.Series, start, end int64) (se
 		if err := ctx.Err(); err != nil {
 			return series.Point{}, false, err
 		}
-		pts, err := rr.getRow(ctx, rr.store[:0], tsuid, h)
+		pts, err := rr.getRow(ctx, rr.store[:0], tsuid, h, nil)
 		rr.store = pts[:0]
 		if err != nil {
 			return series.Point{}, false, err

@@ -113,7 +113,7 @@ func New(opts *Options) (*Reader, error) {
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }
 	r.fetches.New = func() any { return &fetchBuffers{} }
-	r.visits.New = func() any { return &visitState{} }
+	r.visits.New = func() any { return &visitState{r: r} }
 	return r, nil
 }
 
@@ -136,26 +136,47 @@ type Func func(s index.Series, pts []series.Point, notes []Note) error
 // The order of calls is unspecified. The first error (fn's, the store's,
 // a *LimitError or the context's) stops the read and is returned.
 func (r *Reader) Read(ctx context.Context, sel Selection, fn Func) error {
+	if ok, err := r.begin(ctx, &sel); !ok {
+		return err
+	}
+	if r.plan(&sel) == PlanScan {
+		return r.scanMetric(ctx, &sel, fn)
+	}
+	return r.readEach(ctx, &sel, fn)
+}
+
+// begin charges Read's and Visit's series to the budget and raises
+// sel.Start to the retention cutoff; ok is false when there is nothing to
+// read or on error.
+func (r *Reader) begin(ctx context.Context, sel *Selection) (ok bool, err error) {
 	if len(sel.Series) == 0 {
-		return nil
+		return false, nil
 	}
 	if err := sel.Budget.AddSeries(len(sel.Series)); err != nil {
-		return err
+		return false, err
 	}
 	start, err := r.clampStart(ctx, sel.Series[0].TSUID, sel.Start)
-	if err != nil {
-		return err
-	}
-	if start > sel.End {
-		return nil
+	if err != nil || start > sel.End {
+		return false, err
 	}
 	sel.Start = start
-	if r.choose(sel) == PlanScan {
+	return true, nil
+}
+
+// plan chooses sel's plan and counts it.
+func (r *Reader) plan(sel *Selection) Plan {
+	p := r.choose(*sel)
+	r.countPlan(p)
+	return p
+}
+
+// countPlan counts a plan run.
+func (r *Reader) countPlan(p Plan) {
+	if p == PlanScan {
 		r.c.plansScan.Add(1)
-		return r.scanMetric(ctx, sel, fn)
+	} else {
+		r.c.plansSeries.Add(1)
 	}
-	r.c.plansSeries.Add(1)
-	return r.readEach(ctx, sel, fn)
 }
 
 // Cost weights of the planner, in units of one row read by a scan: a Get
@@ -223,7 +244,7 @@ func (r *Reader) clampStart(ctx context.Context, tsuid string, start int64) (int
 	return start, nil
 }
 
-// headPoints returns the head's points of tsuid in [start, end].
+// headPoints appends the head's points of tsuid in [start, end] to dst.
 func (r *Reader) headPoints(dst []series.Point, tsuid []byte, start, end int64) []series.Point {
 	if r.opts.Head == nil {
 		return dst
@@ -232,5 +253,13 @@ func (r *Reader) headPoints(dst []series.Point, tsuid []byte, start, end int64) 
 	if end == math.MaxInt64 {
 		maxt = end
 	}
-	return r.opts.Head.AppendPoints(dst, tsuid, start, maxt)
+	n := len(dst)
+	return clipTail(r.opts.Head.AppendPoints(dst, tsuid, start, maxt), n, start, end)
+}
+
+// loadHead reads tsuid's head points in [start, end] into rr.head and
+// charges them to b.
+func (rr *rowReader) loadHead(tsuid []byte, start, end int64, b *Budget) error {
+	rr.head = rr.r.headPoints(rr.head[:0], tsuid, start, end)
+	return b.AddPoints(len(rr.head))
 }

@@ -54,8 +54,8 @@ type seriesSpan struct {
 }
 
 // getRow appends the decoded points of tsuid's row for the hour at base
-// (ms) to dst. An absent row appends nothing.
-func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64) ([]series.Point, error) {
+// (ms) to dst and charges them to b. An absent row appends nothing.
+func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) ([]series.Point, error) {
 	var err error
 	rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base)
 	if err != nil {
@@ -73,20 +73,22 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 	for _, c := range cells {
 		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: c.Qualifier, Value: c.Value, Timestamp: c.Timestamp})
 	}
-	return rr.decode(dst, base/1000), nil
+	return rr.decode(dst, base/1000, b)
 }
 
-// decode appends the points of rr.cells, the row with base time baseSec.
-func (rr *rowReader) decode(dst []series.Point, baseSec int64) []series.Point {
+// decode appends the points of rr.cells, the row with base time baseSec,
+// to dst and charges them to b: every plan's decoded points pass here.
+func (rr *rowReader) decode(dst []series.Point, baseSec int64, b *Budget) ([]series.Point, error) {
 	rr.r.c.rows.Add(1)
 	if rr.want {
 		rr.collectNotes(baseSec)
 	}
+	n := len(dst)
 	dst, err := rr.dec.Decode(dst, baseSec, rr.cells)
 	if err != nil {
 		rr.r.corrupt(rr.key, err)
 	}
-	return dst
+	return dst, b.AddPoints(len(dst) - n)
 }
 
 // collectNotes appends the row's annotation cells to rr.notes.
@@ -136,6 +138,24 @@ func clip(pts []series.Point, start, end int64) []series.Point {
 		j--
 	}
 	return pts[i:j]
+}
+
+// clipTail clips the points appended to pts after from to [start, end].
+func clipTail(pts []series.Point, from int, start, end int64) []series.Point {
+	kept := clip(pts[from:], start, end)
+	if len(kept) > 0 && &kept[0] != &pts[from] {
+		copy(pts[from:], kept)
+	}
+	return pts[:from+len(kept)]
+}
+
+// headBefore returns how many of head's points (sorted) are before t.
+func headBefore(head []series.Point, t int64) int {
+	n := 0
+	for n < len(head) && head[n].T < t {
+		n++
+	}
+	return n
 }
 
 // mergeHead appends to dst the union of store and head (both sorted),

@@ -6,41 +6,46 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/uid/index"
 )
+
+// scanTask is Read's scan plan: every salt bucket of the metric in the
+// range, Parallelism buckets at a time, rows of unselected series skipped,
+// each selected series' stored points collected whole.
+type scanTask struct {
+	r    *Reader
+	sel  *Selection
+	ids  map[string]int32 // TSUID -> index in the selection
+	accs []acc
+	// lastBase is the base time (s) of the range's last row: with the
+	// first row's point count it sizes a series' slice once.
+	lastBase int64
+}
 
 // acc collects one selected series' stored points during a scan. Each
 // series lives in one salt bucket, so one goroutine writes it.
 type acc struct {
-	s     *index.Series
 	pts   []series.Point
 	notes []Note
 }
 
-// scanMetric is the scan plan: every salt bucket of the metric in the
-// range, Parallelism buckets at a time, rows of unselected series skipped.
-func (r *Reader) scanMetric(ctx context.Context, sel Selection, fn Func) error {
-	accs := make(map[string]*acc, len(sel.Series))
-	for i := range sel.Series {
-		accs[sel.Series[i].TSUID] = &acc{s: &sel.Series[i]}
-	}
-	metric := []byte(sel.Series[0].TSUID[:r.opts.Layout.Widths.Metric])
-	if err := r.scanBuckets(ctx, metric, sel, accs); err != nil {
+// scanMetric runs the scan plan and gives fn every series with points or
+// notes, merged with the head's.
+func (r *Reader) scanMetric(ctx context.Context, sel *Selection, fn Func) error {
+	t := &scanTask{r: r, sel: sel, ids: selectionIDs(nil, sel), accs: make([]acc, len(sel.Series)),
+		lastBase: rowkey.BaseTime(sel.End)}
+	if err := r.forBuckets(ctx, t); err != nil {
 		return err
 	}
 	rr := r.getRowReader()
 	defer r.putRowReader(rr)
 	for i := range sel.Series {
 		s := &sel.Series[i]
-		a := accs[s.TSUID]
-		rr.head = clip(r.headPoints(rr.head[:0], []byte(s.TSUID), sel.Start, sel.End), sel.Start, sel.End)
-		if err := sel.Budget.AddPoints(len(rr.head)); err != nil {
+		a := &t.accs[i]
+		if err := rr.loadHead([]byte(s.TSUID), sel.Start, sel.End, sel.Budget); err != nil {
 			return err
 		}
 		store := clip(a.pts, sel.Start, sel.End)
@@ -59,73 +64,73 @@ func (r *Reader) scanMetric(ctx context.Context, sel Selection, fn Func) error {
 	return nil
 }
 
-// scanBuckets runs one scan per bucket, at most Parallelism at once.
-func (r *Reader) scanBuckets(ctx context.Context, metric []byte, sel Selection, accs map[string]*acc) error {
-	return r.forBuckets(ctx, func(ctx context.Context, b int) error {
-		return r.scanBucket(ctx, b, metric, sel, accs)
-	})
+// selectionIDs maps sel's TSUIDs to their indexes, in ids if not nil.
+func selectionIDs(ids map[string]int32, sel *Selection) map[string]int32 {
+	if ids == nil {
+		ids = make(map[string]int32, len(sel.Series))
+	}
+	for i := range sel.Series {
+		ids[sel.Series[i].TSUID] = int32(i)
+	}
+	return ids
 }
 
-// forBuckets calls fn for every salt bucket, at most Parallelism at once,
-// and returns the first error, which cancels the calls not yet done.
-//
-// Parallelism workers take the buckets in turn rather than one goroutine
-// per bucket: each new goroutine grows its stack again through the
-// store's deep iterator calls.
-func (r *Reader) forBuckets(ctx context.Context, fn func(ctx context.Context, bucket int) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	n := r.buckets()
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	work := func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			b := int(next.Add(1)) - 1
-			if b >= n {
-				return
-			}
-			if err := fn(ctx, b); err != nil {
-				cancel(err)
-				return
-			}
-		}
-	}
-	workers := min(r.opts.Parallelism, n)
-	wg.Add(workers)
-	for range workers - 1 {
-		go work()
-	}
-	work() // the caller is one of the workers
-	wg.Wait()
-	return context.Cause(ctx)
+func (t *scanTask) run(ctx context.Context, rr *rowReader, bucket int) error {
+	return t.r.scanRows(ctx, rr, bucket, t.sel, t.ids, t)
 }
 
-// scanBucket reads the rows of metric in one bucket.
-func (r *Reader) scanBucket(ctx context.Context, bucket int, metric []byte, sel Selection, accs map[string]*acc) error {
+// maxPresize bounds the points a series' slice is sized for up front.
+const maxPresize = 1 << 16
+
+// row appends the row's points to its series'.
+func (t *scanTask) row(rr *rowReader, id int32, baseSec int64) error {
+	a := &t.accs[id]
+	n := len(a.pts)
+	rr.notes = rr.notes[:0]
+	var err error
+	a.pts, err = rr.decode(a.pts, baseSec, t.sel.Budget)
+	if n == 0 && t.lastBase > baseSec {
+		// Rows of a series are alike: room for the rest of the range at
+		// this row's density, instead of doubling through it.
+		more := len(a.pts) * int((t.lastBase-baseSec)/3600)
+		a.pts = slices.Grow(a.pts, min(more, maxPresize))
+	}
+	a.notes = append(a.notes, rr.notes...)
+	return err
+}
+
+// rowSink takes the selected rows of a bucket scan.
+type rowSink interface {
+	// row takes a row of series id (its index in the selection) with base
+	// time baseSec: its cells in rr.cells, its key in rr.key.
+	row(rr *rowReader, id int32, baseSec int64) error
+}
+
+// scanRows scans the rows of sel's metric in one salt bucket over sel's
+// range and gives sink those of the series in ids.
+func (r *Reader) scanRows(ctx context.Context, rr *rowReader, bucket int, sel *Selection, ids map[string]int32, sink rowSink) error {
 	l := &r.opts.Layout
-	start := l.AppendKeyPrefix(nil, bucket, metric, sel.Start)
-	stop := r.stopKey(bucket, metric, sel.End)
+	metric := sel.Series[0].TSUID[:l.Widths.Metric]
+	// The row buffers live in the pooled rowReader, warm across queries.
+	g := rowGroup{rr: rr, ids: ids, sink: sink, salt: l.Salt.Width(), prefix: l.Salt.Width() + len(metric), cur: -1,
+		tsuid: append(rr.tsuid[:0], metric...), arena: rr.arena[:0], offs: rr.offs[:0]}
+	defer func() { rr.tsuid, rr.arena, rr.offs = g.tsuid[:0], g.arena[:0], g.offs[:0] }()
+	rr.want = sel.Notes
+	start := l.AppendKeyPrefix(nil, bucket, g.tsuid[:len(metric)], sel.Start)
+	stop := r.stopKey(bucket, g.tsuid[:len(metric)], sel.End)
 	r.c.scans.Add(1)
 	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
 		ReadOptions: storage.ReadOptions{Families: r.families}})
 	defer sc.Close()
-	rs := rowScan{rr: r.getRowReader(), accs: accs, budget: sel.Budget, prefix: l.Salt.Width() + len(metric),
-		lastBase: rowkey.BaseTime(sel.End)}
-	rs.rr.want = sel.Notes
-	defer r.putRowReader(rs.rr)
-	rs.tsuid = append(rs.tsuid, metric...)
 	for sc.Next() {
-		if err := rs.add(sc.Cell()); err != nil {
+		if err := g.add(sc.Cell()); err != nil {
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	return rs.finish()
+	return g.finish()
 }
 
 // stopKey is the key a bucket's scan ends before: the row after the last
@@ -144,25 +149,21 @@ func (r *Reader) stopKey(bucket int, metric []byte, end int64) []byte {
 	return nil
 }
 
-// rowScan groups a scanner's cells into rows and decodes selected rows.
-type rowScan struct {
+// rowGroup groups a scanner's cells into rows and gives its sink the
+// selected ones.
+type rowGroup struct {
 	rr     *rowReader
-	accs   map[string]*acc
-	budget *Budget
+	ids    map[string]int32
+	sink   rowSink
+	salt   int // salt width
 	prefix int // salt + metric width: where the base time starts
 	tsuid  []byte
-	arena  []byte
+	arena  []byte // the current row's cells
 	offs   []cellOffs
-	cur    *acc // nil: the current row is not selected
-	base   int64
+	cur    int32 // the current row's series; -1: not selected
+	base   int64 // seconds
 	have   bool
-	// lastBase is the base time (s) of the range's last row: with the
-	// first row's point count it sizes a series' slice once.
-	lastBase int64
 }
-
-// maxPresize bounds the points a series' slice is sized for up front.
-const maxPresize = 1 << 16
 
 type cellOffs struct {
 	q, v, end int
@@ -170,59 +171,49 @@ type cellOffs struct {
 }
 
 // add takes the scanner's next cell.
-func (rs *rowScan) add(c storage.Cell) error {
-	if !rs.have || !bytes.Equal(c.Row, rs.rr.key) {
-		if err := rs.finish(); err != nil {
+func (g *rowGroup) add(c storage.Cell) error {
+	if !g.have || !bytes.Equal(c.Row, g.rr.key) {
+		if err := g.finish(); err != nil {
 			return err
 		}
-		rs.start(c.Row)
+		g.start(c.Row)
 	}
-	if rs.cur == nil {
+	if g.cur < 0 {
 		return nil
 	}
-	q := len(rs.arena)
-	rs.arena = append(rs.arena, c.Qualifier...)
-	v := len(rs.arena)
-	rs.arena = append(rs.arena, c.Value...)
-	rs.offs = append(rs.offs, cellOffs{q: q, v: v, end: len(rs.arena), ts: c.Timestamp})
+	q := len(g.arena)
+	g.arena = append(g.arena, c.Qualifier...)
+	v := len(g.arena)
+	g.arena = append(g.arena, c.Value...)
+	g.offs = append(g.offs, cellOffs{q: q, v: v, end: len(g.arena), ts: c.Timestamp})
 	return nil
 }
 
 // start begins a row.
-func (rs *rowScan) start(row []byte) {
-	rs.rr.key = append(rs.rr.key[:0], row...)
-	rs.have, rs.cur = true, nil
-	rs.arena, rs.offs = rs.arena[:0], rs.offs[:0]
-	if len(row) < rs.prefix+rowkey.TimestampBytes {
+func (g *rowGroup) start(row []byte) {
+	g.rr.key = append(g.rr.key[:0], row...)
+	g.have, g.cur = true, -1
+	g.arena, g.offs = g.arena[:0], g.offs[:0]
+	if len(row) < g.prefix+rowkey.TimestampBytes {
 		return
 	}
-	rs.tsuid = append(rs.tsuid[:rs.prefix-rs.saltWidth()], row[rs.prefix+rowkey.TimestampBytes:]...)
-	rs.cur = rs.accs[string(rs.tsuid)]
-	rs.base = int64(binary.BigEndian.Uint32(row[rs.prefix:]))
+	g.tsuid = append(g.tsuid[:g.prefix-g.salt], row[g.prefix+rowkey.TimestampBytes:]...)
+	if id, ok := g.ids[string(g.tsuid)]; ok {
+		g.cur = id
+	}
+	g.base = int64(binary.BigEndian.Uint32(row[g.prefix:]))
 }
 
-func (rs *rowScan) saltWidth() int { return rs.rr.r.opts.Layout.Salt.Width() }
-
-// finish decodes the current row if it is selected.
-func (rs *rowScan) finish() error {
-	if rs.cur == nil || len(rs.offs) == 0 {
+// finish gives the sink the current row if it is selected.
+func (g *rowGroup) finish() error {
+	if g.cur < 0 || len(g.offs) == 0 {
 		return nil
 	}
-	rr := rs.rr
+	rr := g.rr
 	rr.cells = rr.cells[:0]
-	for _, o := range rs.offs {
-		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: rs.arena[o.q:o.v], Value: rs.arena[o.v:o.end], Timestamp: o.ts})
+	for _, o := range g.offs {
+		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: g.arena[o.q:o.v], Value: g.arena[o.v:o.end], Timestamp: o.ts})
 	}
-	n := len(rs.cur.pts)
-	rr.notes = rr.notes[:0]
-	rs.cur.pts = rr.decode(rs.cur.pts, rs.base)
-	if n == 0 && rs.lastBase > rs.base {
-		// Rows of a series are alike: room for the rest of the range at
-		// this row's density, instead of doubling through it.
-		more := len(rs.cur.pts) * int((rs.lastBase-rs.base)/3600)
-		rs.cur.pts = slices.Grow(rs.cur.pts, min(more, maxPresize))
-	}
-	rs.cur.notes = append(rs.cur.notes, rr.notes...)
-	rs.offs = rs.offs[:0]
-	return rs.budget.AddPoints(len(rs.cur.pts) - n)
+	g.offs = g.offs[:0]
+	return g.sink.row(rr, g.cur, g.base)
 }
