@@ -2,7 +2,6 @@ package read_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,15 +20,11 @@ func TestFetchMatchesModel(t *testing.T) {
 	s := openStack(t)
 	m := loadSplit(t, s)
 	all := s.selection(t, "m")
-	ranges := [][2]int64{
-		{t0, t0 + 6*hourMs}, {t0 + 1_234, t0 + 2*hourMs + 99}, {t0 + 3*hourMs, t0 + 3*hourMs},
-		{t0 - 10*hourMs, t0 - 1}, {t0 + 2*hourMs + 1, t0 + 4*hourMs - 1},
-	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, maxBytes := range []int64{0, 100} {
 		r := s.reader(t, read.Options{MaxFetchBytes: maxBytes})
 		for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
-			for _, rg := range ranges {
+			for _, rg := range modelRanges {
 				for _, sel := range [][]int{nil, {0, 2, 5}} {
 					name := fmt.Sprintf("max %d %s/%d-%d/%v", maxBytes, plan, rg[0]-t0, rg[1]-t0, sel)
 					selection := read.Selection{Series: all, Start: rg[0], End: rg[1], Plan: plan}
@@ -124,8 +119,7 @@ func TestFetchBudget(t *testing.T) {
 	r := s.reader(t, read.Options{})
 	sel := s.selection(t, "m")
 	for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
-		f, err := r.Fetch(context.Background(), read.Selection{Series: sel, Start: t0, End: t0 + 6*hourMs, Plan: plan,
-			Budget: read.NewBudget(read.Limits{MaxPoints: 100})})
+		f, err := r.Fetch(context.Background(), budgetSel(sel, plan, read.Limits{MaxPoints: 100}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,8 +131,6 @@ func TestFetchBudget(t *testing.T) {
 			}
 			err2 = it.Err()
 		}
-		if !errors.Is(err2, read.ErrLimit) {
-			t.Fatalf("%s: got %v, want a limit error", plan, err2)
-		}
+		wantLimit(t, plan.String(), err2, "data points")
 	}
 }

@@ -119,12 +119,8 @@ func TestReadMatchesModel(t *testing.T) {
 	m := loadSplit(t, s)
 	r := s.reader(t, read.Options{})
 	all := s.selection(t, "m")
-	ranges := [][2]int64{
-		{t0, t0 + 6*hourMs}, {t0 + 1_234, t0 + 2*hourMs + 99}, {t0 + 3*hourMs, t0 + 3*hourMs},
-		{t0 - 10*hourMs, t0 - 1}, {t0 + 2*hourMs + 1, t0 + 4*hourMs - 1},
-	}
 	for _, plan := range []read.Plan{read.PlanAuto, read.PlanSeries, read.PlanScan} {
-		for _, rg := range ranges {
+		for _, rg := range modelRanges {
 			for _, sel := range [][]index.Series{all, all[:3]} {
 				name := fmt.Sprintf("%s/%d-%d/%d", plan, rg[0]-t0, rg[1]-t0, len(sel))
 				got := readAll(t, s, r, read.Selection{Series: sel, Start: rg[0], End: rg[1], Plan: plan})
@@ -191,26 +187,50 @@ func TestIteratorMatchesModel(t *testing.T) {
 	}
 }
 
+// modelRanges are the ranges the model tests read loadSplit's "m" over:
+// whole and part hours, one point in time, before the data, and rows
+// both stored and in the head.
+var modelRanges = [][2]int64{
+	{t0, t0 + 6*hourMs}, {t0 + 1_234, t0 + 2*hourMs + 99}, {t0 + 3*hourMs, t0 + 3*hourMs},
+	{t0 - 10*hourMs, t0 - 1}, {t0 + 2*hourMs + 1, t0 + 4*hourMs - 1},
+}
+
+// limitCases are limits that reading all of loadSplit's "m" over 6 hours
+// (budgetSel) crosses, with the limit each names.
+var limitCases = []struct {
+	limits read.Limits
+	what   string
+}{
+	{read.Limits{MaxSeries: 5}, "series"},
+	{read.Limits{MaxPoints: 100}, "data points"},
+	{read.Limits{MaxBytes: 100 * read.PointBytes}, "bytes"},
+}
+
+// budgetSel selects every series of sel over loadSplit's 6 hours under
+// plan with a new budget of l.
+func budgetSel(sel []index.Series, plan read.Plan, l read.Limits) read.Selection {
+	return read.Selection{Series: sel, Start: t0, End: t0 + 6*hourMs, Plan: plan, Budget: read.NewBudget(l)}
+}
+
+// wantLimit fails unless err is a *LimitError naming what.
+func wantLimit(t *testing.T, name string, err error, what string) {
+	t.Helper()
+	var le *read.LimitError
+	if !errors.As(err, &le) || le.Limit != what || !errors.Is(err, read.ErrLimit) {
+		t.Fatalf("%s: got %v, want the %s limit", name, err, what)
+	}
+}
+
 func TestBudget(t *testing.T) {
 	s := openStack(t)
 	loadSplit(t, s)
 	r := s.reader(t, read.Options{})
 	sel := s.selection(t, "m")
-	for _, tc := range []struct {
-		limits read.Limits
-		what   string
-	}{
-		{read.Limits{MaxSeries: 5}, "series"},
-		{read.Limits{MaxPoints: 100}, "data points"},
-		{read.Limits{MaxBytes: 100 * read.PointBytes}, "bytes"},
-	} {
+	for _, tc := range limitCases {
 		for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
-			err := r.Read(context.Background(), read.Selection{Series: sel, Start: t0, End: t0 + 6*hourMs, Plan: plan,
-				Budget: read.NewBudget(tc.limits)}, func(index.Series, []series.Point, []read.Note) error { return nil })
-			var le *read.LimitError
-			if !errors.As(err, &le) || le.Limit != tc.what || !errors.Is(err, read.ErrLimit) {
-				t.Fatalf("%s %s: got %v", tc.what, plan, err)
-			}
+			err := r.Read(context.Background(), budgetSel(sel, plan, tc.limits),
+				func(index.Series, []series.Point, []read.Note) error { return nil })
+			wantLimit(t, tc.what+" "+plan.String(), err, tc.what)
 		}
 	}
 	// Within the limits, nothing is refused and the spend is counted.

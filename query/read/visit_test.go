@@ -2,7 +2,6 @@ package read_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -45,12 +44,8 @@ func TestVisitMatchesModel(t *testing.T) {
 	m := loadSplit(t, s)
 	r := s.reader(t, read.Options{})
 	all := s.selection(t, "m")
-	ranges := [][2]int64{
-		{t0, t0 + 6*hourMs}, {t0 + 1_234, t0 + 2*hourMs + 99}, {t0 + 3*hourMs, t0 + 3*hourMs},
-		{t0 - 10*hourMs, t0 - 1}, {t0 + 2*hourMs + 1, t0 + 4*hourMs - 1},
-	}
 	for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
-		for _, rg := range ranges {
+		for _, rg := range modelRanges {
 			for _, sel := range [][]index.Series{all, all[:3]} {
 				name := fmt.Sprintf("%s/%d-%d/%d", plan, rg[0]-t0, rg[1]-t0, len(sel))
 				v := &collectVisitor{pts: make([][]series.Point, len(sel))}
@@ -77,21 +72,18 @@ func TestVisitMatchesModel(t *testing.T) {
 	}
 }
 
-// TestVisitBudget checks that a visit past the points limit fails with a
-// *LimitError.
+// TestVisitBudget checks that a visit past a limit fails with a
+// *LimitError naming it.
 func TestVisitBudget(t *testing.T) {
 	s := openStack(t)
 	loadSplit(t, s)
 	r := s.reader(t, read.Options{})
 	all := s.selection(t, "m")
-	for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
-		v := &collectVisitor{pts: make([][]series.Point, len(all))}
-		sel := read.Selection{Series: all, Start: t0, End: t0 + 6*hourMs, Plan: plan,
-			Budget: read.NewBudget(read.Limits{MaxPoints: 100})}
-		err := r.Visit(context.Background(), sel, v)
-		var le *read.LimitError
-		if !errors.As(err, &le) || le.Limit != "data points" {
-			t.Fatalf("%s: err %v, want the data points limit", plan, err)
+	for _, tc := range limitCases {
+		for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
+			v := &collectVisitor{pts: make([][]series.Point, len(all))}
+			err := r.Visit(context.Background(), budgetSel(all, plan, tc.limits), v)
+			wantLimit(t, tc.what+" "+plan.String(), err, tc.what)
 		}
 	}
 }
