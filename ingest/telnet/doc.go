@@ -48,8 +48,8 @@
 // # Allocation and lifetime
 //
 // ParsePut fills a caller-owned parse.Point whose Metric and tags alias
-// the line or, for tags equal to the previous good line's, the parser's
-// copy of them: valid as long as the line is and until the parser's next
+// the line or, for tags equal to a recent good line's, the parser's copy
+// of them: valid as long as the line is and until the parser's next
 // ParsePut. A reused Point makes a good line cost no allocation; an error
 // allocates its message.
 package telnet

@@ -77,7 +77,7 @@ const (
 )
 
 // Parser parses put lines. It holds immutable configuration, a scratch
-// buffer and the last line's tags (tagMemo): one per connection (or per
+// buffer and recent lines' tags (tagMemo): one per connection (or per
 // goroutine); not safe for concurrent use.
 type Parser struct {
 	opts    Options
@@ -103,6 +103,7 @@ func NewParser(opts *Options) (*Parser, error) {
 		}
 	}
 	p.cls[' '], p.cls['='] = clsSpace, clsEqual
+	p.memo.init()
 	return p, nil
 }
 

@@ -201,3 +201,26 @@ func TestParsePutMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePutMemoMany: tag sections of 100 hosts interleaved (more than
+// the memo holds, so entries are replaced), some with names the validator
+// refuses, each line as a fresh parser parses it.
+func TestParsePutMemoMany(t *testing.T) {
+	p := newParser(t, nil)
+	for round := range 3 {
+		for h := range 100 {
+			for m := range 3 {
+				host := fmt.Sprintf("host_%d", h)
+				if h%17 == 0 {
+					host += "!" // refused by the name rules
+				}
+				line := fmt.Sprintf("put cpu.m%d %d %d host=%s dc=dc%d rack=%d", m, 1356998400+round, h, host, h%3, h%7)
+				got, gotErr := parseString(p, line)
+				want, wantErr := parseString(newParser(t, nil), line)
+				if got != want || gotErr != wantErr {
+					t.Fatalf("%q: got %q %q, want %q %q", line, got, gotErr, want, wantErr)
+				}
+			}
+		}
+	}
+}

@@ -6,53 +6,23 @@ import (
 	"github.com/tsd-db/tsd/ingest/parse"
 )
 
-// maxMemoBytes bounds the tag section the parser remembers.
-const maxMemoBytes = 4 << 10
-
-// tagMemo is the last tag section parsed without error and its result. A
-// collector sends a host's metrics one after another with the same tags,
-// so most lines' tags are byte for byte the previous line's: comparing
-// them and copying the remembered tags is far cheaper than scanning their
-// bytes' classes again. The result of tags is a function of its input
-// bytes alone, so reusing it changes nothing but what the tags alias.
-type tagMemo struct {
-	ok    bool
-	rest  []byte      // a copy of the section
-	tags  []parse.Tag // the tags kept, aliasing rest
-	spans []tagSpan   // scratch: the kept tags' places in the section
-	extra int
-	check bool
-}
-
-// tagSpan is one kept tag of a section: key rest[start:eq], value
-// rest[eq+1:end].
-type tagSpan struct{ start, eq, end int }
-
 // tags parses the tag words of rest into pt.Tags (at most MaxTags; extra
 // counts the tags beyond, which are not compared, so a hostile line stays
 // linear). check reports a name byte the validator must judge. Tags equal
-// to the previous line's alias the parser's copy of them, not the line.
+// to a recent line's come from the parser's memo and alias its copy of
+// them, not the line.
 func (p *Parser) tags(rest []byte, pt *parse.Point) (extra int, check bool, err error) {
 	m := &p.memo
-	if m.ok && bytes.Equal(rest, m.rest) {
-		pt.Tags = append(pt.Tags[:0], m.tags...)
-		return m.extra, m.check, nil
+	e, h := m.lookup(rest)
+	if e != nil {
+		pt.Tags = append(pt.Tags[:0], e.tags...)
+		return e.extra, e.check, nil
 	}
-	m.ok, m.spans = false, m.spans[:0]
+	m.spans = m.spans[:0]
 	if extra, check, err = p.scanTags(rest, pt); err == nil && len(rest) <= maxMemoBytes {
-		m.remember(rest, extra, check)
+		m.remember(rest, h, extra, check)
 	}
 	return extra, check, err
-}
-
-// remember makes rest, whose kept tags' spans are in m.spans, the memo.
-func (m *tagMemo) remember(rest []byte, extra int, check bool) {
-	m.rest = append(m.rest[:0], rest...)
-	m.tags = m.tags[:0]
-	for _, sp := range m.spans {
-		m.tags = append(m.tags, parse.Tag{Key: m.rest[sp.start:sp.eq], Value: m.rest[sp.eq+1 : sp.end]})
-	}
-	m.ok, m.extra, m.check = true, extra, check
 }
 
 // scanTags is tags without the memo; it records the kept tags' spans in
