@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/read"
 )
@@ -54,21 +53,7 @@ func TestFusedMatchesRaw(t *testing.T) {
 	write := func(fromHour, toHour int) {
 		for h := range 6 {
 			tags := map[string]string{"host": "h" + strconv.Itoa(h), "dc": []string{"a", "b"}[h%2]}
-			seen := map[int64]bool{}
-			var pts []series.Point
-			for range rng.IntN(300) {
-				ts := int64(t0 + fromHour*3600 + rng.IntN((toHour-fromHour)*3600))
-				if seen[ts] {
-					continue
-				}
-				seen[ts] = true
-				if h%3 == 2 {
-					pts = append(pts, series.Float64Point(ts*1000, float64(rng.IntN(2001)-1000)/7))
-				} else {
-					pts = append(pts, series.IntPoint(ts*1000, int64(rng.IntN(2001)-1000)))
-				}
-			}
-			if len(pts) > 0 {
+			if pts := randomPoints(rng, 300, fromHour, toHour, h%3 == 2); len(pts) > 0 {
 				s.put(t, "fz", tags, pts...)
 			}
 		}

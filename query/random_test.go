@@ -36,16 +36,7 @@ func TestQueryRandom(t *testing.T) {
 	}
 	writeRandom := func(fromHour, toHour int) {
 		for _, tags := range all {
-			seen := map[int64]bool{}
-			var pts []series.Point
-			for range rng.IntN(150) {
-				ts := int64(t0 + fromHour*3600 + rng.IntN((toHour-fromHour)*3600))
-				if !seen[ts] {
-					seen[ts] = true
-					pts = append(pts, series.IntPoint(ts*1000, int64(rng.IntN(2001)-1000)))
-				}
-			}
-			if len(pts) > 0 {
+			if pts := randomPoints(rng, 150, fromHour, toHour, false); len(pts) > 0 {
 				s.put(t, "rnd", tags, pts...)
 			}
 		}
@@ -70,6 +61,27 @@ func TestQueryRandom(t *testing.T) {
 		}
 		compareAll(t, "query "+strconv.Itoa(i)+" "+m+" "+sec(spec.start)+"-"+sec(spec.end), s.exec(t, q), want, spec.dsFill == "null")
 	}
+}
+
+// randomPoints draws up to n points (how many from rng) at distinct
+// seconds in hours [fromHour, toHour) after t0, values in [-1000, 1000]:
+// integers, or float64 sevenths with float.
+func randomPoints(rng *rand.Rand, n, fromHour, toHour int, float bool) []series.Point {
+	seen := map[int64]bool{}
+	var pts []series.Point
+	for range rng.IntN(n) {
+		ts := int64(t0 + fromHour*3600 + rng.IntN((toHour-fromHour)*3600))
+		if seen[ts] {
+			continue
+		}
+		seen[ts] = true
+		if float {
+			pts = append(pts, series.Float64Point(ts*1000, float64(rng.IntN(2001)-1000)/7))
+		} else {
+			pts = append(pts, series.IntPoint(ts*1000, int64(rng.IntN(2001)-1000)))
+		}
+	}
+	return pts
 }
 
 // randomQuery returns an m= sub-query and the same for the reference.
