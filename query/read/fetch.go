@@ -223,13 +223,10 @@ func (rs *rawScan) add(c storage.Cell) error {
 		return nil
 	}
 	a := &rs.fb.arena
-	q := len(a.data)
-	a.data = append(a.data, c.Qualifier...)
-	v := len(a.data)
-	a.data = append(a.data, c.Value...)
-	a.cells = append(a.cells, cellOffs{q: q, v: v, end: len(a.data), ts: c.Timestamp})
+	n := len(a.data)
+	a.data, a.cells = appendCell(a.data, a.cells, &c)
 	rs.fb.rows[rs.cur].row.cells[1] = len(a.cells)
-	if rs.fs.bytes.Add(int64(len(a.data)-q)) > rs.fs.r.opts.MaxFetchBytes {
+	if rs.fs.bytes.Add(int64(len(a.data)-n)) > rs.fs.r.opts.MaxFetchBytes {
 		return errFetchFull
 	}
 	return nil

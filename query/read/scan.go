@@ -181,12 +181,18 @@ func (g *rowGroup) add(c storage.Cell) error {
 	if g.cur < 0 {
 		return nil
 	}
-	q := len(g.arena)
-	g.arena = append(g.arena, c.Qualifier...)
-	v := len(g.arena)
-	g.arena = append(g.arena, c.Value...)
-	g.offs = append(g.offs, cellOffs{q: q, v: v, end: len(g.arena), ts: c.Timestamp})
+	g.arena, g.offs = appendCell(g.arena, g.offs, &c)
 	return nil
+}
+
+// appendCell copies c's qualifier and value to data and their bounds to
+// offs.
+func appendCell(data []byte, offs []cellOffs, c *storage.Cell) ([]byte, []cellOffs) {
+	q := len(data)
+	data = append(data, c.Qualifier...)
+	v := len(data)
+	data = append(data, c.Value...)
+	return data, append(offs, cellOffs{q: q, v: v, end: len(data), ts: c.Timestamp})
 }
 
 // start begins a row.
