@@ -205,7 +205,7 @@ func (c *telnetConn) put(line []byte) {
 		c.reply(err.Error())
 		return
 	}
-	err := c.sess.Add(context.Background(), &c.pt)
+	err := c.sess.AddOwned(context.Background(), &c.pt) // c.pt is parsed anew per line
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrThrottled):

@@ -167,19 +167,30 @@ func (s *Session) Pending() int { return s.pending }
 // Add resolves p's names and appends it. The error is a *PointError for a
 // bad point, or matches ErrThrottled when the client should retry.
 func (s *Session) Add(ctx context.Context, p *parse.Point) error {
-	if s.unreachable != nil {
-		s.w.stats[s.proto].Throttled.Add(1)
-		return &throttleError{s.unreachable}
-	}
 	// A copy, because a cache miss sorts the tags in place and the parser
 	// may still need them (an Influx line's next field); one bulk copy
 	// (parse.Tag is uid.Tag), not a field-by-field append.
 	s.tags = append(s.tags[:0], p.Tags...)
+	return s.add(ctx, p.Metric, s.tags, p)
+}
+
+// AddOwned is Add for a point whose tags the caller does not read again
+// (a telnet line's): a series-cache miss may sort p.Tags in place, and
+// they are not copied first.
+func (s *Session) AddOwned(ctx context.Context, p *parse.Point) error {
+	return s.add(ctx, p.Metric, p.Tags, p)
+}
+
+func (s *Session) add(ctx context.Context, metric []byte, tags []uid.Tag, p *parse.Point) error {
+	if s.unreachable != nil {
+		s.w.stats[s.proto].Throttled.Add(1)
+		return &throttleError{s.unreachable}
+	}
 	if g := s.w.gen.Load(); g != s.gen {
 		s.app.DropCache()
 		s.gen = g
 	}
-	if _, err := s.app.Append(ctx, p.Metric, s.tags, p.Value); err != nil {
+	if _, err := s.app.Append(ctx, metric, tags, p.Value); err != nil {
 		return s.classify(err)
 	}
 	s.pending++

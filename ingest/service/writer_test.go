@@ -172,3 +172,29 @@ func TestWriterDropCaches(t *testing.T) {
 		t.Errorf("m (new UID) holds %q", got)
 	}
 }
+
+// TestSessionAddOwned: AddOwned stores a point as Add does; Add leaves the
+// caller's tags in their order, AddOwned may sort them (a new series).
+func TestSessionAddOwned(t *testing.T) {
+	st := newStack(t, nil)
+	ctx := context.Background()
+	s := st.w.Session(Telnet)
+	defer s.Release()
+	kept := point("m", 1000, 1, "z", "1", "a", "2")
+	owned := point("m", 2000, 2, "z", "1", "a", "2")
+	if err := s.Add(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddOwned(ctx, owned); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(st.points(t, "m", "a", "2", "z", "1"), ";"), "{} 1000 1i;{} 2000 2i"; got != want {
+		t.Errorf("points %s, want %s", got, want)
+	}
+	if k := string(kept.Tags[0].Key); k != "z" {
+		t.Errorf("Add reordered the caller's tags: first key %q", k)
+	}
+}
