@@ -41,7 +41,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.proto, "proto", "telnet", "protocol: telnet, json, influx or remotewrite")
 	fs.StringVar(&f.o.Path, "path", "", "HTTP path and query (default per protocol: /api/put, /write?precision=ns, /api/v1/write)")
 	fs.IntVar(&f.o.Conns, "conns", 4, "connections, one sender each")
-	fs.IntVar(&f.batch, "batch", 1000, "points per request (telnet: lines between barriers)")
+	fs.IntVar(&f.batch, "batch", 1000, "points per request (telnet: lines between barriers; influx: field values, rounded to whole lines, so devops' 10 fields a line make -batch 100000 a 10,000-line request)")
 	fs.BoolVar(&f.o.NoBarrier, "no-barrier", false, "telnet: stream without the version barrier (no latency)")
 	fs.IntVar(&f.o.BarrierLines, "barrier-lines", 2, "telnet: lines the server answers to version")
 	fs.DurationVar(&f.o.Timeout, "timeout", time.Minute, "per-request timeout")
