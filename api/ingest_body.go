@@ -170,25 +170,6 @@ func (a *ingestAPI) putStream(bs *bodyStream) {
 	a.streams.Put(bs)
 }
 
-// body reads the whole decompressed request body into a buffer holding its
-// share of the budget until release. On failure it has answered the request
-// (413 over the limit, 503 budget spent, 400 bad gzip or a broken stream)
-// and returns nil.
-func (a *ingestAPI) body(ctx *fasthttp.RequestCtx) *bodyBuf {
-	bb := a.getBuf()
-	bs, err := a.stream(ctx)
-	if err == nil {
-		err = a.readAll(bb, &bs.lim, a.sizeHint(ctx))
-		a.putStream(bs)
-	}
-	if err != nil {
-		a.release(bb)
-		a.bodyError(ctx, err)
-		return nil
-	}
-	return bb
-}
-
 // sizeHint is the first buffer size for a body: its length when it is
 // sent uncompressed with a Content-Length, else one step.
 func (a *ingestAPI) sizeHint(ctx *fasthttp.RequestCtx) int {

@@ -51,8 +51,8 @@ func TestIngestStreamsBodies(t *testing.T) {
 		t.Errorf("%d points stored from the chunked body, want 170000", n)
 	}
 
-	// /api/put needs its decompressed body whole: a server with the
-	// default budget.
+	// A smaller limit, so the bodies over it stay small: /write and /api/put
+	// refuse them while streaming, plain, chunked or gzipped.
 	_, base = startServer(t, Options{Ingest: w, MaxRequestBodySize: 8 << 20})
 
 	// Over the limit by less than what the server drains after answering,
