@@ -33,13 +33,15 @@ type StoreDeleter struct {
 	Head HeadDeleter
 }
 
-// DeleteRange deletes the series' points in [start, end] ms from the head
-// (exactly the range), then the stored rows of every hour overlapping it;
-// the head goes first so that a row a flush was writing is stored by the
-// time its row is deleted.
+// DeleteRange deletes the series' points of every hour overlapping
+// [start, end] ms, from the head and then the stored rows, so a point of
+// those hours is gone whether or not it had been flushed; the head goes
+// first so that a row a flush was writing is stored by the time its row
+// is deleted.
 func (d *StoreDeleter) DeleteRange(ctx context.Context, tsuids []string, start, end int64) error {
 	if d.Head != nil {
-		if err := d.Head.DeleteRange(ctx, tsuids, start, end); err != nil {
+		hs, he := rowkey.BaseTime(start)*1000, (rowkey.BaseTime(end)+3600)*1000-1
+		if err := d.Head.DeleteRange(ctx, tsuids, hs, he); err != nil {
 			return fmt.Errorf("delete from the head: %w", err)
 		}
 	}

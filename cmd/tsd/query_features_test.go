@@ -21,9 +21,11 @@ func putSync(t *testing.T, d *daemon, body string) {
 
 // TestDaemonQueryDeleteHead deletes points that are still in the head
 // (their row waits for the flush grace): the query right after answers
-// none of them, nor does the daemon restarted after SIGKILL (the head's
-// log replays the delete) or after SIGTERM (the shutdown flush writes the
-// head); a point written after the delete at a deleted timestamp is kept.
+// none of the hour's points (rows are hourly, and a delete takes the whole
+// row, as OpenTSDB's does, flushed or not), nor does the daemon restarted
+// after SIGKILL (the head's log replays the delete) or after SIGTERM (the
+// shutdown flush writes the head); a point written after the delete at a
+// deleted timestamp is kept, and the next hour is untouched.
 func TestDaemonQueryDeleteHead(t *testing.T) {
 	data := t.TempDir()
 	args := []string{"--data", data, "--tsd.http.query.allow_delete=true"}
@@ -31,12 +33,12 @@ func TestDaemonQueryDeleteHead(t *testing.T) {
 	pt := func(ts, v int) string {
 		return `{"metric":"dh.m","timestamp":` + strconv.Itoa(1356998400+ts) + `,"value":` + strconv.Itoa(v) + `,"tags":{"host":"a"}}`
 	}
-	putSync(t, d, "["+pt(0, 1)+","+pt(60, 2)+","+pt(120, 3)+","+pt(180, 4)+","+pt(1800, 5)+"]")
+	putSync(t, d, "["+pt(0, 1)+","+pt(60, 2)+","+pt(120, 3)+","+pt(180, 4)+","+pt(1800, 5)+","+pt(3600, 6)+"]")
 	resp, body := post(t, "DELETE", "http://"+d.addr+"/api/query?start=1356998400&end=1356998520&m=sum:dh.m", nil, false)
 	if want := `[{"metric":"dh.m","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":1,"1356998460":2,"1356998520":3}}]`; resp.StatusCode != 200 || body != want {
 		t.Fatalf("DELETE = %d %s, want %s", resp.StatusCode, body, want)
 	}
-	hour := "/api/query?start=1356998400&end=1357001999&m=sum:dh.m"
+	hour := "/api/query?start=1356998400&end=1357002000&m=sum:dh.m"
 	expect := func(when, dps string) {
 		t.Helper()
 		want := `[{"metric":"dh.m","tags":{"host":"a"},"aggregateTags":[],"dps":{` + dps + `}}]`
@@ -44,20 +46,20 @@ func TestDaemonQueryDeleteHead(t *testing.T) {
 			t.Fatalf("%s: %d %s\nwant %s", when, code, body, want)
 		}
 	}
-	expect("right after the delete", `"1356998580":4,"1357000200":5`)
+	expect("right after the delete", `"1357002000":6`)
 	d.kill()
 	d = startDaemon(t, args...)
-	expect("after SIGKILL and replay", `"1356998580":4,"1357000200":5`)
+	expect("after SIGKILL and replay", `"1357002000":6`)
 	putSync(t, d, "["+pt(60, 99)+"]")
-	expect("after a new put", `"1356998460":99,"1356998580":4,"1357000200":5`)
+	expect("after a new put", `"1356998460":99,"1357002000":6`)
 	d.kill()
 	d = startDaemon(t, args...)
-	expect("after a second SIGKILL", `"1356998460":99,"1356998580":4,"1357000200":5`)
+	expect("after a second SIGKILL", `"1356998460":99,"1357002000":6`)
 	if err := d.stop(t); err != nil {
 		t.Fatalf("stop: %v\n%s", err, d.logs)
 	}
 	d = startDaemon(t, args...)
-	expect("after SIGTERM (flushed to the store)", `"1356998460":99,"1356998580":4,"1357000200":5`)
+	expect("after SIGTERM (flushed to the store)", `"1356998460":99,"1357002000":6`)
 }
 
 // TestDaemonTimezone checks tsd.core.timezone: absolute dates and
