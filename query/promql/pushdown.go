@@ -88,25 +88,35 @@ type pushdown struct {
 // no window holds another window's end: step >= R, or a single window (an
 // instant query, step 0, or an @ selector).
 func pushdownOf(ctx context.Context, h *storage.SelectHints) *pushdown {
-	if h == nil || h.Range <= 0 || !PushdownMarked(ctx) {
+	pd, ok := pushdownPlan(ctx, h)
+	if !ok {
 		return nil
+	}
+	return &pd
+}
+
+// pushdownPlan is pushdownOf by value, for Select to keep the plan in
+// its own allocation.
+func pushdownPlan(ctx context.Context, h *storage.SelectHints) (pushdown, bool) {
+	if h == nil || h.Range <= 0 || !PushdownMarked(ctx) {
+		return pushdown{}, false
 	}
 	fn := rangeFuncs[h.Func]
 	if fn == fnNone {
-		return nil
+		return pushdown{}, false
 	}
 	first := h.Start + h.Range - 1
 	switch {
 	case first > h.End:
-		return nil
+		return pushdown{}, false
 	case h.Step <= 0 || first+h.Step > h.End:
 		if h.Step <= 0 && first != h.End {
-			return nil
+			return pushdown{}, false
 		}
-		return &pushdown{fn: fn, first: first, last: first, rng: h.Range}
+		return pushdown{fn: fn, first: first, last: first, rng: h.Range}, true
 	case h.Step < h.Range:
-		return nil
+		return pushdown{}, false
 	}
 	last := first + (h.End-first)/h.Step*h.Step
-	return &pushdown{fn: fn, first: first, last: last, step: h.Step, rng: h.Range}
+	return pushdown{fn: fn, first: first, last: last, step: h.Step, rng: h.Range}, true
 }

@@ -30,6 +30,10 @@ type querier struct {
 		sync.Mutex
 		fetched []*read.Fetched
 		iters   []*read.SeriesIterator
+		// first backs fetched and iters for a one-series, one-metric
+		// query (most dashboards' panels): no slice allocations.
+		firstF [1]*read.Fetched
+		firstI [1]*read.SeriesIterator
 	}
 }
 
@@ -46,6 +50,7 @@ func (qr *querier) Close() error {
 		f.Release()
 	}
 	qr.mu.iters, qr.mu.fetched = nil, nil
+	qr.mu.firstF, qr.mu.firstI = [1]*read.Fetched{}, [1]*read.SeriesIterator{}
 	return nil
 }
 
@@ -59,6 +64,9 @@ func (qr *querier) iterator(mr *metricRead, fi int, prev *read.SeriesIterator) s
 	it := f.Iterator(mr.ctx, fi, prev)
 	if prev == nil {
 		qr.mu.Lock()
+		if qr.mu.iters == nil {
+			qr.mu.iters = qr.mu.firstI[:0]
+		}
 		qr.mu.iters = append(qr.mu.iters, it)
 		qr.mu.Unlock()
 	}
@@ -91,23 +99,32 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 		return storage.ErrSeriesSet(err)
 	}
 	qr.fetch(ctx, ss, start, end)
-	if pd := qr.pushdown(ctx, hints); pd != nil {
+	set := &pushdownSet{seriesSet: seriesSet{ss: ss, i: -1}}
+	if pd, ok := qr.pushdown(ctx, hints); ok {
+		set.pd = pd
 		for _, s := range ss {
-			s.pd = pd
+			s.pd = &set.pd
 		}
 		qr.q.stats.pushdownSelects.Add(1)
 		qr.q.stats.pushdownSeries.Add(int64(len(ss)))
 	}
-	return &seriesSet{ss: ss, i: -1}
+	return &set.seriesSet
+}
+
+// pushdownSet is a Select's series set and the plan its series share:
+// one allocation for both.
+type pushdownSet struct {
+	seriesSet
+	pd pushdown
 }
 
 // pushdown returns the Select's range function plan, if the context and
 // the hints allow one and Options do not disable it.
-func (qr *querier) pushdown(ctx context.Context, hints *storage.SelectHints) *pushdown {
+func (qr *querier) pushdown(ctx context.Context, hints *storage.SelectHints) (pushdown, bool) {
 	if qr.q.opts.DisablePushdown {
-		return nil
+		return pushdown{}, false
 	}
-	return pushdownOf(ctx, hints)
+	return pushdownPlan(ctx, hints)
 }
 
 // fetch prepares the reads of ss over [start, end]: one metricRead per
@@ -139,7 +156,12 @@ func (qr *querier) fetchMetric(ctx context.Context, ss []*tsdSeries, start, end 
 		return
 	}
 	mr := &metricRead{qr: qr, ctx: ctx,
-		sel: read.Selection{Series: make([]index.Series, len(ss)), Start: start, End: end, Budget: qr.budget}}
+		sel: read.Selection{Start: start, End: end, Budget: qr.budget}}
+	if len(ss) == 1 {
+		mr.sel.Series = mr.one[:] // a single series: no second allocation
+	} else {
+		mr.sel.Series = make([]index.Series, len(ss))
+	}
 	for i, s := range ss {
 		mr.sel.Series[i] = s.s
 		s.mr, s.fi = mr, i
@@ -153,6 +175,7 @@ type metricRead struct {
 	qr   *querier
 	ctx  context.Context
 	sel  read.Selection
+	one  [1]index.Series // sel.Series of a single series
 	once sync.Once
 	f    *read.Fetched
 	err  error
@@ -166,6 +189,9 @@ func (mr *metricRead) fetched() (*read.Fetched, error) {
 		mr.f, mr.err = qr.q.opts.Reader.Fetch(mr.ctx, mr.sel)
 		if mr.err == nil {
 			qr.mu.Lock()
+			if qr.mu.fetched == nil {
+				qr.mu.fetched = qr.mu.firstF[:0]
+			}
 			qr.mu.fetched = append(qr.mu.fetched, mr.f)
 			qr.mu.Unlock()
 		}
@@ -206,11 +232,13 @@ func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start
 	if err != nil || b == nil || start > end {
 		return nil, err
 	}
-	var (
-		out []*tsdSeries
-		sb  labels.ScratchBuilder // used on label cache misses only
-	)
-	for _, s := range qr.seriesOf(b) {
+	var sb labels.ScratchBuilder // used on label cache misses only
+	all := qr.seriesOf(b)
+	// One allocation holds every selected series: a query's Select
+	// returns them all, and the engine keeps none past the querier.
+	backing := make([]tsdSeries, 0, len(all))
+	out := make([]*tsdSeries, 0, len(all))
+	for _, s := range all {
 		l, err := qr.q.seriesLabels(ctx, &sb, s.TSUID)
 		if isNoSuchID(err) {
 			continue // a name deleted since: the series cannot be named
@@ -219,7 +247,8 @@ func (qr *querier) selectSeries(ctx context.Context, ms []*labels.Matcher, start
 			return nil, err
 		}
 		if matchesAll(l, ms) {
-			out = append(out, &tsdSeries{qr: qr, s: s, lbls: l})
+			backing = append(backing, tsdSeries{qr: qr, s: s, lbls: l})
+			out = append(out, &backing[len(backing)-1])
 		}
 	}
 	return out, nil

@@ -202,8 +202,13 @@ const exactInt = 1 << 53
 // add folds in the points of pts up to time e, skipping staleness
 // markers, and returns how many it read.
 func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
-	if fn == fnSum || fn == fnAvg {
+	switch fn {
+	case fnSum, fnAvg:
 		return a.addSum(fn == fnAvg, pts, e)
+	case fnMax:
+		return a.addMax(pts, e)
+	case fnMin:
+		return a.addMin(pts, e)
 	}
 	for i := range pts {
 		p := &pts[i]
@@ -213,22 +218,53 @@ func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
 		if p.Kind != series.Int && p.Bits == series.StaleNaN {
 			continue
 		}
-		f := p.Float()
-		switch fn {
-		case fnMax:
-			if a.n == 0 || f > a.v || math.IsNaN(a.v) {
-				a.v = f
-			}
-		case fnMin:
-			if a.n == 0 || f < a.v || math.IsNaN(a.v) {
-				a.v = f
-			}
-		default: // last, present
-			a.v = f
-		}
+		a.v = p.Float() // last, present
 		a.n++
 	}
 	return len(pts)
+}
+
+// addMax is add for max_over_time, its state on registers: the loop
+// over a window's points is most of a pushed-down max's work.
+func (a *agg) addMax(pts []series.Point, e int64) int {
+	v, n := a.v, a.n
+	i := 0
+	for ; i < len(pts); i++ {
+		p := &pts[i]
+		if p.T > e {
+			break
+		}
+		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+			continue
+		}
+		if f := p.Float(); n == 0 || f > v || math.IsNaN(v) {
+			v = f
+		}
+		n++
+	}
+	a.v, a.n = v, n
+	return i
+}
+
+// addMin is addMax for min_over_time.
+func (a *agg) addMin(pts []series.Point, e int64) int {
+	v, n := a.v, a.n
+	i := 0
+	for ; i < len(pts); i++ {
+		p := &pts[i]
+		if p.T > e {
+			break
+		}
+		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+			continue
+		}
+		if f := p.Float(); n == 0 || f < v || math.IsNaN(v) {
+			v = f
+		}
+		n++
+	}
+	a.v, a.n = v, n
+	return i
 }
 
 // addSum is add for a sum or an average.
