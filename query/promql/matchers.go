@@ -49,7 +49,7 @@ func (q *Queryable) planMatchers(ctx context.Context, ms []*labels.Matcher) (pla
 			}
 			key = id
 		}
-		if f := filterOf(key, m); f.Validate() == nil {
+		if f := filterOf(key, m); validFilter(f) {
 			p.filters = append(p.filters, f)
 		}
 		// else: an expression Prometheus takes as a literal that RE2
@@ -57,6 +57,16 @@ func (q *Queryable) planMatchers(ctx context.Context, ms []*labels.Matcher) (pla
 		// decides it.
 	}
 	return p, nil
+}
+
+// validFilter reports whether the index accepts f. Only expressions can
+// fail: = and != are checked for nothing, saving Validate's allocations
+// (the filter escapes into its error) on every equality matcher.
+func validFilter(f index.Filter) bool {
+	if f.Type == index.Equal || f.Type == index.NotEqual {
+		return true
+	}
+	return f.Validate() == nil
 }
 
 // filterOf returns the index filter of m on key. Prometheus compiles
