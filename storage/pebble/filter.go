@@ -21,6 +21,9 @@ type filter struct {
 	// hasColumn and hasVersion say whether column and version can reject
 	// anything, so a plain scan skips them.
 	hasColumn, hasVersion bool
+	// limitOnly says families' MaxVersions are the only version filter
+	// (no TTL, no time range, no read version limit).
+	limitOnly bool
 }
 
 // reset fills f from o (nil: no filters), reusing f's mask.
@@ -28,7 +31,8 @@ func (f *filter) reset(st *tableState, o *storage.ReadOptions, now int64) {
 	f.set(st, o, now)
 	f.hasColumn = f.famMask != nil || f.qualifiers != nil || f.qualPrefix != nil ||
 		f.qualStart != nil || f.qualStop != nil
-	f.hasVersion = f.minT > 0 || f.maxT > 0 || f.maxVersions > 0 || st.hasVersionLimit() || st.hasTTL()
+	f.limitOnly = f.minT == 0 && f.maxT == 0 && f.maxVersions == 0 && !st.hasTTL()
+	f.hasVersion = !f.limitOnly || st.hasVersionLimit()
 }
 
 func (f *filter) set(st *tableState, o *storage.ReadOptions, now int64) {

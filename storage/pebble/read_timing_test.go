@@ -26,18 +26,23 @@ type readFixture struct {
 }
 
 func newReadFixture(b *testing.B, cells int) *readFixture {
+	return newReadFixtureSpec(b, cells, benchReadRows, benchSpec)
+}
+
+// newReadFixtureSpec is newReadFixture with rows rows of a table of spec.
+func newReadFixtureSpec(b *testing.B, cells, rows int, spec storage.TableSpec) *readFixture {
 	b.Helper()
 	ctx := context.Background()
 	db := openInternal(b, b.TempDir(), &Options{GCInterval: -1})
-	f := &readFixture{tb: ensure(b, db, benchSpec), raw: openRaw(b)}
+	f := &readFixture{tb: ensure(b, db, spec), raw: openRaw(b)}
 	var key []byte
-	for r := 0; r < benchReadRows; r++ {
+	for r := 0; r < rows; r++ {
 		row := benchRow(nil, r, 490000)
 		f.rows = append(f.rows, row)
 		rb := f.raw.NewBatch()
 		cs := make([]storage.Cell, cells)
 		for i := range cs {
-			cs[i] = storage.Cell{Family: "t", Qualifier: benchQualifier(i * 60), Timestamp: 1000,
+			cs[i] = storage.Cell{Family: "t", Qualifier: benchQualifier(i * 3600 / cells), Timestamp: 1000,
 				Value: binary.BigEndian.AppendUint64(nil, uint64(r*i))}
 			key = rawKey(key, row, cs[i].Qualifier)
 			_ = rb.Set(key, cs[i].Value, nil)
@@ -217,6 +222,52 @@ func BenchmarkReadPaired(b *testing.B) {
 			io.LowerBound, io.UpperBound = row, rawRowEnd(io.UpperBound, row)
 			sink += rawScanRow(b, f.raw, io)
 		})
+	})
+}
+
+// BenchmarkReadPairedWide is BenchmarkReadPaired on OpenTSDB rows as
+// bench/storebench writes them: 360 cells of one family keeping one version
+// (so version counting is on), 500 rows. It is issue #2's measurement:
+// tsd/raw at most 1.5 for both one-row Get and one-row Scan.
+func BenchmarkReadPairedWide(b *testing.B) {
+	const cells = 360
+	ctx := context.Background()
+	spec := storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
+	f := newReadFixtureSpec(b, cells, 500, spec)
+	io := &pebble.IterOptions{}
+	raw := func(i int) {
+		row := f.rows[i%len(f.rows)]
+		io.LowerBound, io.UpperBound = row, rawRowEnd(io.UpperBound, row)
+		if n := rawScanRow(b, f.raw, io); n != 8*cells {
+			b.Fatalf("raw: %d bytes", n)
+		}
+	}
+	b.Run("op=get", func(b *testing.B) {
+		pairedLoop(b, 16, func(i int) {
+			cs, err := f.tb.Get(ctx, f.rows[i%len(f.rows)], nil)
+			if err != nil || len(cs) != cells {
+				b.Fatalf("get: %d cells, %v", len(cs), err)
+			}
+			sink += len(cs[0].Value)
+		}, raw)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N*cells), "ns/cell")
+	})
+	b.Run("op=scan", func(b *testing.B) {
+		so := &storage.ScanOptions{}
+		pairedLoop(b, 16, func(i int) {
+			row := f.rows[i%len(f.rows)]
+			so.Start, so.Stop = row, append(append(so.Stop[:0], row...), 0)
+			sc := f.tb.Scan(ctx, so)
+			n := 0
+			for sc.Next() {
+				n += len(sc.Cell().Value)
+			}
+			if err := sc.Close(); err != nil || n != 8*cells {
+				b.Fatalf("scan: %d bytes, %v", n, err)
+			}
+			sink += n
+		}, raw)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N*cells), "ns/cell")
 	})
 }
 

@@ -46,6 +46,7 @@ type scanner struct {
 	countVersions     bool // a version limit applies, so columns are tracked
 	famIdx            int
 	famName           string // fams[famIdx].name, kept at hand
+	famMax            int    // fams[famIdx].maxVersions, kept at hand
 	qual, qualBuf     []byte
 	versions, emitted int
 
@@ -227,35 +228,16 @@ func (s *scanner) emit(key []byte) bool {
 	}
 	col := key[len(s.rowPrefix):colLen]
 	switch {
+	case s.countVersions && string(col) == string(s.col):
+		// An older version of the current column: decoded already.
 	case s.countVersions:
-		if !bytes.Equal(col, s.col) && !s.enterColumn(col) {
+		s.col = append(s.col[:0], col...)
+		s.versions, s.emitted = 0, 0
+		if !s.decodeColumn(col) {
 			return false
 		}
-	case s.sameFamily(col) >= 0:
-		// Without version limits every key is decoded afresh, which is
-		// cheaper than remembering the column to compare the next key to.
-		// The qualifier field is last, so its terminator ends col; plain
-		// one-byte codes are decoded here, anything else by decodeQualifier.
-		q := col[len(s.famName)+1:]
-		n := len(q) - 1
-		if n >= 0 && q[n] == fieldEnd && n <= cap(s.qualBuf) {
-			out := s.qualBuf[:n]
-			k := 0
-			for ; k < n && q[k]-1 < 0xFE; k++ {
-				out[k] = q[k] - 1
-			}
-			if k < n && !s.decodeQualifier(q) {
-				s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
-				return false
-			}
-			if k == n {
-				s.qual = out
-			}
-		} else if !s.decodeQualifier(q) {
-			s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
-			return false
-		}
-		s.colOK = !s.f.hasColumn || s.f.column(s.famIdx, s.qual)
+	// Without version limits every key is decoded afresh, which is
+	// cheaper than remembering the column to compare the next key to.
 	case !s.decodeColumn(col):
 		return false
 	}
@@ -265,8 +247,16 @@ func (s *scanner) emit(key []byte) bool {
 		return false
 	}
 	ts := keyTimestamp(key)
-	if s.f.hasVersion && !s.f.version(&s.st.fams[s.famIdx], v, s.emitted, ts) {
-		return false
+	if s.f.hasVersion {
+		// Families' version limits alone (OpenTSDB's tables keep one
+		// version, no TTL) are checked here without the general filter.
+		if s.f.limitOnly {
+			if s.famMax > 0 && v >= s.famMax {
+				return false
+			}
+		} else if !s.f.version(&s.st.fams[s.famIdx], v, s.emitted, ts) {
+			return false
+		}
 	}
 	s.emitted++
 	if !s.rowCounted {
@@ -282,25 +272,34 @@ func (s *scanner) current() storage.Cell {
 	return storage.Cell{Row: s.row, Family: s.famName, Qualifier: s.qual, Timestamp: s.ts, Value: s.val}
 }
 
-// enterColumn starts a new column: it remembers col, the part of the key
-// between row prefix and timestamp, for counting versions, and decodes it.
-func (s *scanner) enterColumn(col []byte) bool {
-	s.col = append(s.col[:0], col...)
-	s.versions, s.emitted = 0, 0
-	return s.decodeColumn(col)
-}
-
 // decodeColumn decodes family and qualifier from col and applies the column
-// filters.
+// filters. The family is most often the previous cell's, and qualifiers of
+// plain one-byte codes (no 0xFE/0xFF bytes) are decoded in this loop; the
+// rest goes through enterFamily and decodeQualifier.
 func (s *scanner) decodeColumn(col []byte) bool {
 	i := s.sameFamily(col)
-	if i < 0 && !s.enterFamily(col) {
-		return false
-	}
 	if i < 0 {
+		if !s.enterFamily(col) {
+			return false
+		}
 		i = len(s.famName)
 	}
-	if !s.decodeQualifier(col[i+1:]) {
+	q := col[i+1:]
+	n := len(q) - 1
+	if n >= 0 && q[n] == fieldEnd && n <= cap(s.qualBuf) {
+		out := s.qualBuf[:n]
+		k := 0
+		for ; k < n && q[k]-1 < 0xFE; k++ {
+			out[k] = q[k] - 1
+		}
+		if k < n && !s.decodeQualifier(q) {
+			s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
+			return false
+		}
+		if k == n {
+			s.qual = out
+		}
+	} else if !s.decodeQualifier(q) {
 		s.corrupt(fmt.Errorf("qualifier: %w", errBadKey))
 		return false
 	}
@@ -358,7 +357,7 @@ func (s *scanner) enterFamily(col []byte) bool {
 		s.corrupt(fmt.Errorf("unknown family %q", col[:i]))
 		return false
 	}
-	s.famName = s.st.fams[s.famIdx].name
+	s.famName, s.famMax = s.st.fams[s.famIdx].name, s.st.fams[s.famIdx].maxVersions
 	return true
 }
 
