@@ -40,6 +40,7 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	s.hi = prefixSuccessor(s.hi, s.lo)
 	// The row is known: entering it needs no decoding.
 	s.rowPrefix, s.row = append(s.rowPrefix[:0], s.lo...), row
+	s.lastRow = true
 	if err := s.open(); err != nil {
 		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
@@ -55,35 +56,42 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	return cells, nil
 }
 
-// collectRow gathers the cells the scanner yields in its scratch buffers,
-// then copies them into one exactly sized buffer the caller owns.
+// collectRow gathers the row key and the cells' qualifiers and values in
+// the scanner's scratch buffer, with each cell's offsets, family and
+// timestamp in pointer-free scratch, then builds the caller's cells once:
+// one exactly sized byte buffer and one cell slice per Get, whatever the
+// number of cells.
 func collectRow(s *scanner) []storage.Cell {
-	cells, data, offs := s.getCells[:0], s.getData[:0], s.getOffs[:0]
+	data, meta := append(s.getData[:0], s.row...), s.getMeta[:0]
 	for s.next() {
-		c := s.current()
-		offs = append(offs, len(data))
-		data = append(data, c.Qualifier...)
-		offs = append(offs, len(data))
-		data = append(data, c.Value...)
-		cells = append(cells, storage.Cell{Family: c.Family, Timestamp: c.Timestamp})
+		data = append(data, s.qual...)
+		q := len(data)
+		data = append(data, s.val...)
+		meta = append(meta, cellMeta{qEnd: q, vEnd: len(data), ts: s.ts, fam: s.famIdx})
 	}
-	s.getCells, s.getData, s.getOffs = cells, data, offs
-	if len(cells) == 0 {
+	s.getData, s.getMeta = data, meta
+	if len(meta) == 0 {
 		return nil
 	}
+	buf := make([]byte, len(data))
+	copy(buf, data)
 	n := len(s.row)
-	buf := make([]byte, n+len(data))
-	copy(buf, s.row)
-	copy(buf[n:], data)
-	out := make([]storage.Cell, len(cells))
-	copy(out, cells)
 	row := buf[:n:n]
-	for i := range out {
-		q, v, e := n+offs[2*i], n+offs[2*i+1], len(buf)
-		if 2*i+2 < len(offs) {
-			e = n + offs[2*i+2]
-		}
-		out[i].Row, out[i].Qualifier, out[i].Value = row, buf[q:v:v], buf[v:e:e]
+	fams := s.st.fams
+	out := make([]storage.Cell, len(meta))
+	start := n
+	for i, m := range meta {
+		out[i] = storage.Cell{Row: row, Family: fams[m.fam].name, Qualifier: buf[start:m.qEnd:m.qEnd],
+			Timestamp: m.ts, Value: buf[m.qEnd:m.vEnd:m.vEnd]}
+		start = m.vEnd
 	}
 	return out
+}
+
+// cellMeta locates one of Get's cells in the scratch buffer: its qualifier
+// ends at qEnd, its value at vEnd.
+type cellMeta struct {
+	qEnd, vEnd int
+	ts         int64
+	fam        int
 }

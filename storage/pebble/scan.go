@@ -40,6 +40,9 @@ type scanner struct {
 	row        []byte // decoded row, in rowBuf
 	rowBuf     []byte
 	rowCounted bool
+	// lastRow says the bounds end with the current row, so every key left
+	// is in it and next skips the row check (one-row Scans and Gets).
+	lastRow bool
 
 	col               []byte // current column: family and qualifier code
 	colOK             bool
@@ -55,9 +58,8 @@ type scanner struct {
 
 	// Get's scratch: the row's cells are gathered here, then copied into
 	// exactly sized memory for the caller.
-	getCells []storage.Cell
-	getData  []byte
-	getOffs  []int
+	getData []byte
+	getMeta []cellMeta
 }
 
 var scannerPool = sync.Pool{New: func() any { return &scanner{famIdx: -1} }}
@@ -69,7 +71,7 @@ func (s *scanner) release() {
 		lo: s.lo[:0], hi: s.hi[:0],
 		rowPrefix: s.rowPrefix[:0], rowBuf: s.rowBuf[:0],
 		col: s.col[:0], qualBuf: s.qualBuf[:0], famIdx: -1,
-		getCells: s.getCells[:0], getData: s.getData[:0], getOffs: s.getOffs[:0],
+		getData: s.getData[:0], getMeta: s.getMeta[:0],
 	}
 	scannerPool.Put(s)
 }
@@ -108,7 +110,7 @@ func (s *scanner) next() bool {
 			return false
 		}
 		key := s.it.Key()
-		if len(s.rowPrefix) == 0 || !bytes.HasPrefix(key, s.rowPrefix) {
+		if !s.lastRow && (len(s.rowPrefix) == 0 || !bytes.HasPrefix(key, s.rowPrefix)) {
 			if !s.enterRow(key) {
 				s.skipRow = !s.done
 				continue
@@ -215,7 +217,15 @@ func (s *scanner) enterRow(key []byte) bool {
 		s.corrupt(fmt.Errorf("row of key %x: %w", key, err))
 		return false
 	}
+	s.lastRow = !s.reverse && isSuccessor(s.hi, s.rowPrefix)
 	return s.re == nil || s.re.Match(s.row)
+}
+
+// isSuccessor reports whether hi is prefixSuccessor of a row prefix p
+// (which ends with its field terminator).
+func isSuccessor(hi, p []byte) bool {
+	n := len(p)
+	return n > 0 && len(hi) == n && hi[n-1] == p[n-1]+1 && string(hi[:n-1]) == string(p[:n-1])
 }
 
 // emit decides whether the version whose key is under the iterator is
@@ -465,6 +475,12 @@ func (t *table) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Sca
 	return &scanHandle{s: s}
 }
 
+// oneRow reports whether [start, stop) selects the single row start.
+func oneRow(start, stop []byte) bool {
+	n := len(start)
+	return n > 0 && len(stop) == n+1 && stop[n] == 0 && string(stop[:n]) == string(start)
+}
+
 // newScanner validates opts and opens a scanner over the rows they select.
 func (t *table) newScanner(ctx context.Context, st *tableState, opts *storage.ScanOptions) (*scanner, error) {
 	if err := storage.ValidateRead(st.spec, &opts.ReadOptions); err != nil {
@@ -486,6 +502,12 @@ func (t *table) newScanner(ctx context.Context, st *tableState, opts *storage.Sc
 	s.f.reset(st, &opts.ReadOptions, t.db.readClock(st))
 	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo, s.hi = t.rowBounds(s.lo, s.hi, opts.Start, opts.Stop)
+	if oneRow(opts.Start, opts.Stop) {
+		// [row, row‖0x00) holds one row: no data key lies between the row
+		// prefix's successor and the coded stop, so the tighter bound
+		// selects the same keys and lets next skip its row check.
+		s.hi = prefixSuccessor(s.hi, s.lo)
+	}
 	if bytes.Compare(s.lo, s.hi) >= 0 {
 		s.done = true
 		return s, nil
