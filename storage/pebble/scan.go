@@ -221,6 +221,33 @@ func (s *scanner) enterRow(key []byte) bool {
 	return s.re == nil || s.re.Match(s.row)
 }
 
+// equalShort is bytes.Equal for the short columns and family names of the
+// per-cell path, where a byte loop beats the call to the runtime's memequal.
+func equalShort[S string | []byte](a []byte, b S) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// copyShort is append(dst[:0], src...) for short src, without the call to
+// memmove when dst has room.
+func copyShort(dst, src []byte) []byte {
+	if len(src) > cap(dst) || len(src) > 32 {
+		return append(dst[:0], src...)
+	}
+	dst = dst[:len(src)]
+	for i := range src {
+		dst[i] = src[i]
+	}
+	return dst
+}
+
 // isSuccessor reports whether hi is prefixSuccessor of a row prefix p
 // (which ends with its field terminator).
 func isSuccessor(hi, p []byte) bool {
@@ -238,10 +265,10 @@ func (s *scanner) emit(key []byte) bool {
 	}
 	col := key[len(s.rowPrefix):colLen]
 	switch {
-	case s.countVersions && string(col) == string(s.col):
+	case s.countVersions && equalShort(col, s.col):
 		// An older version of the current column: decoded already.
 	case s.countVersions:
-		s.col = append(s.col[:0], col...)
+		s.col = copyShort(s.col, col)
 		s.versions, s.emitted = 0, 0
 		if !s.decodeColumn(col) {
 			return false
@@ -350,7 +377,7 @@ func (s *scanner) sameFamily(col []byte) int {
 	if s.famIdx < 0 {
 		return -1
 	}
-	if len(col) > len(name) && col[len(name)] == famTerm && string(col[:len(name)]) == name {
+	if len(col) > len(name) && col[len(name)] == famTerm && equalShort(col[:len(name)], name) {
 		return len(name)
 	}
 	return -1
