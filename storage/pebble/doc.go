@@ -46,7 +46,9 @@
 // The store uses its own pebble Comparer ("tsd.storage.rowsplit.v2"): keys
 // compare bytewise, and Split ends a data key's prefix after its row field,
 // so pebble's bloom filters answer "does this row exist" (read-modify-write
-// uses a prefix seek; Get uses a bounded iterator, which measured faster)
+// uses a prefix seek; Get uses a bounded iterator, which measured faster;
+// a one-row Scan [row, row‖0x00) gets Get's bound, the successor of the
+// row prefix, since no data key lies between it and the coded stop)
 // and NextPrefix skips to the next row. Because a row field is never
 // a prefix of another, (prefix, rest) order equals bytewise order, as
 // pebble requires. Value separation by suffix is disabled: every cell of a
