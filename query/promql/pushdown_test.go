@@ -137,6 +137,15 @@ func comparePushdown(t *testing.T, ref storage.Queryable, got *promql.Queryable)
 	plain := promql.NewEngine(promql.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	eng := pushdownEngine{plain}
 	ctx := context.Background()
+	st0 := got.Stats()
+	defer func() {
+		// Both evaluations ran: selections of 8 series or more all at once
+		// (ahead), smaller ones streaming as the engine iterates.
+		st := got.Stats()
+		if ahead := st.PushdownAhead - st0.PushdownAhead; ahead == 0 || ahead >= st.PushdownSelects-st0.PushdownSelects {
+			t.Errorf("stats %+v then %+v: want both ahead and streaming evaluations", st0, st)
+		}
+	}()
 	for _, c := range pushdownCases() {
 		eq := identical
 		if c.sumsSeries() {

@@ -103,7 +103,7 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	if pd, ok := qr.pushdown(ctx, hints); ok {
 		set.pd = pd
 		for _, s := range ss {
-			s.pd = &set.pd
+			s.pd, s.mr.pd = &set.pd, &set.pd
 		}
 		qr.q.stats.pushdownSelects.Add(1)
 		qr.q.stats.pushdownSeries.Add(int64(len(ss)))
@@ -179,6 +179,8 @@ type metricRead struct {
 	once sync.Once
 	f    *read.Fetched
 	err  error
+	pd   *pushdown    // the Select's pushdown, if any
+	aw   aheadWindows // with pd, many series: their windows
 }
 
 // fetched returns the read, running it on the first call.

@@ -14,7 +14,7 @@ type Queryable struct {
 	opts   Options
 	labels labelCache
 	stats  struct {
-		pushdownSelects, pushdownSeries atomic.Int64
+		pushdownSelects, pushdownSeries, pushdownAhead atomic.Int64
 	}
 }
 
@@ -25,11 +25,16 @@ type Stats struct {
 	PushdownSelects int64
 	// PushdownSeries is the number of series those Selects returned.
 	PushdownSeries int64
+	// PushdownAhead is the number of metrics' series sets those Selects
+	// evaluated all at once, in parallel, when the engine iterated the
+	// first.
+	PushdownAhead int64
 }
 
 // Stats returns the counters since New.
 func (q *Queryable) Stats() Stats {
-	return Stats{PushdownSelects: q.stats.pushdownSelects.Load(), PushdownSeries: q.stats.pushdownSeries.Load()}
+	return Stats{PushdownSelects: q.stats.pushdownSelects.Load(), PushdownSeries: q.stats.pushdownSeries.Load(),
+		PushdownAhead: q.stats.pushdownAhead.Load()}
 }
 
 var _ storage.Queryable = (*Queryable)(nil)

@@ -70,6 +70,9 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 
 // windowIterator is Iterator for a pushed-down Select.
 func (s *tsdSeries) windowIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	if s.mr.ahead() {
+		return s.aheadIterator(reuse)
+	}
 	w, ok := reuse.(*windowIter)
 	if !ok {
 		w = &windowIter{}
@@ -81,6 +84,21 @@ func (s *tsdSeries) windowIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 	w.reset(s.qr.iterator(s.mr, s.fi, prev), s.pd)
 	w.qr = s.qr
 	return w
+}
+
+// aheadIterator walks the series' windows evaluated ahead.
+func (s *tsdSeries) aheadIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	pts, err := s.mr.windows(s.fi)
+	if err != nil {
+		return NewIterator(errIterator{err})
+	}
+	it, ok := reuse.(*Iterator)
+	if !ok {
+		it = &Iterator{}
+	}
+	si, _ := it.it.(*series.SliceIterator)
+	it.Reset(series.NewSliceIterator(si, pts))
+	return it
 }
 
 // Iterator adapts a series.Iterator to Prometheus's chunkenc.Iterator:
