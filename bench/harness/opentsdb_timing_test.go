@@ -1,35 +1,15 @@
 package harness
 
 import (
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/storage/pebble"
 )
 
 // BenchmarkOpenTSDB runs the OpenTSDB query rows of tsdbench through
 // query.Engine in process on the dataset BenchmarkPromQL loads (for
 // profiling: go test -run - -bench OpenTSDB -cpuprofile).
 func BenchmarkOpenTSDB(b *testing.B) {
-	e, err := NewEnv(Size{Hosts: *benchHosts, Span: *benchSpan, Runs: 1, QueryRepeats: 1}, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	e.OpenStore = func(dir string) (storage.DB, error) {
-		return pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
-	}
-	d, err := promData(e, gen.ValuesInt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tl, err := loadTSD(e, "int", d)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, d, tl := benchDataset(b)
 	for _, name := range []string{"single-1h", "groupby-12h"} {
 		q, err := querysetQuery(name)
 		if err != nil {

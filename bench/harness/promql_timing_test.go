@@ -27,22 +27,7 @@ var (
 // Queryable and on Prometheus's block, loaded once (for profiling the
 // query path: go test -run - -bench PromQL -cpuprofile).
 func BenchmarkPromQL(b *testing.B) {
-	e, err := NewEnv(Size{Hosts: *benchHosts, Span: *benchSpan, Runs: 1, QueryRepeats: 1}, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	e.OpenStore = func(dir string) (storage.DB, error) {
-		return pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
-	}
-	d, err := promData(e, gen.ValuesInt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tl, err := loadTSD(e, "int", d)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, d, tl := benchDataset(b)
 	pl, err := loadProm(e, gen.ValuesInt)
 	if err != nil {
 		b.Fatal(err)
@@ -61,6 +46,29 @@ func BenchmarkPromQL(b *testing.B) {
 		b.Run(name+"/tsd-raw", func(b *testing.B) { benchPromRun(b, ctx, tl.promEng, tl.promQ, q, d.MaxTime()) })
 		b.Run(name+"/prom", func(b *testing.B) { benchPromRun(b, ctx, pl.eng, pl.db, q, d.MaxTime()) })
 	}
+}
+
+// benchDataset loads the devops int dataset of -promql.hosts and
+// -promql.span into tsd on pebble, through the write path, for one
+// benchmark; the Env is closed when b ends.
+func benchDataset(b *testing.B) (*Env, *promtsdb.Data, *tsdLoaded) {
+	e, err := NewEnv(Size{Hosts: *benchHosts, Span: *benchSpan, Runs: 1, QueryRepeats: 1}, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close() })
+	e.OpenStore = func(dir string) (storage.DB, error) {
+		return pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
+	}
+	d, err := promData(e, gen.ValuesInt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tl, err := loadTSD(e, "int", d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e, d, tl
 }
 
 // benchPromRun loops q and reports the process CPU time per query, the
