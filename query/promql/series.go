@@ -114,8 +114,7 @@ type iterator[T ~int64] struct {
 	pts  []series.Point // with rows: the current row from j on
 	j    int
 	qr   *querier // the querier whose Close ends it, if any
-	t    int64
-	v    float64
+	sample
 	ok   bool // positioned on a sample
 	done bool
 }
@@ -212,24 +211,32 @@ func floatOf(p series.Point) float64 {
 	return p.Float()
 }
 
+// sample is the float sample an iterator stands on, with the
+// chunkenc.Iterator accessors both adapters (iterator, windowIterator)
+// share.
+type sample struct {
+	t int64
+	v float64
+}
+
 // At implements chunkenc.Iterator.
-func (a *iterator[T]) At() (int64, float64) { return a.t, a.v }
+func (s *sample) At() (int64, float64) { return s.t, s.v }
 
 // AtHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (a *iterator[T]) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
-	return a.t, nil
+func (s *sample) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	return s.t, nil
 }
 
 // AtFloatHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (a *iterator[T]) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
-	return a.t, nil
+func (s *sample) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	return s.t, nil
 }
 
 // AtT implements chunkenc.Iterator.
-func (a *iterator[T]) AtT() int64 { return a.t }
+func (s *sample) AtT() int64 { return s.t }
 
 // AtST implements chunkenc.Iterator: tsd keeps no start timestamps.
-func (*iterator[T]) AtST() int64 { return 0 }
+func (*sample) AtST() int64 { return 0 }
 
 // Err implements chunkenc.Iterator.
 func (a *iterator[T]) Err() error {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/util/kahansum"
@@ -27,8 +26,7 @@ type windowIterator[T ~int64] struct {
 	pts  []series.Point
 	j    int   // next unread point of pts
 	k    int64 // next window
-	t    int64
-	v    float64
+	sample
 	ok   bool
 	done bool
 	end  bool // src is exhausted
@@ -149,25 +147,6 @@ func (w *windowIterator[T]) more(t int64) bool {
 	w.pts, w.j = pts, 0
 	return true
 }
-
-// At implements chunkenc.Iterator.
-func (w *windowIterator[T]) At() (int64, float64) { return w.t, w.v }
-
-// AtHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (w *windowIterator[T]) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
-	return w.t, nil
-}
-
-// AtFloatHistogram implements chunkenc.Iterator; tsd stores no histograms.
-func (w *windowIterator[T]) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
-	return w.t, nil
-}
-
-// AtT implements chunkenc.Iterator.
-func (w *windowIterator[T]) AtT() int64 { return w.t }
-
-// AtST implements chunkenc.Iterator: tsd keeps no start timestamps.
-func (*windowIterator[T]) AtST() int64 { return 0 }
 
 // Err implements chunkenc.Iterator.
 func (w *windowIterator[T]) Err() error {
