@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -71,6 +72,7 @@ func (c *config) keyTable() []*key {
 		int64Key(&c.query.maxSeries, "tsd.query.limits.series.default", 0, "most series one query may read, 0 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none"),
 		boolKey(&c.query.allowDelete, "tsd.http.query.allow_delete", false, "let /api/query delete the rows it reads (delete=true or the DELETE verb)"),
+		bytesKey(&c.query.rowCache, "tsd.query.row_cache.size", read.DefaultRowCacheBytes, "memory for decoded rows that queries read again (24 bytes a point); 0 or -1 off"),
 		boolKey(&c.query.skipTagVs, "tsd.query.skip_unresolved_tagvs", false, "ignore unknown tag values in literal filters instead of answering 400"),
 		newKey(&c.query.timezone, "tsd.core.timezone", "", "zone", checkTimezone, func(s string) string { return s }, "IANA zone (America/Denver) of absolute query dates and calendar downsampling when a query names no timezone; empty is UTC"),
 		stringKey(&c.bigtableProject, "google.bigtable.project.id", "", "Google Cloud project of the Bigtable instance (engine bigtable)"),

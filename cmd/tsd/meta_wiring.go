@@ -5,6 +5,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -18,6 +19,11 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
 	if nc, ok := opts.PromQL.Queryable.(meta.NameCache); ok {
 		names = append(names, nc) // PromQL's label sets, by TSUID
 	}
+	if opts.Query != nil && opts.Query.Options().Reader != nil {
+		// The decoded-row cache holds no names, but /api/dropcaches is
+		// the operator's one switch for every cache, as in OpenTSDB.
+		names = append(names, rowCacheDropper{opts.Query.Options().Reader})
+	}
 	svc, err := meta.New(meta.Options{UIDs: st.uids, Index: st.index, NameCaches: names})
 	if err == nil { // both are always open here; without them the endpoints answer 501
 		opts.Meta = svc
@@ -26,6 +32,12 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
 	q := opts.Query
 	opts.Stats = func() []api.Stat { return collectStats(st, q) }
 }
+
+// rowCacheDropper empties the query reader's row cache with the others.
+type rowCacheDropper struct{ r *read.Reader }
+
+// DropCaches implements meta.NameCache.
+func (d rowCacheDropper) DropCaches() { d.r.DropCache() }
 
 // snapshot returns every key's current value as text.
 func (c *config) snapshot() map[string]string {
@@ -65,6 +77,10 @@ func collectStats(st *ingestStack, q *query.Engine) []api.Stat {
 		l.add("tsd.query.storage.corrupt-cells", "Cells the query reader could not decode.", true, r.CorruptCells)
 		l.add("tsd.query.plans", "Read plans chosen, by plan.", true, r.PlansSeries, api.StatTag{Key: "plan", Value: "series"})
 		l.add("tsd.query.plans", "Read plans chosen, by plan.", true, r.PlansScan, api.StatTag{Key: "plan", Value: "scan"})
+		l.add("tsd.query.rowcache.hits", "Rows the query reader found decoded in its row cache.", true, r.CacheHits)
+		l.add("tsd.query.rowcache.misses", "Rows the query reader looked up in its row cache and decoded.", true, r.CacheMisses)
+		l.add("tsd.query.rowcache.bytes", "Bytes the query reader's row cache holds.", false, r.CacheBytes)
+		l.add("tsd.query.rowcache.rows", "Rows the query reader's row cache holds.", false, r.CacheRows)
 	}
 	return l
 }

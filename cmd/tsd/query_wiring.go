@@ -27,6 +27,7 @@ type queryConfig struct {
 	allowDelete bool   // tsd.http.query.allow_delete
 	skipTagVs   bool   // tsd.query.skip_unresolved_tagvs
 	timezone    string // tsd.core.timezone, checked by checkTimezone
+	rowCache    int64  // tsd.query.row_cache.size; 0 or -1 off
 }
 
 // checkTimezone accepts an IANA zone name, as a query's timezone, or
@@ -114,7 +115,7 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 		return nil, fmt.Errorf("tsd.storage.retention: %w", err)
 	}
 	rs.reader, err = read.New(&read.Options{Data: rs.data, Layout: rs.layout, Head: st.head, UIDs: st.uids,
-		Retention: rules, Logger: log})
+		Retention: rules, Logger: log, RowCacheBytes: offIfZero(c.query.rowCache)})
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}
@@ -135,4 +136,13 @@ func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*q
 // openLast builds /api/query/last's service over the read side.
 func openLast(rs *readStack, st *ingestStack) (*last.Service, error) {
 	return last.New(&last.Options{Reader: rs.reader, Index: st.index, UIDs: st.uids})
+}
+
+// offIfZero maps a size key's 0 to -1, the options' "off", where 0 would
+// mean the default.
+func offIfZero(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid/index"
@@ -130,15 +129,14 @@ type fetchArena struct {
 	cells []cellOffs
 }
 
-// decode appends the row's points to dst and charges them to b.
-func (fr *fetchedRow) decode(rr *rowReader, dst []series.Point, b *Budget) ([]series.Point, error) {
+// load puts the row's key and cells in rr.key and rr.cells.
+func (fr *fetchedRow) load(rr *rowReader) {
 	a := fr.arena
 	rr.key = append(rr.key[:0], a.data[fr.key[0]:fr.key[1]]...) // named in corrupt-cell logs
 	rr.cells = rr.cells[:0]
 	for _, o := range a.cells[fr.cells[0]:fr.cells[1]] {
 		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: a.data[o.q:o.v], Value: a.data[o.v:o.end], Timestamp: o.ts})
 	}
-	return rr.decode(dst, fr.base/1000, b)
 }
 
 // fetchBucket is what one bucket's scan found.

@@ -122,7 +122,8 @@ func (it *SeriesIterator) SeekTime(t int64) bool {
 
 // NextBatch returns the points after the current one with T >= t up to
 // the end of their hour row, in time order, and moves to the last of them;
-// false at the end or on an error. The slice is valid until the next call.
+// false at the end or on an error. The slice is valid until the next call
+// and must not be modified (it may be the row cache's).
 func (it *SeriesIterator) NextBatch(t int64) ([]series.Point, bool) {
 	for {
 		rest := it.buf[it.i+1:]
@@ -208,27 +209,26 @@ func (it *SeriesIterator) skipEmpty() {
 }
 
 // loadHour reads the row at base h and merges the head's points of it.
+// Without head points to merge, buf is the row cache's slice on a hit (it
+// is only read) or it.mem decoded into, never rr's buffers: rr may go
+// back to the pool while buf is in use.
 func (it *SeriesIterator) loadHour(h int64) {
 	rr := it.rr
 	n := headBefore(it.head, h+hourMs)
 	head := it.head[:n]
 	it.head = it.head[n:]
 	it.i = -1
-	store := rr.store[:0]
+	dst := rr.store
 	if len(head) == 0 {
-		store = it.mem[:0] // decode straight into buf: nothing to merge
+		dst = it.mem // decode straight into buf: nothing to merge
 	}
-	if it.fetched {
-		store, it.err = it.fetchedRow(store, h)
-	} else {
-		store, it.err = rr.getRow(it.ctx, store, rr.tsuid, h, it.budget)
-	}
-	if len(head) == 0 {
+	store, hit, err := it.viewRow(dst, h)
+	if !hit && len(head) == 0 {
 		it.mem = store[:0]
-	} else {
+	} else if !hit {
 		rr.store = store[:0]
 	}
-	if it.err != nil {
+	if it.err = err; err != nil {
 		it.buf = nil
 		return
 	}
@@ -241,15 +241,20 @@ func (it *SeriesIterator) loadHour(h int64) {
 	it.mem = it.buf[:0]
 }
 
-// fetchedRow appends the points of the fetched row at base h, if any,
-// and charges them to the budget.
-func (it *SeriesIterator) fetchedRow(dst []series.Point, h int64) ([]series.Point, error) {
-	if len(it.rows) == 0 || it.rows[0].base != h {
-		return dst, nil
+// viewRow returns the points of the row at base h, fetched or read with a
+// Get, as rowReader.view does; an absent row is dst[:0].
+func (it *SeriesIterator) viewRow(dst []series.Point, h int64) ([]series.Point, bool, error) {
+	rr := it.rr
+	if it.fetched {
+		if len(it.rows) == 0 || it.rows[0].base != h {
+			return dst[:0], false, nil
+		}
+		it.rows[0].load(rr)
+		it.rows = it.rows[1:]
+	} else if found, err := rr.getCells(it.ctx, rr.tsuid, h); !found {
+		return dst[:0], false, err
 	}
-	row := &it.rows[0]
-	it.rows = it.rows[1:]
-	return row.decode(it.rr, dst, it.budget)
+	return rr.view(dst, h/1000, it.budget)
 }
 
 // release gives the decoder back; buf stays valid (it is mem).

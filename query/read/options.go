@@ -54,7 +54,14 @@ type Options struct {
 	// the scan plan; a selection whose rows need more falls back to Gets.
 	// -1 makes Fetch always Get. Default 64 MiB.
 	MaxFetchBytes int64
+	// RowCacheBytes bounds the decoded-row cache: rows read twice keep
+	// their decoded points (24 bytes each) so later reads skip the decode.
+	// -1 disables it. Default 256 MiB.
+	RowCacheBytes int64
 }
+
+// DefaultRowCacheBytes is Options.RowCacheBytes' default.
+const DefaultRowCacheBytes = 256 << 20
 
 // DefaultMaxFetchBytes is Options.MaxFetchBytes' default.
 const DefaultMaxFetchBytes = 64 << 20
@@ -76,6 +83,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxFetchBytes == 0 {
 		o.MaxFetchBytes = DefaultMaxFetchBytes
 	}
+	if o.RowCacheBytes == 0 {
+		o.RowCacheBytes = DefaultRowCacheBytes
+	}
 	o.Layout.EnsureDefaults()
 	return o
 }
@@ -91,6 +101,8 @@ func (o *Options) Validate() error {
 		return errors.New("read: Options.Parallelism must be positive")
 	case o.MaxFetchBytes < -1:
 		return errors.New("read: Options.MaxFetchBytes must be -1 or more")
+	case o.RowCacheBytes < -1:
+		return errors.New("read: Options.RowCacheBytes must be -1 or more")
 	}
 	return o.Layout.Validate()
 }

@@ -82,6 +82,9 @@ type Stats struct {
 	CorruptCells int64
 	// PlansSeries and PlansScan count the plans chosen.
 	PlansSeries, PlansScan int64
+	// CacheHits and CacheMisses count rows found and not found in the
+	// decoded-row cache; CacheBytes and CacheRows are what it holds.
+	CacheHits, CacheMisses, CacheBytes, CacheRows int64
 }
 
 type counters struct {
@@ -100,6 +103,7 @@ type Reader struct {
 	// families is the read options' family list, shared read-only by
 	// every request.
 	families []string
+	cache    *rowCache // nil when Options.RowCacheBytes is -1
 }
 
 // New returns a Reader.
@@ -109,7 +113,7 @@ func New(opts *Options) (*Reader, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reader{opts: o, families: []string{o.Family}}
+	r := &Reader{opts: o, families: []string{o.Family}, cache: newRowCache(o.RowCacheBytes)}
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }
 	r.fetches.New = func() any { return &fetchBuffers{} }
@@ -122,8 +126,22 @@ func (r *Reader) Layout() rowkey.Layout { return r.opts.Layout }
 
 // Stats returns the counters.
 func (r *Reader) Stats() Stats {
-	return Stats{Gets: r.c.gets.Load(), Scans: r.c.scans.Load(), Rows: r.c.rows.Load(),
+	s := Stats{Gets: r.c.gets.Load(), Scans: r.c.scans.Load(), Rows: r.c.rows.Load(),
 		CorruptCells: r.c.corrupt.Load(), PlansSeries: r.c.plansSeries.Load(), PlansScan: r.c.plansScan.Load()}
+	if r.cache != nil {
+		s.CacheHits, s.CacheMisses = r.cache.hits.Load(), r.cache.misses.Load()
+		var n int
+		s.CacheBytes, n = r.cache.size()
+		s.CacheRows = int64(n)
+	}
+	return s
+}
+
+// DropCache empties the decoded-row cache (/api/dropcaches).
+func (r *Reader) DropCache() {
+	if r.cache != nil {
+		r.cache.drop()
+	}
 }
 
 // Func receives one series' points, sorted by time, one per timestamp, and

@@ -27,6 +27,7 @@ type rowReader struct {
 	ropts storage.ReadOptions
 	notes []Note // with wantNotes: annotations of the rows decoded
 	want  bool   // collect annotation cells
+	fpBuf []byte // the row cache's fingerprint scratch
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -56,37 +57,81 @@ type seriesSpan struct {
 // getRow appends the decoded points of tsuid's row for the hour at base
 // (ms) to dst and charges them to b. An absent row appends nothing.
 func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) ([]series.Point, error) {
-	var err error
+	if found, err := rr.getCells(ctx, tsuid, base); !found {
+		return dst, err
+	}
+	return rr.decode(dst, base/1000, b)
+}
+
+// getCells Gets tsuid's row for the hour at base (ms) into rr.key and
+// rr.cells; found is false when the row is absent or on an error.
+func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (found bool, err error) {
 	rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base)
 	if err != nil {
-		return dst, err
+		return false, err
 	}
 	rr.r.c.gets.Add(1)
 	cells, err := rr.r.opts.Data.Get(ctx, rr.key, &rr.ropts)
 	if errors.Is(err, storage.ErrNotFound) {
-		return dst, nil
+		return false, nil
 	}
 	if err != nil {
-		return dst, err
+		return false, err
 	}
 	rr.cells = rr.cells[:0]
 	for _, c := range cells {
 		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: c.Qualifier, Value: c.Value, Timestamp: c.Timestamp})
 	}
-	return rr.decode(dst, base/1000, b)
+	return true, nil
 }
 
 // decode appends the points of rr.cells, the row with base time baseSec,
 // to dst and charges them to b: every plan's decoded points pass here.
 func (rr *rowReader) decode(dst []series.Point, baseSec int64, b *Budget) ([]series.Point, error) {
+	fp, pts, hit := rr.cached(baseSec)
+	if hit {
+		return append(dst, pts...), b.AddPoints(len(pts))
+	}
+	return rr.decodeMiss(dst, baseSec, fp, b)
+}
+
+// view returns the points of rr.cells like decode, for a caller that
+// only reads them: on a row cache hit the cache's own slice (hit true, no
+// copy), else the row decoded into dst[:0].
+func (rr *rowReader) view(dst []series.Point, baseSec int64, b *Budget) (pts []series.Point, hit bool, err error) {
+	fp, pts, hit := rr.cached(baseSec)
+	if hit {
+		return pts, true, b.AddPoints(len(pts))
+	}
+	pts, err = rr.decodeMiss(dst[:0], baseSec, fp, b)
+	return pts, false, err
+}
+
+// cached counts the row, collects its notes and looks it up in the row
+// cache: its fingerprint, and its points (read-only) when found.
+func (rr *rowReader) cached(baseSec int64) (fp uint64, pts []series.Point, hit bool) {
 	rr.r.c.rows.Add(1)
 	if rr.want {
 		rr.collectNotes(baseSec)
 	}
+	c := rr.r.cache
+	if c == nil {
+		return 0, nil, false
+	}
+	fp, rr.fpBuf = c.fingerprint(rr.fpBuf, rr.key, rr.cells)
+	pts, hit = c.get(fp, rr.key, len(rr.cells))
+	return fp, pts, hit
+}
+
+// decodeMiss decodes rr.cells into dst, charges b and offers the row to
+// the cache under fp.
+func (rr *rowReader) decodeMiss(dst []series.Point, baseSec int64, fp uint64, b *Budget) ([]series.Point, error) {
 	n := len(dst)
 	dst, err := rr.dec.Decode(dst, baseSec, rr.cells)
 	if err != nil {
 		rr.r.corrupt(rr.key, err)
+	} else if rr.r.cache != nil {
+		rr.r.cache.add(fp, rr.key, len(rr.cells), dst[n:])
 	}
 	return dst, b.AddPoints(len(dst) - n)
 }

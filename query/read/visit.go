@@ -13,9 +13,10 @@ type Visitor interface {
 	// Points receives the next points of series i (its index in
 	// Selection.Series): sorted by time, after every point given before
 	// for i, in the range, the head's merged in (the head wins a
-	// timestamp found in both). pts is never empty and is valid only
-	// during the call. Calls for one series come from one goroutine at a
-	// time; calls for different series may run at once.
+	// timestamp found in both). pts is never empty, is valid only during
+	// the call and must not be modified (it may be the row cache's).
+	// Calls for one series come from one goroutine at a time; calls for
+	// different series may run at once.
 	Points(i int, pts []series.Point) error
 	// Notes receives series i's annotations in the range, sorted by time,
 	// once, when Selection.Notes is set and it has some. The Visitor owns
@@ -190,12 +191,15 @@ func (vs *visitState) getSeries(ctx context.Context, rr *rowReader, i int) error
 // row gives v a scanned row's points.
 func (vs *visitState) row(rr *rowReader, id int32, baseSec int64) error {
 	rr.notes = rr.notes[:0]
-	var err error
-	if rr.store, err = rr.decode(rr.store[:0], baseSec, vs.sel.Budget); len(rr.notes) > 0 {
+	pts, hit, err := rr.view(rr.store, baseSec, vs.sel.Budget)
+	if !hit {
+		rr.store = pts
+	}
+	if len(rr.notes) > 0 {
 		vs.spans[id].notes = append(vs.spans[id].notes, rr.notes...)
 	}
 	if err != nil {
 		return err
 	}
-	return vs.give(rr, int(id), rr.store, baseSec*1000)
+	return vs.give(rr, int(id), pts, baseSec*1000)
 }

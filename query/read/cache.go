@@ -1,0 +1,176 @@
+package read
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/rowkey"
+)
+
+// Row cache sizing. An entry costs its points (24 bytes each) plus its
+// key and entryOverhead for the struct, the map slot and the list links.
+const (
+	cacheShards   = 16
+	pointBytes    = 24
+	entryOverhead = 128
+	// ghostsPerShard bounds the doorkeeper: fingerprints seen once.
+	ghostsPerShard = 1 << 14
+)
+
+// rowCache keeps decoded rows, so a row read again (a dashboard's refresh,
+// the same window for another panel) costs a hash and a copy instead of a
+// decode, which is most of a query's CPU. It is keyed by a fingerprint of
+// the row key and every cell the store returned (qualifier, value and cell
+// timestamp): a row whose cells change gets a new fingerprint, so an entry
+// can never be stale; the old one ages out. A row is admitted on its second
+// sighting, so a one-off export does not flush what dashboards reuse.
+type rowCache struct {
+	seed     maphash.Seed
+	maxShard int64 // bytes per shard
+	shards   [cacheShards]cacheShard
+	hits     atomic.Int64
+	misses   atomic.Int64
+}
+
+type cacheShard struct {
+	mu     sync.Mutex
+	m      map[uint64]*cacheEntry
+	ghosts map[uint64]struct{}
+	head   cacheEntry // sentinel of the LRU ring: head.next is the newest
+	bytes  int64
+}
+
+type cacheEntry struct {
+	fp         uint64
+	key        []byte
+	cells      int
+	pts        []series.Point // never written once cached
+	prev, next *cacheEntry
+}
+
+// newRowCache returns a cache of at most maxBytes, or nil when maxBytes
+// is not positive.
+func newRowCache(maxBytes int64) *rowCache {
+	if maxBytes <= 0 {
+		return nil
+	}
+	c := &rowCache{seed: maphash.MakeSeed(), maxShard: max(maxBytes/cacheShards, 1)}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.m = make(map[uint64]*cacheEntry)
+		s.ghosts = make(map[uint64]struct{})
+		s.head.prev, s.head.next = &s.head, &s.head
+	}
+	return c
+}
+
+// fingerprint hashes the row key and its cells. scratch is a reused buffer
+// for the fixed-width fields; it is returned grown.
+func (c *rowCache) fingerprint(scratch, key []byte, cells []rowkey.Cell) (uint64, []byte) {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	_, _ = h.Write(key)
+	for i := range cells {
+		cl := &cells[i]
+		scratch = binary.LittleEndian.AppendUint64(scratch[:0], uint64(cl.Timestamp))
+		scratch = binary.LittleEndian.AppendUint32(scratch, uint32(len(cl.Qualifier)))
+		scratch = binary.LittleEndian.AppendUint32(scratch, uint32(len(cl.Value)))
+		_, _ = h.Write(scratch)
+		_, _ = h.Write(cl.Qualifier)
+		_, _ = h.Write(cl.Value)
+	}
+	return h.Sum64(), scratch
+}
+
+func (c *rowCache) shard(fp uint64) *cacheShard { return &c.shards[fp%cacheShards] }
+
+// get returns the cached points of the row, if it is cached. The slice is
+// shared: callers only read it.
+func (c *rowCache) get(fp uint64, key []byte, ncells int) ([]series.Point, bool) {
+	s := c.shard(fp)
+	s.mu.Lock()
+	e := s.m[fp]
+	if e == nil || e.cells != ncells || !bytes.Equal(e.key, key) {
+		s.mu.Unlock()
+		c.misses.Add(1)
+		return nil, false
+	}
+	s.unlink(e)
+	s.pushFront(e)
+	s.mu.Unlock()
+	c.hits.Add(1)
+	return e.pts, true
+}
+
+// add offers a decoded row. It is kept on its second offer (the first only
+// records the fingerprint) and when it fits a shard.
+func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
+	size := int64(len(pts)*pointBytes + len(key) + entryOverhead)
+	if size > c.maxShard {
+		return
+	}
+	s := c.shard(fp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[fp]; ok {
+		return
+	}
+	if _, seen := s.ghosts[fp]; !seen {
+		if len(s.ghosts) >= ghostsPerShard {
+			clear(s.ghosts)
+		}
+		s.ghosts[fp] = struct{}{}
+		return
+	}
+	delete(s.ghosts, fp)
+	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...)}
+	s.m[fp] = e
+	s.pushFront(e)
+	s.bytes += size
+	for s.bytes > c.maxShard {
+		old := s.head.prev
+		s.unlink(old)
+		delete(s.m, old.fp)
+		s.bytes -= int64(len(old.pts)*pointBytes + len(old.key) + entryOverhead)
+	}
+}
+
+// drop empties the cache (/api/dropcaches).
+func (c *rowCache) drop() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		clear(s.m)
+		clear(s.ghosts)
+		s.head.prev, s.head.next = &s.head, &s.head
+		s.bytes = 0
+		s.mu.Unlock()
+	}
+}
+
+// size returns the bytes held and the entries.
+func (c *rowCache) size() (bytes int64, entries int) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		bytes += s.bytes
+		entries += len(s.m)
+		s.mu.Unlock()
+	}
+	return bytes, entries
+}
+
+func (s *cacheShard) unlink(e *cacheEntry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func (s *cacheShard) pushFront(e *cacheEntry) {
+	e.prev, e.next = &s.head, s.head.next
+	s.head.next.prev = e
+	s.head.next = e
+}

@@ -1,0 +1,158 @@
+package read_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid/index"
+)
+
+// readEveryWay reads all of sel over rg with Read and Visit under both
+// plans and with an Iterator per series, and checks each against m.
+func readEveryWay(t *testing.T, s *stack, r *read.Reader, sel []index.Series, m model, rg [2]int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
+		name := fmt.Sprintf("read/%s/%d-%d", plan, rg[0]-t0, rg[1]-t0)
+		got := readAll(t, s, r, read.Selection{Series: sel, Start: rg[0], End: rg[1], Plan: plan})
+		checkGot(t, name, s, sel, m, got, rg)
+		v := &collectVisitor{pts: make([][]series.Point, len(sel))}
+		if err := r.Visit(ctx, read.Selection{Series: sel, Start: rg[0], End: rg[1], Plan: plan}, v); err != nil || v.err != nil {
+			t.Fatalf("visit/%s: %v %v", plan, err, v.err)
+		}
+		for i, x := range sel {
+			if want := m.want(hostOf(t, s, x), rg[0], rg[1]); !slices.Equal(v.pts[i], want) {
+				t.Fatalf("visit/%s: series %d: %d points, want %d", plan, i, len(v.pts[i]), len(want))
+			}
+		}
+	}
+	for _, x := range sel {
+		it := r.Iterator(ctx, x, rg[0], rg[1], nil)
+		var got []series.Point
+		for it.Next() {
+			got = append(got, it.At())
+		}
+		want := m.want(hostOf(t, s, x), rg[0], rg[1])
+		if it.Err() != nil || !slices.Equal(got, want) {
+			t.Fatalf("iterator: %d points (err %v), want %d", len(got), it.Err(), len(want))
+		}
+		it.Close()
+	}
+}
+
+// TestRowCacheRepeatReads reads the same rows every way several times:
+// from the second read on rows come from the cache, and every answer
+// still matches the model (a consumer writing into a shared cached slice,
+// or a wrong entry, would show up here).
+func TestRowCacheRepeatReads(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{})
+	all := s.selection(t, "m")
+	for range 3 {
+		for _, rg := range modelRanges {
+			readEveryWay(t, s, r, all, m, rg)
+		}
+	}
+	st := r.Stats()
+	if st.CacheHits == 0 || st.CacheRows == 0 || st.CacheBytes == 0 {
+		t.Fatalf("stats %+v: repeated reads should hit the row cache", st)
+	}
+	if st.CacheHits < st.CacheMisses {
+		t.Fatalf("stats %+v: fewer hits than misses over three rounds", st)
+	}
+	r.DropCache()
+	if st := r.Stats(); st.CacheRows != 0 || st.CacheBytes != 0 {
+		t.Fatalf("after DropCache: %+v", st)
+	}
+	readEveryWay(t, s, r, all, m, modelRanges[0])
+}
+
+// TestRowCacheSeesNewCells caches stored rows, then flushes the head's
+// late points into those same rows as new cells: the next read must see
+// them, though the cache holds the rows' old points under the same keys.
+func TestRowCacheSeesNewCells(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{})
+	all := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + 6*hourMs}
+	for range 3 {
+		readEveryWay(t, s, r, all, m, rg)
+	}
+	rows := r.Stats().CacheRows
+	s.flushAll(t) // hours 1-2 of six series gain a cell; the head empties
+	readEveryWay(t, s, r, all, m, rg)
+	readEveryWay(t, s, r, all, m, rg)
+	if st := r.Stats(); st.CacheRows <= rows {
+		t.Fatalf("stats %+v: the changed rows should be cached anew (had %d rows)", st, rows)
+	}
+}
+
+// TestRowCacheBounded reads far more than a small cache holds: it stays
+// within its bytes and still answers right.
+func TestRowCacheBounded(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	const limit = 48 << 10
+	r := s.reader(t, read.Options{RowCacheBytes: limit})
+	all := s.selection(t, "m")
+	for range 3 {
+		readEveryWay(t, s, r, all, m, [2]int64{t0, t0 + 6*hourMs})
+	}
+	st := r.Stats()
+	if st.CacheBytes > limit || st.CacheRows == 0 {
+		t.Fatalf("stats %+v: want 0 < bytes <= %d", st, limit)
+	}
+	off := s.reader(t, read.Options{RowCacheBytes: -1})
+	readEveryWay(t, s, off, all, m, [2]int64{t0, t0 + 6*hourMs})
+	readEveryWay(t, s, off, all, m, [2]int64{t0, t0 + 6*hourMs})
+	if st := off.Stats(); st.CacheHits+st.CacheMisses+st.CacheRows != 0 {
+		t.Fatalf("disabled cache: %+v", st)
+	}
+}
+
+// TestRowCacheSeesRewrittenCell rewrites a cached one-cell row in place:
+// the same qualifier and cell count, one point's value changed. The next
+// read must return the new value (the fingerprint covers cell contents,
+// not only the key and the number of cells).
+func TestRowCacheSeesRewrittenCell(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{})
+	ctx := context.Background()
+	all := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + hourMs - 1} // hour 0: stored, nothing in the head
+	for range 3 {
+		readEveryWay(t, s, r, all, m, rg)
+	}
+	x := all[0]
+	host := hostOf(t, s, x)
+	key, err := s.layout.AppendRowKeyFromTSUID(nil, []byte(x.TSUID), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := s.data.Get(ctx, key, nil)
+	if err != nil || len(cells) != 1 {
+		t.Fatalf("row of %s: %d cells, %v; want one dense cell", host, len(cells), err)
+	}
+	pts := m.want(host, t0, t0+hourMs-1)
+	pts[len(pts)/2] = series.IntPoint(pts[len(pts)/2].T, 123456789)
+	val, err := (&rowkey.DenseEncoder{}).Append(nil, t0/1000, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cells[0]
+	c.Value, c.Timestamp = val, c.Timestamp+1000
+	if err := s.data.Put(ctx, key, []storage.Cell{c}); err != nil {
+		t.Fatal(err)
+	}
+	m[host][pts[len(pts)/2].T] = pts[len(pts)/2]
+	readEveryWay(t, s, r, all, m, rg)
+}
