@@ -62,19 +62,13 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 // one exactly sized byte buffer and one cell slice per Get, whatever the
 // number of cells.
 func collectRow(s *scanner) []storage.Cell {
-	data, meta := append(s.getData[:0], s.row...), s.getMeta[:0]
-	for s.next() {
-		data = append(data, s.qual...)
-		q := len(data)
-		data = append(data, s.val...)
-		meta = append(meta, cellMeta{qEnd: q, vEnd: len(data), ts: s.ts, fam: s.famIdx})
-	}
-	s.getData, s.getMeta = data, meta
-	if len(meta) == 0 {
+	s.walkRow()
+	meta := s.getMeta
+	if len(meta) == 0 || s.err != nil {
 		return nil
 	}
-	buf := make([]byte, len(data))
-	copy(buf, data)
+	buf := make([]byte, len(s.getData))
+	copy(buf, s.getData)
 	n := len(s.row)
 	row := buf[:n:n]
 	fams := s.st.fams
@@ -86,6 +80,39 @@ func collectRow(s *scanner) []storage.Cell {
 		start = m.vEnd
 	}
 	return out
+}
+
+// walkRow gathers the visible cells of Get's row into getData and
+// getMeta. It is next's work without the bookkeeping a Get needs not: the
+// bounds hold one row read forward, with no row limit or regex, and the
+// DB cannot close under the call.
+func (s *scanner) walkRow() {
+	data, meta := append(s.getData[:0], s.row...), s.getMeta[:0]
+	it := s.it
+	for ok, n := it.First(), 1; ok; ok, n = it.Next(), n+1 {
+		if n&255 == 0 {
+			if s.err = s.ctx.Err(); s.err != nil {
+				break
+			}
+		}
+		if !s.emit(it.Key()) {
+			if s.done {
+				break
+			}
+			continue
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			s.err = err
+			break
+		}
+		data = append(data, s.qual...)
+		q := len(data)
+		data = append(data, val...)
+		meta = append(meta, cellMeta{qEnd: q, vEnd: len(data), ts: s.ts, fam: s.famIdx})
+	}
+	s.getData, s.getMeta = data, meta
+	s.finish()
 }
 
 // cellMeta locates one of Get's cells in the scratch buffer: its qualifier
