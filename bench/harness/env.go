@@ -62,6 +62,10 @@ type Env struct {
 	Log io.Writer
 	// Clock times the CPU-bound figures. Default ClockCPU (NewEnv).
 	Clock Clock
+	// RowCacheBytes is the query readers' decoded-row cache
+	// (read.Options.RowCacheBytes): 0 the reader's default, -1 off, for
+	// cold-decode figures.
+	RowCacheBytes int64
 
 	cache   map[string]any
 	closers []func() error

@@ -21,6 +21,7 @@ import (
 var (
 	benchHosts = flag.Int("promql.hosts", 20, "hosts of BenchmarkPromQL's dataset")
 	benchSpan  = flag.Duration("promql.span", 13*time.Hour, "span of BenchmarkPromQL's dataset (>= 12h)")
+	benchCache = flag.Int64("promql.rowcache", 0, "tsd readers' decoded-row cache in bytes: 0 the default, -1 off")
 )
 
 // BenchmarkPromQL runs the two PromQL figures of tsdbench on tsd's
@@ -57,6 +58,7 @@ func benchDataset(b *testing.B) (*Env, *promtsdb.Data, *tsdLoaded) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = e.Close() })
+	e.RowCacheBytes = *benchCache
 	e.OpenStore = func(dir string) (storage.DB, error) {
 		return pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
 	}

@@ -50,7 +50,7 @@ func loadTSD(e *Env, key string, d *promtsdb.Data) (*tsdLoaded, error) {
 		if err := w.flushAll(d); err != nil {
 			return nil, err
 		}
-		return newTSDLoaded(w, d)
+		return newTSDLoaded(e, w, d)
 	})
 }
 
@@ -92,10 +92,10 @@ func (w *tsdWriter) flushAll(d *promtsdb.Data) error {
 	return w.ix.Flush(ctx)
 }
 
-func newTSDLoaded(w *tsdWriter, d *promtsdb.Data) (*tsdLoaded, error) {
+func newTSDLoaded(e *Env, w *tsdWriter, d *promtsdb.Data) (*tsdLoaded, error) {
 	l := &tsdLoaded{w: w, data: d}
 	var err error
-	if l.reader, err = read.New(&read.Options{Data: w.data, Layout: rowkey.DefaultLayout(), Head: w.h}); err != nil {
+	if l.reader, err = read.New(&read.Options{Data: w.data, Layout: rowkey.DefaultLayout(), Head: w.h, RowCacheBytes: e.RowCacheBytes}); err != nil {
 		return nil, err
 	}
 	if l.otsdb, err = query.New(&query.Options{Reader: l.reader, UIDs: w.u, Index: w.ix}); err != nil {
@@ -226,7 +226,7 @@ func highCardQuery(plan read.Plan) Measure {
 		if err != nil {
 			return 0, err
 		}
-		r, err := read.New(&read.Options{Data: l.w.data, Layout: rowkey.DefaultLayout(), Head: l.w.h, Plan: plan})
+		r, err := read.New(&read.Options{Data: l.w.data, Layout: rowkey.DefaultLayout(), Head: l.w.h, Plan: plan, RowCacheBytes: e.RowCacheBytes})
 		if err != nil {
 			return 0, err
 		}

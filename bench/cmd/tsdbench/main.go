@@ -25,6 +25,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "parent of the scratch directory (default: system temp dir)")
 	only := fs.String("only", "", "regexp: run only figures whose name matches")
 	verbose := fs.Bool("v", false, "log every run to stderr")
+	rowCache := fs.Int64("rowcache", 0, "query readers' decoded-row cache in bytes: 0 the default (256 MiB), -1 off (every query decodes)")
 	clock := fs.String("clock", "cpu", "timer of the CPU-bound rows: cpu (process CPU time, robust on shared machines) or wall")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -46,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tsdbench: -clock: %v\n", err)
 		return 2
 	}
-	if err := bench(size, clk, *dir, filter, *verbose, stdout, stderr); err != nil {
+	if err := bench(size, clk, *rowCache, *dir, filter, *verbose, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
 		return 1
 	}
@@ -61,13 +62,14 @@ func pick[T comparable](flagValue, def T) T {
 	return def
 }
 
-func bench(size harness.Size, clk harness.Clock, dir string, filter *regexp.Regexp, verbose bool, stdout, stderr io.Writer) error {
+func bench(size harness.Size, clk harness.Clock, rowCache int64, dir string, filter *regexp.Regexp, verbose bool, stdout, stderr io.Writer) error {
 	e, err := harness.NewEnv(size, dir)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	e.Clock = clk
+	e.RowCacheBytes = rowCache
 	if verbose {
 		e.Log = stderr
 	}
