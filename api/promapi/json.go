@@ -35,21 +35,22 @@ func appendNotices(dst []byte, warnings, infos []string) []byte {
 // appendErrorJSON appends Prometheus's error body.
 func appendErrorJSON(dst []byte, e *apiError, warnings []string) []byte {
 	dst = append(dst, `{"status":"error","errorType":`...)
-	dst = appendJSONString(dst, e.typ.name)
+	dst = appendHTMLString(dst, e.typ.name)
 	dst = append(dst, `,"error":`...)
-	dst = appendJSONString(dst, e.err.Error())
+	dst = appendHTMLString(dst, e.err.Error())
 	dst = appendNotices(dst, warnings, nil)
 	return append(dst, '}')
 }
 
-// appendStrings appends a JSON array of strings.
+// appendStrings appends a JSON array of strings, escaped as Prometheus
+// escapes a []string.
 func appendStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, s)
+		dst = appendHTMLString(dst, s)
 	}
 	return append(dst, ']')
 }
@@ -58,7 +59,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 // result.
 func appendQueryData(dst []byte, v promql.Result) []byte {
 	dst = append(dst, `{"resultType":`...)
-	dst = appendJSONString(dst, string(v.Value.Type()))
+	dst = appendHTMLString(dst, string(v.Value.Type()))
 	dst = append(dst, `,"result":`...)
 	switch r := v.Value.(type) {
 	case promql.Matrix:
@@ -66,9 +67,9 @@ func appendQueryData(dst []byte, v promql.Result) []byte {
 	case promql.Vector:
 		dst = appendVector(dst, r)
 	case promql.Scalar:
-		dst = appendFloatPair(dst, r.T, r.V)
+		dst = appendScalar(dst, r)
 	case promql.String:
-		dst = appendPair(dst, r.T, func(b []byte) []byte { return appendJSONString(b, r.V) })
+		dst = appendStringResult(dst, r)
 	default:
 		dst = append(dst, "null"...)
 	}
@@ -86,12 +87,43 @@ func appendMatrix(dst []byte, m promql.Matrix) []byte {
 	return append(dst, ']')
 }
 
-// appendSeries appends {"metric":{..},"values":[..]} and, for native
-// histograms, "histograms":[..].
+// appendScalar appends a scalar result as promql.Scalar.MarshalJSON
+// does, unlike a vector's samples: [<float64(T)/1000 in shortest form>,
+// "<value in 'f' form>"], so 4.5 s is 4.5 (not 4.500) and 1e-7 is
+// "0.0000001".
+func appendScalar(dst []byte, s promql.Scalar) []byte {
+	dst = append(dst, '[')
+	dst = appendShortSeconds(dst, s.T)
+	dst = append(dst, ',', '"')
+	dst = strconv.AppendFloat(dst, s.V, 'f', -1, 64)
+	return append(dst, '"', ']')
+}
+
+// appendStringResult appends a string result as promql.String.MarshalJSON
+// does: its own encoding/json call, whose escaping (\b, \f) differs from
+// jsoniter's, so it is used as is.
+func appendStringResult(dst []byte, s promql.String) []byte {
+	b, err := s.MarshalJSON()
+	if err != nil { // unreachable: a finite float64 and a string
+		return append(dst, "null"...)
+	}
+	return append(dst, b...)
+}
+
+// appendShortSeconds appends milliseconds t as encoding/json writes
+// float64(t)/1000: shortest form, never an exponent for a whole
+// millisecond count.
+func appendShortSeconds(dst []byte, t int64) []byte {
+	return strconv.AppendFloat(dst, float64(t)/1000, 'f', -1, 64)
+}
+
+// appendSeries appends {"metric":{..}} with "values":[..] when it has
+// float points and "histograms":[..] when it has native histograms, as
+// Prometheus's marshalSeriesJSON does.
 func appendSeries(dst []byte, s promql.Series) []byte {
 	dst = append(dst, `{"metric":`...)
 	dst = appendLabels(dst, s.Metric)
-	if len(s.Floats) > 0 || len(s.Histograms) == 0 {
+	if len(s.Floats) > 0 {
 		dst = append(dst, `,"values":[`...)
 		for i, p := range s.Floats {
 			if i > 0 {
@@ -171,19 +203,20 @@ func appendTimestamp(dst []byte, t int64) []byte {
 	return append(dst, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
-// appendFloatString appends f as a JSON string the way Prometheus writes
-// sample values: shortest decimal, "NaN", "+Inf", "-Inf".
+// appendFloatString appends f as a JSON string the way Prometheus's
+// jsonutil.MarshalFloat writes sample values: shortest decimal, in 'e'
+// form below 1e-6 and from 1e21 up ("1e-07", "1e+21"), else 'f'; "NaN",
+// "+Inf", "-Inf".
 func appendFloatString(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
+	if math.IsNaN(f) {
 		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"+Inf"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Inf"`...)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e' // +Inf included: strconv writes "+Inf" in either form
 	}
 	dst = append(dst, '"')
-	dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
 	return append(dst, '"')
 }
 
@@ -251,8 +284,11 @@ func appendLabels(dst []byte, ls labels.Labels) []byte {
 	return append(dst, '}')
 }
 
-// appendJSONString appends s as a JSON string literal, UTF-8 kept, invalid
-// bytes replaced by U+FFFD so the output is always valid JSON.
+// appendJSONString appends a label name or value as a JSON string
+// literal the way Prometheus's marshalLabelsJSON does (jsoniter's
+// Stream.WriteString: no HTML escaping), except that invalid UTF-8 bytes
+// become U+FFFD so the output is always valid JSON (Prometheus copies
+// them).
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
@@ -281,8 +317,46 @@ func appendJSONByte(dst []byte, c byte) []byte {
 		return append(dst, '\\', 't')
 	}
 	if c < 0x20 {
-		const hex = "0123456789abcdef"
-		return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 	}
 	return append(dst, c)
 }
+
+// appendHTMLString appends s as a JSON string literal the way Prometheus
+// writes every other string (warnings, errors, label name and value
+// lists, format_query: jsoniter's standard-library mode, its
+// writeStringSlowPathWithHTMLEscaped): <, > and & escaped as \u003c,
+// \u003e and \u0026, U+2028 and U+2029 escaped, invalid UTF-8 bytes as
+// \ufffd.
+func appendHTMLString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			dst = appendHTMLByte(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(dst, '"')
+}
+
+func appendHTMLByte(dst []byte, c byte) []byte {
+	switch c {
+	case '<', '>', '&':
+		return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+	}
+	return appendJSONByte(dst, c)
+}
+
+const hexDigits = "0123456789abcdef"

@@ -139,7 +139,7 @@ func TestQueryBodies(t *testing.T) {
 		{"health check", "/api/v1/query", vals("query", "1+1", "time", "4"),
 			`{"status":"success","data":{"resultType":"scalar","result":[4,"2"]}}`},
 		{"NaN", "/api/v1/query", vals("query", "0/0", "time", "4.5"),
-			`{"status":"success","data":{"resultType":"scalar","result":[4.500,"NaN"]}}`},
+			`{"status":"success","data":{"resultType":"scalar","result":[4.5,"NaN"]}}`},
 		{"infinities", "/api/v1/query", vals("query", `label_replace(vector(1/0),"s","+","","") or label_replace(vector(-1/0),"s","-","","")`, "time", "1700000000.001"),
 			`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"s":"+"},"value":[1700000000.001,"+Inf"]},{"metric":{"s":"-"},"value":[1700000000.001,"-Inf"]}]}}`},
 		{"string", "/api/v1/query", vals("query", `"a\"b"`, "time", "2023-11-14T22:13:20Z"),

@@ -139,7 +139,7 @@ func (a *API) FormatQuery(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	pretty := expr.Pretty(0)
-	a.respond(ctx, nil, nil, func(b []byte) []byte { return appendJSONString(b, pretty) })
+	a.respond(ctx, nil, nil, func(b []byte) []byte { return appendHTMLString(b, pretty) })
 }
 
 // QueryExemplars serves /api/v1/query_exemplars. tsd stores no exemplars,

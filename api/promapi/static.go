@@ -26,11 +26,11 @@ func (a *API) BuildInfo(ctx *fasthttp.RequestCtx) {
 	}
 	a.respond(ctx, nil, nil, func(b []byte) []byte {
 		b = append(b, `{"version":`...)
-		b = appendJSONString(b, a.opts.BuildVersion)
+		b = appendHTMLString(b, a.opts.BuildVersion)
 		b = append(b, `,"revision":`...)
-		b = appendJSONString(b, a.opts.Revision)
+		b = appendHTMLString(b, a.opts.Revision)
 		b = append(b, `,"branch":"","buildUser":"","buildDate":"","goVersion":`...)
-		b = appendJSONString(b, runtime.Version())
+		b = appendHTMLString(b, runtime.Version())
 		return append(b, '}')
 	})
 }
