@@ -35,10 +35,21 @@ func TestEmitColumnWord(t *testing.T) {
 	slices.SortFunc(keys, bytes.Compare)
 	keys = slices.CompactFunc(keys, bytes.Equal)
 
+	// No options takes emitPlain; an empty qualifier prefix, which passes
+	// every cell, takes the general path.
+	for _, o := range []*storage.ReadOptions{nil, {QualifierPrefix: []byte{}}} {
+		checkEmit(t, st, row, keys, o)
+	}
+}
+
+func checkEmit(t *testing.T, st *tableState, row []byte, keys [][]byte, o *storage.ReadOptions) {
 	s := &scanner{famIdx: -1, t: &table{name: "w"}, st: st}
-	s.f.reset(st, nil, 0)
+	s.f.reset(st, o, 0)
 	s.countVersions = true
 	s.rowPrefix, s.row = appendRowPrefix(nil, 5, row), row
+	if s.f.plain != (o == nil) {
+		t.Fatalf("options %+v: plain = %v", o, s.f.plain)
+	}
 	var prev []byte
 	versions := 0
 	for _, key := range keys {

@@ -24,6 +24,8 @@ type filter struct {
 	// limitOnly says families' MaxVersions are the only version filter
 	// (no TTL, no time range, no read version limit).
 	limitOnly bool
+	// plain says the families' version limits are the only filter.
+	plain bool
 }
 
 // reset fills f from o (nil: no filters), reusing f's mask.
@@ -33,6 +35,7 @@ func (f *filter) reset(st *tableState, o *storage.ReadOptions, now int64) {
 		f.qualStart != nil || f.qualStop != nil
 	f.limitOnly = f.minT == 0 && f.maxT == 0 && f.maxVersions == 0 && !st.hasTTL()
 	f.hasVersion = !f.limitOnly || st.hasVersionLimit()
+	f.plain = f.limitOnly && !f.hasColumn
 }
 
 func (f *filter) set(st *tableState, o *storage.ReadOptions, now int64) {

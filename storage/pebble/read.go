@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/tsd-db/tsd/storage"
@@ -74,9 +75,12 @@ func collectRow(s *scanner) []storage.Cell {
 	fams := s.st.fams
 	out := make([]storage.Cell, len(meta))
 	start := n
-	for i, m := range meta {
-		out[i] = storage.Cell{Row: row, Family: fams[m.fam].name, Qualifier: buf[start:m.qEnd:m.qEnd],
-			Timestamp: m.ts, Value: buf[m.qEnd:m.vEnd:m.vEnd]}
+	for i := range out {
+		m, c := &meta[i], &out[i]
+		// Field by field: a composite literal is built on the stack and
+		// copied, which costs more per cell.
+		c.Row, c.Family, c.Timestamp = row, fams[m.fam].name, m.ts
+		c.Qualifier, c.Value = buf[start:m.qEnd:m.qEnd], buf[m.qEnd:m.vEnd:m.vEnd]
 		start = m.vEnd
 	}
 	return out
@@ -106,19 +110,40 @@ func (s *scanner) walkRow() {
 			s.err = err
 			break
 		}
-		data = append(data, s.qual...)
+		data = appendShort(data, s.qual)
 		q := len(data)
-		data = append(data, val...)
-		meta = append(meta, cellMeta{qEnd: q, vEnd: len(data), ts: s.ts, fam: s.famIdx})
+		data = appendShort(data, val)
+		meta = append(meta, cellMeta{qEnd: q, vEnd: len(data), ts: s.ts, fam: int32(s.famIdx)})
 	}
 	s.getData, s.getMeta = data, meta
 	s.finish()
 }
 
+// appendShort is append(dst, src...) that copies src of up to 16 bytes
+// (qualifiers, OpenTSDB's values) inline instead of calling memmove.
+func appendShort(dst, src []byte) []byte {
+	n, k := len(dst), len(src)
+	if k > 16 || cap(dst)-n < 16 {
+		return append(dst, src...)
+	}
+	dst = dst[:n+k]
+	d := dst[n:]
+	if k >= 8 {
+		// Two overlapping words cover 8 to 16 bytes.
+		binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(src))
+		binary.LittleEndian.PutUint64(d[k-8:], binary.LittleEndian.Uint64(src[k-8:]))
+		return dst
+	}
+	for i := range src {
+		d[i] = src[i]
+	}
+	return dst
+}
+
 // cellMeta locates one of Get's cells in the scratch buffer: its qualifier
 // ends at qEnd, its value at vEnd.
 type cellMeta struct {
-	qEnd, vEnd int
 	ts         int64
-	fam        int
+	qEnd, vEnd int
+	fam        int32
 }

@@ -251,6 +251,16 @@ func isSuccessor(hi, p []byte) bool {
 // emit decides whether the version whose key is under the iterator is
 // visible and, if so, makes it the current cell (but for its value).
 func (s *scanner) emit(key []byte) bool {
+	if s.f.plain {
+		if visible, ok := s.emitPlain(key); ok {
+			return visible
+		}
+	}
+	return s.emitAny(key)
+}
+
+// emitAny is emit for every read and key.
+func (s *scanner) emitAny(key []byte) bool {
 	colLen := len(key) - tsLen
 	if colLen <= len(s.rowPrefix) {
 		s.corrupt(fmt.Errorf("key %x too short", key))
@@ -341,28 +351,87 @@ func (s *scanner) sameColumn(col []byte, w uint64) bool {
 func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
 
 // decodeColumnWord is decodeColumn for a column whose word is w: when the
-// family is the previous cell's and the qualifier code is plain (no 0xFF
-// two-byte codes), the qualifier is decoded by subtracting 1 from each
-// byte at once. Anything else goes through decodeColumn.
+// family is the previous cell's and the qualifier code is plain, the
+// qualifier is decoded a word at a time. Anything else goes through
+// decodeColumn.
 func (s *scanner) decodeColumnWord(col []byte, w uint64) bool {
 	f := s.famWordLen
 	if w == 0 || f == 0 || len(col) <= f || w&lowBytes(f) != s.famWord {
 		return s.decodeColumn(col)
 	}
-	qn := len(col) - f - 1 // the qualifier's length; its terminator follows
-	q := w >> (8 * uint(f))
-	m := lowBytes(qn)
-	// Bytes above the qualifier are filled with 0x01 so only its own
-	// bytes can be 0x00 (terminator: the column is malformed) or 0xFF
-	// (two-byte code) in the tests.
-	fill := ^m & ones
-	if q&^m != 0 || hasZeroByte(q|fill) || hasZeroByte(^q&m|fill) {
+	qn := len(col) - f - 1
+	q, ok := plainQualifier(w>>(8*uint(f)), qn)
+	if !ok {
 		return s.decodeColumn(col)
 	}
-	binary.LittleEndian.PutUint64(s.qualWord[:], q-ones&m)
-	s.qual = s.qualWord[:qn:qn]
+	s.setQualifier(q, qn)
 	s.colOK = !s.f.hasColumn || s.f.column(s.famIdx, s.qual)
 	return true
+}
+
+// plainQualifier decodes the code q of a qn-byte qualifier, read from a
+// column word and followed there by its terminator, and reports false when
+// the code is not plain: it holds a two-byte code (0xFF) or a 0x00 before
+// its terminator (a malformed key, left to decodeColumn to report). Each
+// byte of a plain code is the qualifier byte plus one, so subtracting 0x01
+// from every byte at once decodes it.
+func plainQualifier(q uint64, qn int) (uint64, bool) {
+	m := lowBytes(qn)
+	// The terminator and the bytes above it must be 0. Then q|^m has a
+	// 0x00 byte only where the code has one (a terminator) and ^q only
+	// where it has 0xFF (a two-byte code).
+	if q&^m != 0 || hasZeroByte(q|^m) || hasZeroByte(^q) {
+		return 0, false
+	}
+	return q - ones&m, true
+}
+
+// setQualifier makes the decoded qualifier word q of n bytes current.
+func (s *scanner) setQualifier(q uint64, n int) {
+	binary.LittleEndian.PutUint64(s.qualWord[:], q)
+	s.qual = s.qualWord[:n:n]
+}
+
+// emitPlain is emit for the common case, in fewer steps: the read's only
+// filter is the families' version limits (every read of OpenTSDB's
+// tables, and every read without options), and the column is at most 8
+// bytes, in the current family, with a plain qualifier code. ok is false
+// when the case does not apply; emitPlain then changed nothing and emit
+// takes the general path.
+func (s *scanner) emitPlain(key []byte) (visible, ok bool) {
+	p, f := len(s.rowPrefix), s.famWordLen
+	n := len(key) - tsLen - p
+	if n > 8 || n <= f || f == 0 {
+		return false, false
+	}
+	w := binary.LittleEndian.Uint64(key[p:p+8]) & lowBytes(n)
+	if s.countVersions && n == s.colLen && w == s.colWord {
+		// An older version of the current column.
+		v := s.versions
+		s.versions++
+		if !s.colOK || s.famMax > 0 && v >= s.famMax {
+			return false, true
+		}
+	} else {
+		if w&lowBytes(f) != s.famWord {
+			return false, false
+		}
+		qn := n - f - 1
+		q, ok := plainQualifier(w>>(8*uint(f)), qn)
+		if !ok {
+			return false, false
+		}
+		s.setQualifier(q, qn)
+		s.colWord, s.colLen, s.colOK = w, n, true
+		s.versions, s.emitted = 1, 0
+	}
+	s.emitted++
+	if !s.rowCounted {
+		s.rowCounted = true
+		s.rows++
+	}
+	s.ts = keyTimestamp8(key)
+	return true, true
 }
 
 // keyTimestamp8 is keyTimestamp for keys of at least 8 bytes, with one load.
