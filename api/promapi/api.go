@@ -97,7 +97,7 @@ func allowed(ctx *fasthttp.RequestCtx) bool {
 	if ctx.IsGet() || ctx.IsPost() || ctx.IsHead() {
 		return true
 	}
-	writeError(ctx, &apiError{errorMethod, errMethod(ctx)}, nil)
+	writeError(ctx, &apiError{errorMethod, errMethod(ctx)})
 	return false
 }
 
@@ -127,12 +127,13 @@ func (a *API) respond(ctx *fasthttp.RequestCtx, warnings, infos []string, data f
 }
 
 // writeError answers with Prometheus's error JSON and the status of its
-// class.
-func writeError(ctx *fasthttp.RequestCtx, e *apiError, warnings []string) {
+// class. Like Prometheus's respondError it carries no warnings, even when
+// the failed query gathered some.
+func writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 	ctx.Response.Reset()
 	ctx.SetStatusCode(e.typ.status)
 	ctx.SetContentType(contentTypeJSON)
-	ctx.SetBody(appendErrorJSON(nil, e, warnings))
+	ctx.SetBody(appendErrorJSON(nil, e))
 }
 
 // noticeStrings splits annotations into warnings and infos.
@@ -172,7 +173,7 @@ func (a *API) Handler(h func(*API, *fasthttp.RequestCtx)) fasthttp.RequestHandle
 			if r := recover(); r != nil {
 				a.opts.Logger.Error("prometheus API handler panicked", "path", string(ctx.Path()),
 					"panic", r, "stack", string(debug.Stack()))
-				writeError(ctx, &apiError{errorInternal, fmt.Errorf("internal error: %v", r)}, nil)
+				writeError(ctx, &apiError{errorInternal, fmt.Errorf("internal error: %v", r)})
 			}
 		}()
 		h(a, ctx)

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/util/annotations"
 )
 
 // The expected bodies in this file are written from Prometheus
@@ -126,4 +129,99 @@ func TestSeriesWithoutPoints(t *testing.T) {
 	if got, want := string(appendMatrix(nil, m)), `[{"metric":{"a":"b"}}]`; got != want {
 		t.Errorf("appendMatrix = %s, want %s", got, want)
 	}
+}
+
+// TestConformanceParamErrors: parseTimeParam wraps its error ("invalid
+// time value for 'time': ...") for the optional times of query, labels,
+// label values, series and query_exemplars, but query_range's required
+// start and end go through parseTime alone; extractQueryOpts answers a bad
+// lookback_delta with bad_data "error parsing lookback delta duration"
+// and no parameter prefix.
+func TestConformanceParamErrors(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	bad := func(msg string) string {
+		return `{"status":"error","errorType":"bad_data","error":"` + msg + `"}`
+	}
+	checkBodies(t, base, []bodyCase{
+		{"query time", "/api/v1/query", vals("query", "1", "time", "yesterday"), 400,
+			bad(`invalid parameter \"time\": invalid time value for 'time': cannot parse \"yesterday\" to a valid timestamp`)},
+		{"labels start", "/api/v1/labels", vals("start", "x"), 400,
+			bad(`invalid parameter \"start\": invalid time value for 'start': cannot parse \"x\" to a valid timestamp`)},
+		{"values end", "/api/v1/label/v/values", vals("end", "x"), 400,
+			bad(`invalid parameter \"end\": invalid time value for 'end': cannot parse \"x\" to a valid timestamp`)},
+		{"series end", "/api/v1/series", vals("match[]", "h", "end", "x"), 400,
+			bad(`invalid parameter \"end\": invalid time value for 'end': cannot parse \"x\" to a valid timestamp`)},
+		{"exemplars start", "/api/v1/query_exemplars", vals("query", "h", "start", "x"), 400,
+			bad(`invalid parameter \"start\": invalid time value for 'start': cannot parse \"x\" to a valid timestamp`)},
+		{"range start", "/api/v1/query_range", vals("query", "1", "start", "x", "end", "1", "step", "1"), 400,
+			bad(`invalid parameter \"start\": cannot parse \"x\" to a valid timestamp`)},
+		{"lookback", "/api/v1/query", vals("query", "1", "lookback_delta", "x"), 400,
+			bad(`error parsing lookback delta duration: cannot parse \"x\" to a valid duration`)},
+		{"range lookback", "/api/v1/query_range", vals("query", "1", "start", "1", "end", "1", "step", "1", "lookback_delta", "5 min"), 400,
+			bad(`error parsing lookback delta duration: cannot parse \"5 min\" to a valid duration`)},
+	})
+}
+
+// faultQueryable serves a real tsdb but fails every look-up with err and
+// a warning, as a storage backend that answers partly and then fails
+// would.
+type faultQueryable struct {
+	storage.Queryable
+	err error
+}
+
+func (f faultQueryable) Querier(mint, maxt int64) (storage.Querier, error) {
+	q, err := f.Queryable.Querier(mint, maxt)
+	return faultQuerier{q, f.err}, err
+}
+
+type faultQuerier struct {
+	storage.Querier
+	err error
+}
+
+func faultWarnings() annotations.Annotations {
+	var a annotations.Annotations
+	return a.Add(errors.New("partial answer"))
+}
+
+func (f faultQuerier) LabelNames(context.Context, *storage.LabelHints, ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	return nil, faultWarnings(), f.err
+}
+
+func (f faultQuerier) LabelValues(context.Context, string, *storage.LabelHints, ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	return nil, faultWarnings(), f.err
+}
+
+func (f faultQuerier) Select(context.Context, bool, *storage.SelectHints, ...*labels.Matcher) storage.SeriesSet {
+	return faultSet{f.err}
+}
+
+type faultSet struct{ err error }
+
+func (faultSet) Next() bool                        { return false }
+func (faultSet) At() storage.Series                { return nil }
+func (s faultSet) Err() error                      { return s.err }
+func (faultSet) Warnings() annotations.Annotations { return faultWarnings() }
+
+// TestConformanceErrorEnvelope: respondError writes status, errorType and
+// error only, never the warnings gathered before the failure; labelNames
+// (one match[] set) and labelValues answer every storage error as
+// "execution", series through returnAPIError (a canceled context is
+// "canceled", 499).
+func TestConformanceErrorEnvelope(t *testing.T) {
+	base := serveAPI(t, faultQueryable{openHTMLDB(t), errors.New("disk on fire")})
+	exec := `{"status":"error","errorType":"execution","error":"disk on fire"}`
+	checkBodies(t, base, []bodyCase{
+		{"labels", "/api/v1/labels", nil, 422, exec},
+		{"values", "/api/v1/label/v/values", nil, 422, exec},
+		{"series", "/api/v1/series", vals("match[]", "h"), 422, exec},
+		{"query", "/api/v1/query", vals("query", "h", "time", "1700000000"), 422, `{"status":"error","errorType":"execution","error":"expanding series: disk on fire"}`},
+	})
+	base = serveAPI(t, faultQueryable{openHTMLDB(t), context.Canceled})
+	checkBodies(t, base, []bodyCase{
+		{"labels canceled", "/api/v1/labels", nil, 422, `{"status":"error","errorType":"execution","error":"context canceled"}`},
+		{"values canceled", "/api/v1/label/v/values", nil, 422, `{"status":"error","errorType":"execution","error":"context canceled"}`},
+		{"series canceled", "/api/v1/series", vals("match[]", "h"), 499, `{"status":"error","errorType":"canceled","error":"context canceled"}`},
+	})
 }

@@ -33,12 +33,11 @@ func appendNotices(dst []byte, warnings, infos []string) []byte {
 }
 
 // appendErrorJSON appends Prometheus's error body.
-func appendErrorJSON(dst []byte, e *apiError, warnings []string) []byte {
+func appendErrorJSON(dst []byte, e *apiError) []byte {
 	dst = append(dst, `{"status":"error","errorType":`...)
 	dst = appendHTMLString(dst, e.typ.name)
 	dst = append(dst, `,"error":`...)
 	dst = appendHTMLString(dst, e.err.Error())
-	dst = appendNotices(dst, warnings, nil)
 	return append(dst, '}')
 }
 

@@ -32,10 +32,10 @@ func parseLookup(f form, matchParam bool) (lookup, *apiError) {
 	if l.limit, err = parseLimit(f.get("limit")); err != nil {
 		return l, invalidParam("limit", err)
 	}
-	if l.start, err = parseTimeOr(f.get("start"), MinTime); err != nil {
+	if l.start, err = parseTimeParam(f.get("start"), "start", MinTime); err != nil {
 		return l, invalidParam("start", err)
 	}
-	if l.end, err = parseTimeOr(f.get("end"), MaxTime); err != nil {
+	if l.end, err = parseTimeParam(f.get("end"), "end", MaxTime); err != nil {
 		return l, invalidParam("end", err)
 	}
 	if l.sets, err = parseMatchers(f.all("match[]")); err != nil {
@@ -73,26 +73,26 @@ func (a *API) Series(ctx *fasthttp.RequestCtx) {
 	}
 	f := form{ctx}
 	if len(f.all("match[]")) == 0 {
-		writeError(ctx, badData(errNoMatch), nil)
+		writeError(ctx, badData(errNoMatch))
 		return
 	}
 	l, aerr := parseLookup(f, true)
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	q, aerr := a.querier(l)
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	defer q.Close()
 	sets, warns, err := a.selectSeries(ctx, q, l)
-	warnings, infos := noticeStrings(warns, "")
 	if err != nil {
-		writeError(ctx, execError(err), warnings)
+		writeError(ctx, execError(err))
 		return
 	}
+	warnings, infos := noticeStrings(warns, "")
 	if l.limit > 0 && len(sets) > l.limit {
 		sets = sets[:l.limit]
 		warnings = append(warnings, errTruncated.Error())
@@ -143,12 +143,12 @@ func (a *API) Labels(ctx *fasthttp.RequestCtx) {
 	}
 	l, aerr := parseLookup(form{ctx}, false)
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	q, aerr := a.querier(l)
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	defer q.Close()
@@ -156,7 +156,17 @@ func (a *API) Labels(ctx *fasthttp.RequestCtx) {
 	names, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
 		return q.LabelNames(ctx, hints, ms...)
 	})
-	a.respondStrings(ctx, names, l.limit, warns, err)
+	if err != nil {
+		// Prometheus's labelNames classifies the error only when it
+		// merged several match[] sets; one set's failure is execution.
+		if len(l.sets) > 1 {
+			writeError(ctx, execError(err))
+		} else {
+			writeError(ctx, &apiError{errorExec, err})
+		}
+		return
+	}
+	a.respondStrings(ctx, names, l.limit, warns)
 }
 
 // LabelValues serves /api/v1/label/<name>/values; name is taken from the
@@ -167,17 +177,19 @@ func (a *API) LabelValues(ctx *fasthttp.RequestCtx) {
 	}
 	name := labelName(ctx.Path())
 	if !model.UTF8Validation.IsValidLabelName(name) {
-		writeError(ctx, badData(fmt.Errorf("invalid label name: %q", name)), nil)
+		writeError(ctx, badData(fmt.Errorf("invalid label name: %q", name)))
 		return
 	}
 	l, aerr := parseLookup(form{ctx}, false)
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
-	q, aerr := a.querier(l)
-	if aerr != nil {
-		writeError(ctx, aerr, nil)
+	// Prometheus's labelValues answers every storage failure, the
+	// querier's included, as execution.
+	q, err := a.q.Querier(msTime(l.start), msTime(l.end))
+	if err != nil {
+		writeError(ctx, &apiError{errorExec, err})
 		return
 	}
 	defer q.Close()
@@ -185,7 +197,11 @@ func (a *API) LabelValues(ctx *fasthttp.RequestCtx) {
 	vals, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
 		return q.LabelValues(ctx, name, hints, ms...)
 	})
-	a.respondStrings(ctx, vals, l.limit, warns, err)
+	if err != nil {
+		writeError(ctx, &apiError{errorExec, err})
+		return
+	}
+	a.respondStrings(ctx, vals, l.limit, warns)
 }
 
 // labelName cuts <name> out of .../label/<name>/values.
@@ -236,12 +252,8 @@ func union(sets [][]*labels.Matcher, get func([]*labels.Matcher) ([]string, anno
 }
 
 // respondStrings answers a names or values look-up, truncated to limit.
-func (a *API) respondStrings(ctx *fasthttp.RequestCtx, ss []string, limit int, warns annotations.Annotations, err error) {
+func (a *API) respondStrings(ctx *fasthttp.RequestCtx, ss []string, limit int, warns annotations.Annotations) {
 	warnings, infos := noticeStrings(warns, "")
-	if err != nil {
-		writeError(ctx, execError(err), warnings)
-		return
-	}
 	if limit > 0 && len(ss) > limit {
 		ss = ss[:limit]
 		warnings = append(warnings, errTruncated.Error())

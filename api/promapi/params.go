@@ -96,12 +96,18 @@ func parseLimit(s string) (int, error) {
 	return n, nil
 }
 
-// parseTimeOr parses an optional time parameter, def when absent.
-func parseTimeOr(s string, def time.Time) (time.Time, error) {
+// parseTimeParam parses the optional time parameter name, def when
+// absent; its error names the parameter a second time, as Prometheus's
+// parseTimeParam does ("invalid time value for 'start': ...").
+func parseTimeParam(s, name string, def time.Time) (time.Time, error) {
 	if s == "" {
 		return def, nil
 	}
-	return ParseTime(s)
+	t, err := ParseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid time value for '%s': %w", name, err)
+	}
+	return t, nil
 }
 
 // rangeParams are a range query's start, end and step, checked as

@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/prometheus/promql"
@@ -22,12 +23,12 @@ func (a *API) Query(ctx *fasthttp.RequestCtx) {
 	f := form{ctx}
 	limit, err := parseLimit(f.get("limit"))
 	if err != nil {
-		writeError(ctx, invalidParam("limit", err), nil)
+		writeError(ctx, invalidParam("limit", err))
 		return
 	}
-	ts, err := parseTimeOr(f.get("time"), time.Now())
+	ts, err := parseTimeParam(f.get("time"), "time", time.Now())
 	if err != nil {
-		writeError(ctx, invalidParam("time", err), nil)
+		writeError(ctx, invalidParam("time", err))
 		return
 	}
 	a.run(ctx, f, limit, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
@@ -43,12 +44,12 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 	f := form{ctx}
 	limit, err := parseLimit(f.get("limit"))
 	if err != nil {
-		writeError(ctx, invalidParam("limit", err), nil)
+		writeError(ctx, invalidParam("limit", err))
 		return
 	}
 	r, aerr := parseRange(f.get("start"), f.get("end"), f.get("step"))
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	a.run(ctx, f, limit, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
@@ -64,43 +65,44 @@ type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promq
 func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 	qctx, cancel, aerr := queryContext(ctx, f.get("timeout"))
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	defer cancel()
 	opts, aerr := queryOpts(f)
 	if aerr != nil {
-		writeError(ctx, aerr, nil)
+		writeError(ctx, aerr)
 		return
 	}
 	qs := f.get("query")
 	qry, err := build(qctx, opts, qs)
 	if err != nil {
-		writeError(ctx, invalidParam("query", err), nil)
+		writeError(ctx, invalidParam("query", err))
 		return
 	}
 	defer qry.Close() // after the result is encoded: Close recycles its slices
 	// A query without subqueries lets tsd's Queryable evaluate range
 	// functions while reading (query/promql.WithPushdown).
 	res := qry.Exec(tsdpromql.WithPushdown(qctx, qry.Statement()))
-	warnings, infos := noticeStrings(res.Warnings, qs)
 	if res.Err != nil {
-		writeError(ctx, execError(res.Err), warnings)
+		writeError(ctx, execError(res.Err))
 		return
 	}
+	warnings, infos := noticeStrings(res.Warnings, qs)
 	if truncate(res, limit) {
 		warnings = append(warnings, errTruncated.Error())
 	}
 	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendQueryData(b, *res) })
 }
 
-// queryOpts reads lookback_delta.
+// queryOpts reads lookback_delta; its error is bad_data without the
+// parameter prefix, as in Prometheus's extractQueryOpts.
 func queryOpts(f form) (promql.QueryOpts, *apiError) {
 	var lookback time.Duration
 	if s := f.get("lookback_delta"); s != "" {
 		d, err := ParseDuration(s)
 		if err != nil {
-			return nil, invalidParam("lookback_delta", err)
+			return nil, badData(fmt.Errorf("error parsing lookback delta duration: %w", err))
 		}
 		lookback = d
 	}
@@ -135,7 +137,7 @@ func (a *API) FormatQuery(ctx *fasthttp.RequestCtx) {
 	}
 	expr, err := parser.ParseExpr(form{ctx}.get("query"))
 	if err != nil {
-		writeError(ctx, invalidParam("query", err), nil)
+		writeError(ctx, invalidParam("query", err))
 		return
 	}
 	pretty := expr.Pretty(0)
@@ -150,22 +152,22 @@ func (a *API) QueryExemplars(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	f := form{ctx}
-	start, err := parseTimeOr(f.get("start"), MinTime)
+	start, err := parseTimeParam(f.get("start"), "start", MinTime)
 	if err != nil {
-		writeError(ctx, invalidParam("start", err), nil)
+		writeError(ctx, invalidParam("start", err))
 		return
 	}
-	end, err := parseTimeOr(f.get("end"), MaxTime)
+	end, err := parseTimeParam(f.get("end"), "end", MaxTime)
 	if err != nil {
-		writeError(ctx, invalidParam("end", err), nil)
+		writeError(ctx, invalidParam("end", err))
 		return
 	}
 	if end.Before(start) {
-		writeError(ctx, badData(errors.New("end timestamp must not be before start timestamp")), nil)
+		writeError(ctx, badData(errors.New("end timestamp must not be before start timestamp")))
 		return
 	}
 	if _, err := parser.ParseExpr(f.get("query")); err != nil {
-		writeError(ctx, badData(err), nil)
+		writeError(ctx, badData(err))
 		return
 	}
 	a.respond(ctx, nil, nil, func(b []byte) []byte { return append(b, "[]"...) })
