@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -224,4 +226,33 @@ func TestConformanceErrorEnvelope(t *testing.T) {
 		{"values canceled", "/api/v1/label/v/values", nil, 422, `{"status":"error","errorType":"execution","error":"context canceled"}`},
 		{"series canceled", "/api/v1/series", vals("match[]", "h"), 499, `{"status":"error","errorType":"canceled","error":"context canceled"}`},
 	})
+}
+
+// statsRE is the data Prometheus answers with stats=<anything>: QueryData
+// with "stats" after "result", the stats.BuiltinStats of NewQueryStats
+// (DefaultStatsRenderer); timings vary, sample counts do not.
+var statsRE = regexp.MustCompile(`^\{"status":"success","data":\{"resultType":"vector","result":\[.*\],"stats":\{"timings":\{` +
+	`"evalTotalTime":[-+.e0-9]+,"resultSortTime":[-+.e0-9]+,"queryPreparationTime":[-+.e0-9]+,"innerEvalTime":[-+.e0-9]+,` +
+	`"execQueueTime":[-+.e0-9]+,"execTotalTime":[-+.e0-9]+\},"samples":\{"totalQueryableSamples":1,"peakSamples":1\}\}\}\}$`)
+
+// TestConformanceStats: the stats parameter adds query statistics to the
+// answer of query and query_range; empty or absent, it adds nothing.
+func TestConformanceStats(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	for _, p := range []url.Values{
+		vals("query", "h", "time", "1700000000", "stats", "1"),
+		vals("query", "h", "time", "1700000000", "stats", "all"),
+	} {
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			if code, body := call(t, m, base+"/api/v1/query", p); code != 200 || !statsRE.MatchString(body) {
+				t.Errorf("%s %v: got %d %s\nwant a match for %s", m, p, code, body, statsRE)
+			}
+		}
+	}
+	code, body := call(t, http.MethodGet, base+"/api/v1/query_range", vals("query", "h", "start", "1700000000", "end", "1700000000", "step", "1", "stats", "x"))
+	if code != 200 || !strings.Contains(body, `"samples":{"totalQueryableSamples":1,"peakSamples":1}`) {
+		t.Errorf("query_range stats: got %d %s", code, body)
+	}
+	checkBodies(t, base, []bodyCase{{"no stats", "/api/v1/query", vals("query", "h", "time", "1700000000", "stats", ""), 200,
+		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"h","v":"x<y&z"},"value":[1700000000,"1"]}]}}`}})
 }

@@ -54,9 +54,9 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-// appendQueryData appends {"resultType":T,"result":R} for an engine
-// result.
-func appendQueryData(dst []byte, v promql.Result) []byte {
+// appendQueryData appends {"resultType":T,"result":R[,"stats":S]} for an
+// engine result; stats is the encoded statistics, nil for none.
+func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 	dst = append(dst, `{"resultType":`...)
 	dst = appendHTMLString(dst, string(v.Value.Type()))
 	dst = append(dst, `,"result":`...)
@@ -71,6 +71,10 @@ func appendQueryData(dst []byte, v promql.Result) []byte {
 		dst = appendStringResult(dst, r)
 	default:
 		dst = append(dst, "null"...)
+	}
+	if stats != nil {
+		dst = append(dst, `,"stats":`...)
+		dst = append(dst, stats...)
 	}
 	return append(dst, '}')
 }

@@ -18,10 +18,10 @@ func BenchmarkAppendMatrix(b *testing.B) {
 		}
 	}
 	res := promql.Result{Value: m}
-	buf := appendQueryData(nil, res)
+	buf := appendQueryData(nil, res, nil)
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = appendQueryData(buf[:0], res)
+		buf = appendQueryData(buf[:0], res, nil)
 	}
 }

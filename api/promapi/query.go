@@ -2,12 +2,14 @@ package promapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/util/stats"
 	"github.com/valyala/fasthttp"
 
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
@@ -92,11 +94,29 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 	if truncate(res, limit) {
 		warnings = append(warnings, errTruncated.Error())
 	}
-	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendQueryData(b, *res) })
+	st := queryStats(qry, f.get("stats"))
+	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendQueryData(b, *res, st) })
 }
 
-// queryOpts reads lookback_delta; its error is bad_data without the
-// parameter prefix, as in Prometheus's extractQueryOpts.
+// queryStats is the "stats" member of the answer, nil without one: any
+// non-empty stats parameter asks for the engine's statistics, as
+// Prometheus's DefaultStatsRenderer renders them (stats.NewQueryStats,
+// encoded with encoding/json as its stepStat.MarshalJSON expects).
+func queryStats(qry promql.Query, param string) []byte {
+	if param == "" {
+		return nil
+	}
+	b, err := json.Marshal(stats.NewQueryStats(qry.Stats()))
+	if err != nil { // unreachable: finite floats and integers
+		return nil
+	}
+	return b
+}
+
+// queryOpts reads lookback_delta and stats ("all" asks for per-step
+// statistics, which the engine gives only when built with them); the
+// error is bad_data without the parameter prefix, as in Prometheus's
+// extractQueryOpts.
 func queryOpts(f form) (promql.QueryOpts, *apiError) {
 	var lookback time.Duration
 	if s := f.get("lookback_delta"); s != "" {
@@ -106,7 +126,7 @@ func queryOpts(f form) (promql.QueryOpts, *apiError) {
 		}
 		lookback = d
 	}
-	return promql.NewPrometheusQueryOpts(false, lookback), nil
+	return promql.NewPrometheusQueryOpts(f.get("stats") == "all", lookback), nil
 }
 
 // truncate keeps the first limit series of a matrix or vector result and
