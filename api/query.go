@@ -31,6 +31,12 @@ var querySubroutes = map[string]func(*Server, *fasthttp.RequestCtx){
 // body, DELETE) and dispatches /api/query/<sub>. The Prometheus
 // /api/v1/query handler passes OpenTSDB-shaped requests here.
 func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
+	if ctx.IsDelete() && (s.opts.Query == nil || !s.opts.Query.Options().AllowDelete) {
+		// OpenTSDB's QueryRpc.execute refuses the verb before reading the
+		// query or picking the sub-endpoint.
+		writeError(ctx, fasthttp.StatusBadRequest, "Bad request", query.DeleteDisabled)
+		return
+	}
 	if sub := querySubroute(ctx.Path()); sub != "" {
 		if h, ok := querySubroutes[sub]; ok {
 			if h == nil {

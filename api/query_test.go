@@ -52,3 +52,26 @@ func TestQuerySubroute(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryDeleteVerbDisabled checks OpenTSDB's QueryRpc.execute: with
+// tsd.http.query.allow_delete off, the DELETE verb on /api/query and its
+// sub-endpoints is refused before the query is read, as 400 "Bad request"
+// whose details name the setting.
+func TestQueryDeleteVerbDisabled(t *testing.T) {
+	st := newReadStack(t)
+	eng, err := query.New(&query.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Options{Query: eng})
+	want := `{"error":{"code":400,"message":"Bad request","details":"Deleting data is not enabled (tsd.http.query.allow_delete=false)"}}`
+	for _, path := range []string{
+		"/api/query?start=1h-ago&m=sum:sys.cpu",
+		"/api/query?m=sum:sys.cpu", // refused before the missing start is noticed
+		"/api/query/last?timeseries=sys.cpu",
+	} {
+		if code, _, body := do(t, "DELETE", base+path, ""); code != 400 || body != want {
+			t.Errorf("DELETE %s: %d %s\nwant 400 %s", path, code, body, want)
+		}
+	}
+}

@@ -114,8 +114,9 @@ func (e *TimeoutError) Error() string {
 // Is matches ErrTimeout.
 func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
-// deleteDisabled is OpenTSDB's refusal of a delete.
-const deleteDisabled = "Deleting data is not enabled (tsd.http.query.allow_delete=false)"
+// DeleteDisabled is OpenTSDB's refusal of a delete when
+// tsd.http.query.allow_delete is off (QueryRpc.execute).
+const DeleteDisabled = "Deleting data is not enabled (tsd.http.query.allow_delete=false)"
 
 // Engine executes /api/query requests. It is safe for concurrent use.
 type Engine struct {
@@ -147,7 +148,7 @@ func (e *Engine) Execute(ctx context.Context, q *tsquery.TSQuery) (*Result, erro
 		return nil, err
 	}
 	if q.Delete && !e.opts.AllowDelete {
-		return nil, &tsquery.Error{Msg: deleteDisabled}
+		return nil, &tsquery.Error{Msg: DeleteDisabled}
 	}
 	if e.opts.Timeout > 0 {
 		var cancel context.CancelFunc
