@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -255,4 +256,61 @@ func TestConformanceStats(t *testing.T) {
 	}
 	checkBodies(t, base, []bodyCase{{"no stats", "/api/v1/query", vals("query", "h", "time", "1700000000", "stats", ""), 200,
 		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"h","v":"x<y&z"},"value":[1700000000,"1"]}]}}`}})
+}
+
+// TestConformanceStaticParams: metricMetadata and rules check their
+// parameters before answering from their (here empty) sources.
+func TestConformanceStaticParams(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	bad := func(msg string) string {
+		return `{"status":"error","errorType":"bad_data","error":"` + msg + `"}`
+	}
+	checkBodies(t, base, []bodyCase{
+		{"metadata limit", "/api/v1/metadata", vals("limit", "x"), 400, bad("limit must be a number")},
+		{"metadata limit_per_metric", "/api/v1/metadata", vals("limit", "-1", "limit_per_metric", "1.5"), 400, bad("limit_per_metric must be a number")},
+		{"metadata ok", "/api/v1/metadata", vals("limit", "-1", "limit_per_metric", "2", "metric", "up"), 200, `{"status":"success","data":{}}`},
+		{"rules match", "/api/v1/rules", vals("match[]", `{job=""}`), 400, bad("match[] must contain at least one non-empty matcher")},
+	})
+	for _, tc := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"type=ALERT&exclude_alerts=TRUE&rule_name[]=x&rule_group[]=y&file[]=z", 200, `{"status":"success","data":{"groups":[]}}`},
+		{"type=record&group_limit=5", 200, `{"status":"success","data":{"groups":[]}}`},
+		{"type=recording", 400, bad(`invalid parameter \"type\": not supported value \"recording\"`)},
+		{"exclude_alerts=maybe", 400, bad(`invalid parameter \"exclude_alerts\": error converting exclude_alerts: strconv.ParseBool: parsing \"maybe\": invalid syntax`)},
+		{"group_next_token=abc", 400, bad(`invalid parameter \"group_next_token\": group_limit needs to be present in order to paginate over the groups`)},
+		{"group_limit=x", 400, bad(`invalid parameter \"group_limit\": group_limit needs to be a valid number: strconv.ParseInt: parsing \"x\": invalid syntax`)},
+		{"group_limit=0", 400, bad(`invalid parameter \"group_limit\": group_limit needs to be greater than 0`)},
+		{"group_limit=2&group_next_token=abc", 400, bad(`invalid parameter \"group_next_token\": invalid group_next_token 'abc'. were rule groups changed?`)},
+	} {
+		resp, err := http.Get(base + "/api/v1/rules?" + tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || string(b) != tc.want {
+			t.Errorf("rules?%s: got %d %s\nwant %d %s", tc.query, resp.StatusCode, b, tc.code, tc.want)
+		}
+	}
+}
+
+// TestConformanceExemplarsNoSelector: queryExemplars returns no data for
+// a query without selectors, which Register's wrapper answers 204 with
+// an empty body.
+func TestConformanceExemplarsNoSelector(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	for _, q := range []string{"1+1", `vector(1)`} {
+		resp, err := http.Get(base + "/api/v1/query_exemplars?" + vals("query", q).Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || len(b) != 0 {
+			t.Errorf("query_exemplars %s: got %d %q, want 204 and no body", q, resp.StatusCode, b)
+		}
+	}
 }

@@ -166,7 +166,9 @@ func (a *API) FormatQuery(ctx *fasthttp.RequestCtx) {
 
 // QueryExemplars serves /api/v1/query_exemplars. tsd stores no exemplars,
 // so a valid request gets an empty list; Grafana's start-up probe only
-// checks for success.
+// checks for success. A query without selectors is answered 204 with no
+// body, as Prometheus's queryExemplars (no data) and its handler wrapper
+// do.
 func (a *API) QueryExemplars(ctx *fasthttp.RequestCtx) {
 	if !allowed(ctx) {
 		return
@@ -186,8 +188,13 @@ func (a *API) QueryExemplars(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, badData(errors.New("end timestamp must not be before start timestamp")))
 		return
 	}
-	if _, err := parser.ParseExpr(f.get("query")); err != nil {
+	expr, err := parser.ParseExpr(f.get("query"))
+	if err != nil {
 		writeError(ctx, badData(err))
+		return
+	}
+	if len(parser.ExtractSelectors(expr)) == 0 {
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return
 	}
 	a.respond(ctx, nil, nil, func(b []byte) []byte { return append(b, "[]"...) })
