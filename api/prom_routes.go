@@ -32,12 +32,13 @@ func (p promRoutes) route(name string, h func(*promapi.API, *fasthttp.RequestCtx
 }
 
 // queryRoute is /api/v1/query, which two APIs share (spec/routes.md): a
-// request with a query parameter is Prometheus's instant query; any other
-// (OpenTSDB's m, tsuid or JSON body) is OpenTSDB's /api/query.
+// request with a query parameter is Prometheus's instant query, and so is
+// OPTIONS (a browser's CORS preflight, which has no parameters); any
+// other (OpenTSDB's m, tsuid or JSON body) is OpenTSDB's /api/query.
 func (p promRoutes) queryRoute(s *Server) endpoint {
 	prom := p.route("/api/v1/query", (*promapi.API).Query)
 	prom.handle = func(ctx *fasthttp.RequestCtx) {
-		if promapi.HasQuery(ctx) {
+		if promapi.HasQuery(ctx) || (ctx.IsOptions() && p.a != nil) {
 			serveEndpoint(ctx, endpoint{name: prom.name, handle: p.handler((*promapi.API).Query)})
 			return
 		}

@@ -115,3 +115,28 @@ func TestPromQueryFormBody(t *testing.T) {
 		t.Errorf("= %d %s, want 200 %s", resp.StatusCode, b, want)
 	}
 }
+
+// TestPromPreflight: a browser's CORS preflight reaches the Prometheus
+// API on every path, /api/v1/query included (it carries no query
+// parameter), and is answered 204 with Prometheus's CORS headers.
+func TestPromPreflight(t *testing.T) {
+	_, base := startServer(t, Options{PromQL: promapi.Options{Queryable: promDB(t)}})
+	for _, path := range []string{"/api/v1/query", "/prometheus/api/v1/query", "/api/v1/query_range", "/prometheus/api/v1/series"} {
+		req, err := http.NewRequest("OPTIONS", base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", "http://app.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 204 || len(b) != 0 || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+			resp.Header.Get("Access-Control-Allow-Methods") != "GET, POST, OPTIONS" {
+			t.Errorf("OPTIONS %s = %d %q, headers %v", path, resp.StatusCode, b, resp.Header)
+		}
+	}
+}

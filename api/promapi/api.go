@@ -92,13 +92,37 @@ func (f form) all(name string) []string {
 	return out
 }
 
-// allowed answers 405 unless the method is GET, HEAD or POST.
+// allowed sets the CORS headers and reports whether the handler should
+// go on: OPTIONS (a browser's preflight) is answered 204 with no body, as
+// Prometheus answers it on every API path, and any method other than
+// GET, HEAD or POST 405.
 func allowed(ctx *fasthttp.RequestCtx) bool {
-	if ctx.IsGet() || ctx.IsPost() || ctx.IsHead() {
+	setCORS(ctx)
+	switch {
+	case ctx.IsGet() || ctx.IsPost() || ctx.IsHead():
 		return true
+	case ctx.IsOptions():
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return false
 	}
 	writeError(ctx, &apiError{errorMethod, errMethod(ctx)})
 	return false
+}
+
+// setCORS sets the headers Prometheus's httputil.SetCORS sets with its
+// default origin pattern ".*": "Vary: Origin" always, and for a
+// cross-origin request (one with an Origin header) the allowed headers,
+// methods and exposed headers, and any origin allowed.
+func setCORS(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	h.Add(fasthttp.HeaderVary, "Origin")
+	if len(ctx.Request.Header.Peek(fasthttp.HeaderOrigin)) == 0 {
+		return
+	}
+	h.Set(fasthttp.HeaderAccessControlAllowHeaders, "Accept, Authorization, Content-Type, Origin")
+	h.Set(fasthttp.HeaderAccessControlAllowMethods, "GET, POST, OPTIONS")
+	h.Set(fasthttp.HeaderAccessControlExposeHeaders, "Date")
+	h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
 }
 
 // queryContext derives the query's context: the request's (done when the
@@ -131,6 +155,7 @@ func (a *API) respond(ctx *fasthttp.RequestCtx, warnings, infos []string, data f
 // the failed query gathered some.
 func writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 	ctx.Response.Reset()
+	setCORS(ctx) // Reset dropped them; Prometheus sets them before any answer
 	ctx.SetStatusCode(e.typ.status)
 	ctx.SetContentType(contentTypeJSON)
 	ctx.SetBody(appendErrorJSON(nil, e))

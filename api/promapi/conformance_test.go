@@ -314,3 +314,52 @@ func TestConformanceExemplarsNoSelector(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceCORS: Register's wrapper calls httputil.SetCORS before
+// every handler (Prometheus's default --web.cors.origin ".*"): always
+// "Vary: Origin", and for a request with an Origin the three CORS headers
+// and "Access-Control-Allow-Origin: *", errors included; OPTIONS on any
+// API path is 204 with no body.
+func TestConformanceCORS(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	for _, tc := range []struct {
+		method, path, origin string
+		code                 int
+	}{
+		{"GET", "/api/v1/labels", "http://app.example", 200},
+		{"GET", "/api/v1/labels?start=x", "http://app.example", 400},
+		{"OPTIONS", "/api/v1/query_range", "http://app.example", 204},
+		{"OPTIONS", "/api/v1/label/job/values", "http://app.example", 204},
+		{"GET", "/api/v1/labels", "", 200},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		h := resp.Header
+		want := map[string]string{
+			"Vary":                          "Origin",
+			"Access-Control-Allow-Origin":   "*",
+			"Access-Control-Allow-Headers":  "Accept, Authorization, Content-Type, Origin",
+			"Access-Control-Allow-Methods":  "GET, POST, OPTIONS",
+			"Access-Control-Expose-Headers": "Date",
+		}
+		if tc.origin == "" {
+			want = map[string]string{"Vary": "Origin", "Access-Control-Allow-Origin": ""}
+		}
+		for k, v := range want {
+			if got := h.Get(k); got != v {
+				t.Errorf("%s %s origin %q: %s = %q, want %q", tc.method, tc.path, tc.origin, k, got, v)
+			}
+		}
+		if resp.StatusCode != tc.code || (tc.code == 204 && len(b) != 0) {
+			t.Errorf("%s %s: got %d %q, want %d", tc.method, tc.path, resp.StatusCode, b, tc.code)
+		}
+	}
+}

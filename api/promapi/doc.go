@@ -18,19 +18,28 @@
 // first (net/http's FormValue order). Times are Unix seconds as a decimal
 // float (rounded to the millisecond) or RFC 3339; durations are seconds as
 // a float or Prometheus durations ("1m30s"). A range query may have at
-// most MaxPointsPerSeries (11,000) steps per series.
+// most MaxPointsPerSeries (11,000) steps per series. query and
+// query_range take stats (any value adds the engine's statistics as
+// data.stats), lookback_delta, timeout and limit. OPTIONS is answered 204,
+// and every answer carries Prometheus's CORS headers for its default
+// origin pattern (any origin).
 //
 // # Responses
 //
-// Success is {"status":"success","data":...} with optional "warnings" and
-// "infos" arrays. Query data is {"resultType":T,"result":R}; every sample
-// is [<seconds>,"<value>"], seconds written with at most three decimals
-// and the value as a string ("NaN", "+Inf" and "-Inf" included). Failure
-// is {"status":"error","errorType":E,"error":M} with Prometheus's status
-// for E: bad_data 400 (any unparsable parameter or query), execution 422,
-// canceled 499, timeout 503, internal 500 (storage failures, and a panic
-// below the API, which Handler recovers and logs); a method
-// other than GET, HEAD or POST is bad_data with 405.
+// The bytes are Prometheus v0.310.0's (web/api/v1/json_codec.go,
+// util/jsonutil). Success is {"status":"success","data":...} with optional
+// "warnings" and "infos" arrays. Query data is {"resultType":T,"result":R};
+// every vector or matrix sample is [<seconds>,"<value>"], seconds written
+// with three decimals when not whole and the value as a string in 'e'
+// form below 1e-6 and from 1e21 up ("NaN", "+Inf" and "-Inf" included); a
+// scalar is [<shortest seconds>,"<value in 'f' form>"]. Plain strings are
+// HTML-escaped (\u003c), label maps are not. A query_exemplars query
+// without selectors is 204 with no body. Failure is
+// {"status":"error","errorType":E,"error":M}, never with warnings, with
+// Prometheus's status for E: bad_data 400 (any unparsable parameter or
+// query), execution 422, canceled 499, timeout 503, internal 500 (storage
+// failures, and a panic below the API, which Handler recovers and logs);
+// a method other than GET, HEAD, POST or OPTIONS is bad_data with 405.
 //
 // Handlers copy what they keep from the fasthttp.RequestCtx; a query's
 // result is encoded before the query is closed, which recycles its
