@@ -32,9 +32,10 @@
 // # Response (OpenTSDB's HttpJsonSerializer.formatQueryAsyncV1)
 //
 // A JSON array, one object per group, sub-queries in order, fields in
-// this order: metric, tags (the tags every member shares, by name),
-// aggregateTags (tag keys some member lacks or where members differ, in
-// tag-key UID order), query (showQuery), tsuids (showTSUIDs, sorted
+// this order: metric, tags (by name: each tag key whose value no two
+// members disagree on, even when some members lack the key, as
+// SpanGroup.computeTags keeps it), aggregateTags (tag keys where members
+// differ, in tag-key UID order), query (showQuery), tsuids (showTSUIDs, sorted
 // uppercase hex), annotations (unless noAnnotations, when any), globalAnnotations
 // (when asked and any), dps. dps is {"<ts>":v,...}, or [[ts,v],...] with
 // the arrays option; ts in seconds unless msResolution (two points in one

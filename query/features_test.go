@@ -132,3 +132,30 @@ func TestQueryStatsShape(t *testing.T) {
 		t.Errorf("stats without showStats: %s", plain)
 	}
 }
+
+// TestQueryGroupTags checks a group's tags and aggregateTags as OpenTSDB
+// 2.4's SpanGroup.computeTags derives them: a tag key is a tag of the
+// group when no two members that have it disagree on its value, even if
+// other members lack it; only a key with two values is aggregated.
+func TestQueryGroupTags(t *testing.T) {
+	s := openStack(t, query.Options{})
+	for _, tags := range []map[string]string{
+		{"host": "a", "dc": "x"},
+		{"host": "b", "dc": "x", "rack": "r2"},
+		{"host": "c"},
+	} {
+		s.put(t, "mix", tags, series.IntPoint(int64(t0)*1000, 1))
+	}
+	s.flushAll(t)
+	for m, want := range map[string]string{
+		// host differs; dc and rack each have one value where present.
+		"sum:mix":                         `{"metric":"mix","tags":{"dc":"x","rack":"r2"},"aggregateTags":["host"],"dps":{"1700002800":3}}`,
+		"sum:mix{dc=*}":                   `{"metric":"mix","tags":{"dc":"x","rack":"r2"},"aggregateTags":["host"],"dps":{"1700002800":2}}`,
+		"sum:mix{}{host=literal_or(a|c)}": `{"metric":"mix","tags":{"dc":"x"},"aggregateTags":["host"],"dps":{"1700002800":2}}`,
+		"sum:mix{host=c}":                 `{"metric":"mix","tags":{"host":"c"},"aggregateTags":[],"dps":{"1700002800":1}}`,
+	} {
+		if got := s.execJSON(t, mquery(t, sec(t0), sec(t0+60), m)); got != "["+want+"]" {
+			t.Errorf("%s:\n got %s\nwant [%s]", m, got, want)
+		}
+	}
+}

@@ -86,22 +86,19 @@ func (x *executor) groupKey(dst []byte, m *member, groupBy []uid.ID, none bool) 
 	return dst, true
 }
 
-// describe names group g's metric tags: the tags every member has with one
-// value, the keys where members differ (OpenTSDB's aggregateTags, in tag
-// key UID order), the sorted TSUIDs and the members' notes.
+// describe names group g's metric tags as OpenTSDB's
+// SpanGroup.computeTags does: a tag key whose members never disagree on
+// its value is a tag of the group, even when some members lack the key;
+// a key with two values among the members is aggregated (aggregateTags,
+// in tag key UID order). It also gathers the sorted TSUIDs and the
+// members' notes.
 func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) error {
 	grp := &res.Groups[g]
-	common := append(x.common[:0], x.members[idx[0]].tags...)
-	keys := x.tagKeys[:0]
+	common, keys := x.common[:0], x.tagKeys[:0]
 	defer func() { x.common, x.tagKeys = common[:0], keys[:0] }()
 	for _, i := range idx {
 		m := &x.members[i]
-		for _, t := range m.tags {
-			if !slices.Contains(keys, t.k) {
-				keys = append(keys, t.k)
-			}
-		}
-		common = slices.DeleteFunc(common, func(c tagPair) bool { return !slices.Contains(m.tags, c) })
+		common, keys = agreeTags(common, keys, m.tags)
 		if res.q.ShowTSUIDs {
 			grp.TSUIDs = append(grp.TSUIDs, string(rowkey.AppendTSUIDHex(nil, []byte(m.s.TSUID))))
 		}
@@ -112,9 +109,6 @@ func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) 
 	slices.Sort(keys)
 	at := len(res.names)
 	for _, k := range keys {
-		if slices.ContainsFunc(common, func(c tagPair) bool { return c.k == k }) {
-			continue
-		}
 		name, err := x.e.opts.UIDs.Name(ctx, uid.TagK, k)
 		if err != nil {
 			return badName(err)
@@ -125,6 +119,26 @@ func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) 
 		grp.AggregateTags = res.names[at:len(res.names):len(res.names)]
 	}
 	return x.nameTags(ctx, res, grp, common)
+}
+
+// agreeTags folds one member's tags into the group's agreed tags and
+// aggregated keys: a new key joins the agreed tags, a known key with
+// another value moves to the aggregated keys for good.
+func agreeTags(common []tagPair, aggregated []uid.ID, tags []tagPair) ([]tagPair, []uid.ID) {
+	for _, t := range tags {
+		if slices.Contains(aggregated, t.k) {
+			continue
+		}
+		j := slices.IndexFunc(common, func(c tagPair) bool { return c.k == t.k })
+		switch {
+		case j < 0:
+			common = append(common, t)
+		case common[j].v != t.v:
+			common = slices.Delete(common, j, j+1)
+			aggregated = append(aggregated, t.k)
+		}
+	}
+	return common, aggregated
 }
 
 // decodeNotes appends the decoded annotation cells of a series; a cell

@@ -336,26 +336,27 @@ func (s *stack) uidOf(t testing.TB, kind uid.Kind, name string) uid.ID {
 	return id
 }
 
-// refGroupOf merges one group's series.
+// refGroupOf merges one group's series. Its tags are OpenTSDB's
+// SpanGroup.computeTags: a key whose value no two members disagree on is
+// a tag (some members may lack it), a key with two values is aggregated.
 func refGroupOf(t testing.TB, s *stack, sp refSpec, members []*rawSeries) refGroup {
 	g := refGroup{tags: map[string]string{}}
-	all := map[string]bool{}
-	for k, v := range members[0].tags {
-		g.tags[k] = v
-	}
+	values := map[string]map[string]bool{}
 	for _, m := range members {
-		for k := range m.tags {
-			all[k] = true
-		}
-		for k, v := range g.tags {
-			if m.tags[k] != v {
-				delete(g.tags, k)
+		for k, v := range m.tags {
+			if values[k] == nil {
+				values[k] = map[string]bool{}
 			}
+			values[k][v] = true
 		}
 	}
-	for k := range all {
-		if _, ok := g.tags[k]; !ok {
+	for k, vs := range values {
+		if len(vs) > 1 {
 			g.aggTags = append(g.aggTags, k)
+			continue
+		}
+		for v := range vs {
+			g.tags[k] = v
 		}
 	}
 	slices.SortFunc(g.aggTags, func(a, b string) int { return cmpUID(s.uidOf(t, uid.TagK, a), s.uidOf(t, uid.TagK, b)) })
