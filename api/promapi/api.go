@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/valyala/fasthttp"
+
+	tsdpromql "github.com/tsd-db/tsd/query/promql"
 )
 
 // maxNotices caps the warnings and the infos a response carries, as
@@ -39,13 +41,18 @@ func New(opts Options) *API {
 	a := &API{opts: opts, q: opts.Queryable, engine: opts.Engine}
 	if a.engine == nil {
 		a.ownEngine = true
+		// A subquery without a step (x[1h:]) takes Prometheus's default
+		// global evaluation interval; without the function the engine
+		// dereferences nil.
+		subqueryStep := tsdpromql.DefaultSubqueryStep.Milliseconds()
 		a.engine = promql.NewEngine(promql.EngineOpts{
-			Logger:               opts.Logger,
-			MaxSamples:           opts.MaxSamples,
-			Timeout:              opts.Timeout,
-			LookbackDelta:        opts.LookbackDelta,
-			EnableAtModifier:     true,
-			EnableNegativeOffset: true,
+			Logger:                   opts.Logger,
+			MaxSamples:               opts.MaxSamples,
+			Timeout:                  opts.Timeout,
+			LookbackDelta:            opts.LookbackDelta,
+			EnableAtModifier:         true,
+			EnableNegativeOffset:     true,
+			NoStepSubqueryIntervalFn: func(int64) int64 { return subqueryStep },
 		})
 	}
 	return a

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/util/annotations"
+	"github.com/valyala/fasthttp"
 )
 
 // The expected bodies in this file are written from Prometheus
@@ -361,5 +362,28 @@ func TestConformanceCORS(t *testing.T) {
 		if resp.StatusCode != tc.code || (tc.code == 204 && len(b) != 0) {
 			t.Errorf("%s %s: got %d %q, want %d", tc.method, tc.path, resp.StatusCode, b, tc.code)
 		}
+	}
+}
+
+// TestConformanceSubqueryDefaultStep: a subquery without a step uses the
+// global evaluation interval, 1m by default (cmd/prometheus sets the
+// engine's NoStepSubqueryIntervalFn from it); the engine New builds must
+// have one too.
+func TestConformanceSubqueryDefaultStep(t *testing.T) {
+	a := New(Options{Queryable: openDB(t), Logger: slog.New(slog.DiscardHandler)})
+	defer a.Close()
+	c := serveInMemory(t, a.Handler((*API).Query))
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://promapi/api/v1/query?" + vals("query", "max_over_time(temp[1m:])", "time", "1700000060").Encode())
+	if err := c.Do(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	// One subquery step in (1700000000, 1700000060], at 1700000040 (a
+	// multiple of 1m), where temp's last sample (1700000030) is 2.
+	want := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"host":"h1"},"value":[1700000060,"2"]}]}}`
+	if resp.StatusCode() != 200 || string(resp.Body()) != want {
+		t.Errorf("got %d %s\nwant 200 %s", resp.StatusCode(), resp.Body(), want)
 	}
 }

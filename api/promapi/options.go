@@ -29,8 +29,9 @@ type Options struct {
 	Queryable storage.Queryable
 	// Engine runs the queries. Default nil: New builds one from
 	// MaxSamples, Timeout and LookbackDelta with the @ modifier and
-	// negative offsets on, as in Prometheus 3. The API closes only an
-	// engine it built.
+	// negative offsets on, as in Prometheus 3, and subqueries without a
+	// step evaluated every minute (Prometheus's default evaluation
+	// interval). The API closes only an engine it built.
 	Engine *promql.Engine
 	// MaxSamples bounds the samples one query may hold in memory at once;
 	// a query over it fails with errorType "execution". Default 50,000,000.
