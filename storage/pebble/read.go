@@ -99,7 +99,13 @@ func (s *scanner) walkRow() {
 				break
 			}
 		}
-		if !s.emit(it.Key()) {
+		visible := false // emit by hand, as in next
+		if s.f.plain {
+			visible = s.emitPlain(it.Key())
+		} else {
+			visible = s.emitAny(it.Key())
+		}
+		if !visible {
 			if s.done {
 				break
 			}
