@@ -387,3 +387,18 @@ func TestConformanceSubqueryDefaultStep(t *testing.T) {
 		t.Errorf("got %d %s\nwant 200 %s", resp.StatusCode(), resp.Body(), want)
 	}
 }
+
+// TestConformanceOpenRange: client_golang sends Prometheus's MinTime and
+// MaxTime as RFC 3339 for an open range; parseTime takes them by their
+// exact text (Go's parser refuses their years).
+func TestConformanceOpenRange(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	open := vals("start", "-292273086-05-16T16:47:06Z", "end", "292277025-08-18T07:12:54.999999999Z")
+	checkBodies(t, base, []bodyCase{
+		{"labels", "/api/v1/labels", open, 200, `{"status":"success","data":["__name__","v"]}`},
+		{"series", "/api/v1/series", url.Values{"match[]": {"h"}, "start": open["start"], "end": open["end"]}, 200,
+			`{"status":"success","data":[{"__name__":"h","v":"x<y&z"}]}`},
+		{"range", "/api/v1/query_range", url.Values{"query": {"h"}, "start": open["start"], "end": open["end"], "step": {"1"}}, 400,
+			`{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"}`},
+	})
+}
