@@ -68,8 +68,9 @@ func collectRow(s *scanner) []storage.Cell {
 	if len(meta) == 0 || s.err != nil {
 		return nil
 	}
-	buf := make([]byte, len(s.getData))
-	copy(buf, s.getData)
+	data := s.getData
+	buf := make([]byte, len(data))
+	copy(buf, data) // make and copy of one local slice: the buffer is not zeroed first
 	n := len(s.row)
 	row := buf[:n:n]
 	fams := s.st.fams
