@@ -99,7 +99,9 @@ func TestQueryLast(t *testing.T) {
 		want               string
 	}{
 		{"GET", "/api/query/last?timeseries=" + url.QueryEscape("sys.cpu{host=web01}"), "", 200, "[" + web01 + "]"},
-		{"GET", "/api/v1/query/last?timeseries=sys.cpu&back_scan=2", "", 200, "[" + web01 + "," + web02 + "]"},
+		{"GET", "/api/v1/query/last?timeseries=sys.cpu&back_scan=0", "", 200, "[" + web01 + "," + web02 + "]"},
+		{"GET", "/api/query/last?timeseries=" + url.QueryEscape("sys.cpu{host=web02}") + "&back_scan=2", "", 200, "[" + web02 + "]"},
+		{"GET", "/api/query/last?timeseries=sys.cpu&back_scan=2", "", 400, lastErrJSON(400, "Tags cannot be null or empty when getting a TSUID", "")},
 		{"GET", "/api/query/last?tsuids=000001000001000002&resolve", "", 200,
 			`[{"metric":"sys.cpu","timestamp":1700000005000,"value":"7","tags":{"host":"web02"},"tsuid":"000001000001000002"}]`},
 		{"POST", "/api/query/last", `{"queries":[{"metric":"sys.cpu","tags":{"host":"web02"}}],"backScan":1}`, 200, "[" + web02 + "]"},

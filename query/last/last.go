@@ -153,9 +153,12 @@ func (s *Service) selectSeries(ctx context.Context, q *Query) ([]index.Series, e
 	for i := range q.Queries {
 		sq := &q.Queries[i]
 		var err error
-		if len(sq.TSUIDs) > 0 {
+		switch {
+		case len(sq.TSUIDs) > 0:
 			err = s.byTSUIDs(sq.TSUIDs, q.BackScan > 0, add)
-		} else {
+		case q.BackScan > 0:
+			err = s.byExactTags(ctx, sq, add)
+		default:
 			err = s.byMetric(ctx, sq, add)
 		}
 		if err != nil {
@@ -190,7 +193,9 @@ func (s *Service) byTSUIDs(hexes []string, backScan bool, add func(index.Series)
 	return nil
 }
 
-// byMetric adds the series of the metric having every tag of sq.
+// byMetric adds the series of the metric having every tag of sq (they may
+// have more), as OpenTSDB's meta-table scan (getLastWriteTimes) does
+// without a back_scan.
 func (s *Service) byMetric(ctx context.Context, sq *SubQuery, add func(index.Series) error) error {
 	m, err := s.lookup(ctx, uid.Metric, sq.Metric)
 	if err != nil {
@@ -217,6 +222,43 @@ func (s *Service) byMetric(ctx context.Context, sq *SubQuery, add func(index.Ser
 		return addErr == nil
 	})
 	return addErr
+}
+
+// byExactTags adds the one series whose tags are exactly sq's, as
+// OpenTSDB's TSUIDQuery.getLastPoint does with a back_scan: it builds the
+// TSUID from the names (tsuidFromMetric) and reads that series' rows, so
+// a series with more tags than given is not found, and no tags at all is
+// a 400. The TSUID is searched whether or not the index knows it.
+func (s *Service) byExactTags(ctx context.Context, sq *SubQuery, add func(index.Series) error) error {
+	if len(sq.Tags) == 0 {
+		return badRequest("Tags cannot be null or empty when getting a TSUID")
+	}
+	w := s.layout.Widths
+	m, err := s.lookup(ctx, uid.Metric, sq.Metric)
+	if err != nil {
+		return err
+	}
+	tags := make([]rowkey.Tag, 0, len(sq.Tags))
+	for _, t := range sq.Tags {
+		k, err := s.lookup(ctx, uid.TagK, t.Key)
+		if err != nil {
+			return err
+		}
+		v, err := s.lookup(ctx, uid.TagV, t.Value)
+		if err != nil {
+			return err
+		}
+		tags = append(tags, rowkey.Tag{Key: uid.AppendID(nil, k, w.TagK), Value: uid.AppendID(nil, v, w.TagV)})
+	}
+	b, err := s.layout.AppendTSUID(nil, uid.AppendID(nil, m, w.Metric), tags)
+	if err != nil {
+		return badRequest(err.Error())
+	}
+	x := index.Series{TSUID: string(b)}
+	if id, ok := s.opts.Index.Lookup(b); ok {
+		x, _ = s.opts.Index.Series(id)
+	}
+	return add(x)
 }
 
 // lookup resolves a name; an unknown one is OpenTSDB's 400.

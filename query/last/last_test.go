@@ -145,7 +145,10 @@ func TestLast(t *testing.T) {
 	}{
 		{"index spans", metricQ(0), "[" + p01 + "," + p02 + "]"},
 		{"tag filter", metricQ(0, last.Tag{Key: "host", Value: "web02"}), "[" + p02 + "]"},
-		{"back_scan 1 reaches hour 2", metricQ(1), "[" + p01 + "," + p02 + "]"},
+		{"back_scan 1 reaches hour 2", metricQ(1, last.Tag{Key: "dc", Value: "lga"}, last.Tag{Key: "host", Value: "web01"}), "[" + p01 + "]"},
+		// With a back_scan the tags name one series exactly
+		// (TSUIDQuery.tsuidFromMetric): {host=web02} is not {dc=lga,host=web02}.
+		{"back_scan needs every tag", metricQ(1, last.Tag{Key: "host", Value: "web02"}), "[]"},
 		{"tsuids", &last.Query{Queries: []last.SubQuery{{TSUIDs: []string{web02, web01}}}}, "[" + p02 + "," + p01 + "]"},
 		{"each series once", &last.Query{Queries: []last.SubQuery{{TSUIDs: []string{web01}}, {Metric: "sys.cpu"}}}, "[" + p01 + "," + p02 + "]"},
 		{"resolve", &last.Query{ResolveNames: true, Queries: []last.SubQuery{{TSUIDs: []string{web01}}}},
@@ -156,12 +159,13 @@ func TestLast(t *testing.T) {
 		}
 	}
 	// Five hours on, back_scan 1 covers hours 7 and 8: nothing; back_scan
-	// 6 reaches web02's head point only.
+	// 5 reaches web02's head point.
 	f.now = h0 + 8*hr
-	if got := f.answer(t, metricQ(1)); got != "[]" {
+	exact02 := []last.Tag{{Key: "dc", Value: "lga"}, {Key: "host", Value: "web02"}}
+	if got := f.answer(t, metricQ(1, exact02...)); got != "[]" {
 		t.Errorf("back_scan 1 at hour 8: %s, want []", got)
 	}
-	if got := f.answer(t, metricQ(5)); got != "["+p02+"]" {
+	if got := f.answer(t, metricQ(5, exact02...)); got != "["+p02+"]" {
 		t.Errorf("back_scan 5 at hour 8: %s, want [%s]", got, p02)
 	}
 }
@@ -194,6 +198,21 @@ func TestLastErrors(t *testing.T) {
 		{last.SubQuery{TSUIDs: []string{"zz0001"}}, "Invalid TSUID: zz0001"},
 	} {
 		_, err := f.svc.Last(context.Background(), &last.Query{Queries: []last.SubQuery{tc.sq}})
+		var te *tsquery.Error
+		if !errors.As(err, &te) || te.Msg != tc.want {
+			t.Errorf("%+v: %v, want a *tsquery.Error %q", tc.sq, err, tc.want)
+		}
+	}
+	// A back_scan query names one series by its tags (tsuidFromMetric),
+	// so it needs some, and every name must exist.
+	for _, tc := range []struct {
+		sq   last.SubQuery
+		want string
+	}{
+		{last.SubQuery{Metric: "sys.cpu"}, "Tags cannot be null or empty when getting a TSUID"},
+		{last.SubQuery{Metric: "sys.cpu", Tags: []last.Tag{{Key: "host", Value: "web99"}}}, "No such name for 'tagv': 'web99'"},
+	} {
+		_, err := f.svc.Last(context.Background(), &last.Query{BackScan: 2, Queries: []last.SubQuery{tc.sq}})
 		var te *tsquery.Error
 		if !errors.As(err, &te) || te.Msg != tc.want {
 			t.Errorf("%+v: %v, want a *tsquery.Error %q", tc.sq, err, tc.want)

@@ -26,8 +26,10 @@ type Query struct {
 type SubQuery struct {
 	// Metric is the metric name (when TSUIDs is empty).
 	Metric string
-	// Tags are exact tag values a series must have (it may have more), in
-	// the order given, each key once.
+	// Tags are exact tag values a series must have, in the order given,
+	// each key once. Without a back_scan the series may have more tags;
+	// with one, OpenTSDB reads only the series with exactly these tags,
+	// and at least one is required.
 	Tags []Tag
 	// TSUIDs are hex TSUIDs; when present, Metric and Tags are ignored.
 	TSUIDs []string
