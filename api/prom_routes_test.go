@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -138,5 +140,30 @@ func TestPromPreflight(t *testing.T) {
 			resp.Header.Get("Access-Control-Allow-Methods") != "GET, POST, OPTIONS" {
 			t.Errorf("OPTIONS %s = %d %q, headers %v", path, resp.StatusCode, b, resp.Header)
 		}
+	}
+}
+
+// TestPromQueryMultipart: a query parameter in a multipart/form-data body
+// (curl -F, which Prometheus's FormValue reads) also makes /api/v1/query
+// Prometheus's.
+func TestPromQueryMultipart(t *testing.T) {
+	_, base := startServer(t, Options{PromQL: promapi.Options{Queryable: promDB(t)}})
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	if err := w.WriteField("query", "1+1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteField("time", "4"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	resp, err := http.Post(base+"/api/v1/query", w.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if want := `{"status":"success","data":{"resultType":"scalar","result":[4,"2"]}}`; resp.StatusCode != 200 || string(b) != want {
+		t.Errorf("= %d %s, want 200 %s", resp.StatusCode, b, want)
 	}
 }

@@ -71,11 +71,13 @@ func (a *API) Close() error {
 // parameter, in the URL or a form body: only then is it Prometheus's; an
 // OpenTSDB query (m, tsuid or a JSON body) has none.
 func HasQuery(ctx *fasthttp.RequestCtx) bool {
-	return ctx.QueryArgs().Has("query") || ctx.PostArgs().Has("query")
+	return ctx.QueryArgs().Has("query") || ctx.PostArgs().Has("query") || len(form{ctx}.multipart("query")) > 0
 }
 
-// form reads request parameters the way net/http's FormValue does: the
-// form body (application/x-www-form-urlencoded) first, then the URL.
+// form reads request parameters the way net/http's FormValue does: an
+// application/x-www-form-urlencoded body first, then the URL, then a
+// multipart/form-data body (ParseMultipartForm appends its values after
+// the URL's).
 type form struct{ ctx *fasthttp.RequestCtx }
 
 // get returns the first value of name, "" when absent. The string is a
@@ -84,10 +86,16 @@ func (f form) get(name string) string {
 	if v := f.ctx.PostArgs().Peek(name); v != nil {
 		return string(v)
 	}
-	return string(f.ctx.QueryArgs().Peek(name))
+	if v := f.ctx.QueryArgs().Peek(name); v != nil {
+		return string(v)
+	}
+	if vs := f.multipart(name); len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }
 
-// all returns every value of name, body values first.
+// all returns every value of name in get's order.
 func (f form) all(name string) []string {
 	var out []string
 	for _, v := range f.ctx.PostArgs().PeekMulti(name) {
@@ -96,7 +104,21 @@ func (f form) all(name string) []string {
 	for _, v := range f.ctx.QueryArgs().PeekMulti(name) {
 		out = append(out, string(v))
 	}
-	return out
+	return append(out, f.multipart(name)...)
+}
+
+// multipart returns the values of name in a multipart/form-data body; nil
+// for any other body, or one that does not parse (FormValue ignores the
+// error too). fasthttp parses the form once per request.
+func (f form) multipart(name string) []string {
+	if len(f.ctx.Request.Header.MultipartFormBoundary()) == 0 {
+		return nil
+	}
+	mf, err := f.ctx.MultipartForm()
+	if err != nil {
+		return nil
+	}
+	return mf.Value[name]
 }
 
 // allowed sets the CORS headers and reports whether the handler should

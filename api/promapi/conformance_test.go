@@ -1,10 +1,12 @@
 package promapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -401,4 +403,51 @@ func TestConformanceOpenRange(t *testing.T) {
 		{"range", "/api/v1/query_range", url.Values{"query": {"h"}, "start": open["start"], "end": open["end"], "step": {"1"}}, 400,
 			`{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"}`},
 	})
+}
+
+// postMultipart posts params as multipart/form-data (curl -F) to u.
+func postMultipart(t *testing.T, u string, params url.Values) (int, string) {
+	t.Helper()
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for k, vs := range params {
+		for _, v := range vs {
+			if err := w.WriteField(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(u, w.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestConformanceMultipart: Prometheus reads parameters with
+// http.Request.FormValue, which parses a multipart/form-data body too
+// (ParseMultipartForm), its values after the URL's.
+func TestConformanceMultipart(t *testing.T) {
+	base := serveAPI(t, openHTMLDB(t))
+	for _, tc := range []struct {
+		path   string
+		params url.Values
+		want   string
+	}{
+		{"/api/v1/query", vals("query", "1+1", "time", "4"), `{"status":"success","data":{"resultType":"scalar","result":[4,"2"]}}`},
+		{"/api/v1/query?query=3", vals("query", "1+1", "time", "4"), `{"status":"success","data":{"resultType":"scalar","result":[4,"3"]}}`},
+		{"/api/v1/query_range", vals("query", "h", "start", "1700000000", "end", "1700000000", "step", "15s"),
+			`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"h","v":"x<y&z"},"values":[[1700000000,"1"]]}]}}`},
+		{"/api/v1/labels", vals("match[]", `{v="nope"}`), `{"status":"success","data":[]}`},
+		{"/api/v1/series", vals("match[]", "h"), `{"status":"success","data":[{"__name__":"h","v":"x<y&z"}]}`},
+	} {
+		if code, body := postMultipart(t, base+tc.path, tc.params); code != 200 || body != tc.want {
+			t.Errorf("multipart %s %v: got %d %s\nwant 200 %s", tc.path, tc.params, code, body, tc.want)
+		}
+	}
 }

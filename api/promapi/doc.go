@@ -15,7 +15,8 @@
 //
 // Every endpoint takes GET, HEAD and POST; parameters come from the URL
 // and from an application/x-www-form-urlencoded body, the body's value
-// first (net/http's FormValue order). Times are Unix seconds as a decimal
+// first, or a multipart/form-data body, the URL's value first (net/http's
+// FormValue order). Times are Unix seconds as a decimal
 // float (rounded to the millisecond) or RFC 3339; durations are seconds as
 // a float or Prometheus durations ("1m30s"). A range query may have at
 // most MaxPointsPerSeries (11,000) steps per series. query and
