@@ -190,7 +190,10 @@ func writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 	ctx.SetBody(appendErrorJSON(nil, e))
 }
 
-// noticeStrings splits annotations into warnings and infos.
+// noticeStrings splits annotations into warnings and infos, at most
+// maxNotices of each and then a count of the omitted (AsStrings), in the
+// annotations' map order, as Prometheus's respond does; a truncation
+// notice is one of the annotations.
 func noticeStrings(a annotations.Annotations, query string) (warnings, infos []string) {
 	if len(a) == 0 {
 		return nil, nil

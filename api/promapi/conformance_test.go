@@ -3,13 +3,16 @@ package promapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -449,5 +452,45 @@ func TestConformanceMultipart(t *testing.T) {
 		if code, body := postMultipart(t, base+tc.path, tc.params); code != 200 || body != tc.want {
 			t.Errorf("multipart %s %v: got %d %s\nwant 200 %s", tc.path, tc.params, code, body, tc.want)
 		}
+	}
+}
+
+// warnQueryable serves a real tsdb whose label look-ups also return ten
+// warnings, as a federated backend reporting partial answers would.
+type warnQueryable struct{ storage.Queryable }
+
+func (w warnQueryable) Querier(mint, maxt int64) (storage.Querier, error) {
+	q, err := w.Queryable.Querier(mint, maxt)
+	return warnQuerier{q}, err
+}
+
+type warnQuerier struct{ storage.Querier }
+
+func (w warnQuerier) LabelNames(ctx context.Context, h *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	names, _, err := w.Querier.LabelNames(ctx, h, ms...)
+	var a annotations.Annotations
+	for i := range 10 {
+		a.Add(fmt.Errorf("partial answer %d", i))
+	}
+	return names, a, err
+}
+
+// TestConformanceTruncationNotice: Prometheus adds "results truncated
+// due to limit" to the annotations before respond caps them at ten
+// (Annotations.AsStrings), so with ten warnings already the notice is
+// among the omitted.
+func TestConformanceTruncationNotice(t *testing.T) {
+	base := serveAPI(t, warnQueryable{openHTMLDB(t)})
+	code, body := call(t, http.MethodGet, base+"/api/v1/labels", vals("limit", "1"))
+	var r struct {
+		Data     []string
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil || code != 200 {
+		t.Fatalf("got %d %s: %v", code, body, err)
+	}
+	n := len(r.Warnings)
+	if n != 11 || r.Warnings[n-1] != "1 more warning annotations omitted" || !slices.Equal(r.Data, []string{"__name__"}) {
+		t.Errorf("got %s, want ten of the eleven warnings and \"1 more warning annotations omitted\"", body)
 	}
 }

@@ -92,11 +92,11 @@ func (a *API) Series(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, execError(err))
 		return
 	}
-	warnings, infos := noticeStrings(warns, "")
 	if l.limit > 0 && len(sets) > l.limit {
 		sets = sets[:l.limit]
-		warnings = append(warnings, errTruncated.Error())
+		warns.Add(errTruncated)
 	}
+	warnings, infos := noticeStrings(warns, "")
 	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendLabelSets(b, sets) })
 }
 
@@ -253,11 +253,11 @@ func union(sets [][]*labels.Matcher, get func([]*labels.Matcher) ([]string, anno
 
 // respondStrings answers a names or values look-up, truncated to limit.
 func (a *API) respondStrings(ctx *fasthttp.RequestCtx, ss []string, limit int, warns annotations.Annotations) {
-	warnings, infos := noticeStrings(warns, "")
 	if limit > 0 && len(ss) > limit {
 		ss = ss[:limit]
-		warnings = append(warnings, errTruncated.Error())
+		warns.Add(errTruncated)
 	}
+	warnings, infos := noticeStrings(warns, "")
 	if ss == nil {
 		ss = []string{}
 	}

@@ -90,10 +90,10 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		writeError(ctx, execError(res.Err))
 		return
 	}
-	warnings, infos := noticeStrings(res.Warnings, qs)
 	if truncate(res, limit) {
-		warnings = append(warnings, errTruncated.Error())
+		res.Warnings.Add(errTruncated) // counted in the cap, as Prometheus does
 	}
+	warnings, infos := noticeStrings(res.Warnings, qs)
 	st := queryStats(qry, f.get("stats"))
 	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendQueryData(b, *res, st) })
 }
