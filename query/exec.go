@@ -20,6 +20,10 @@ type member struct {
 	bk    *agg.Buckets // with the fused read: the series downsampled, pts nil
 	notes []read.Note
 	tags  []tagPair
+	// points is false for a series read only for its notes: OpenTSDB's
+	// SpanGroup.add keeps an empty span's annotations, not the span, so
+	// its tags and TSUID are not the group's.
+	points bool
 }
 
 // executor runs one query at a time, keeping its buffers between queries
@@ -117,7 +121,7 @@ func (x *executor) read(ctx context.Context, sel *selection, spec agg.Spec, budg
 	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
 		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes}
 	return x.e.opts.Reader.Read(ctx, rsel, func(s index.Series, pts []series.Point, ns []read.Note) error {
-		x.members = append(x.members, member{s: s, pts: pts, notes: ns})
+		x.members = append(x.members, member{s: s, pts: pts, notes: ns, points: len(pts) > 0})
 		return nil
 	})
 }

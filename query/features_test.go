@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
 
@@ -156,6 +158,31 @@ func TestQueryGroupTags(t *testing.T) {
 	} {
 		if got := s.execJSON(t, mquery(t, sec(t0), sec(t0+60), m)); got != "["+want+"]" {
 			t.Errorf("%s:\n got %s\nwant [%s]", m, got, want)
+		}
+	}
+}
+
+// TestQueryNotesOnlyMember: a series with an annotation but no point in
+// the window brings its notes to its group but not its tags or TSUID, as
+// OpenTSDB's SpanGroup.add keeps only the annotations of an empty span.
+func TestQueryNotesOnlyMember(t *testing.T) {
+	s := openStack(t, query.Options{})
+	s.put(t, "nm", map[string]string{"host": "a", "dc": "x"}, series.IntPoint(int64(t0)*1000, 1))
+	s.put(t, "nm", map[string]string{"host": "b", "dc": "y"}, series.IntPoint(int64(t0-7200)*1000, 2))
+	s.flushAll(t)
+	b := s.tsuidHex(t, s.raw[seriesName("nm", map[string]string{"host": "b", "dc": "y"})])
+	a := s.tsuidHex(t, s.raw[seriesName("nm", map[string]string{"host": "a", "dc": "x"})])
+	note := annotation.Annotation{TSUID: b, StartTime: t0 + 30, Description: "only a note", Given: annotation.FieldDescription}
+	if _, err := s.notes.Put(context.Background(), &note, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"sum:nm", "sum:1m-sum:nm"} {
+		q := mquery(t, sec(t0), sec(t0+60), m)
+		q.ShowTSUIDs = true
+		want := `[{"metric":"nm","tags":{"dc":"x","host":"a"},"aggregateTags":[],"tsuids":["` + a + `"],` +
+			`"annotations":[{"tsuid":"` + b + `","description":"only a note","notes":"","startTime":1700002830,"endTime":0}],"dps":{"1700002800":`
+		if got := s.execJSON(t, q); !strings.HasPrefix(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s...", m, got, want)
 		}
 	}
 }

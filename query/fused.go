@@ -68,7 +68,7 @@ func (x *executor) readFused(ctx context.Context, sel *selection, spec agg.Spec,
 			continue
 		}
 		s.b.Finish()
-		x.members = append(x.members, member{s: sel.series[i], bk: &s.b, notes: s.notes})
+		x.members = append(x.members, member{s: sel.series[i], bk: &s.b, notes: s.notes, points: s.n > 0})
 	}
 	return nil
 }

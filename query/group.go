@@ -91,18 +91,21 @@ func (x *executor) groupKey(dst []byte, m *member, groupBy []uid.ID, none bool) 
 // its value is a tag of the group, even when some members lack the key;
 // a key with two values among the members is aggregated (aggregateTags,
 // in tag key UID order). It also gathers the sorted TSUIDs and the
-// members' notes.
+// members' notes; a member read only for its notes adds just those.
 func (x *executor) describe(ctx context.Context, g int, idx []int, res *Result) error {
 	grp := &res.Groups[g]
 	common, keys := x.common[:0], x.tagKeys[:0]
 	defer func() { x.common, x.tagKeys = common[:0], keys[:0] }()
 	for _, i := range idx {
 		m := &x.members[i]
+		grp.Notes = x.decodeNotes(grp.Notes, m.notes)
+		if !m.points {
+			continue
+		}
 		common, keys = agreeTags(common, keys, m.tags)
 		if res.q.ShowTSUIDs {
 			grp.TSUIDs = append(grp.TSUIDs, string(rowkey.AppendTSUIDHex(nil, []byte(m.s.TSUID))))
 		}
-		grp.Notes = x.decodeNotes(grp.Notes, m.notes)
 	}
 	slices.SortStableFunc(grp.Notes, func(a, b annotation.Annotation) int { return cmp.Compare(a.StartMs(), b.StartMs()) })
 	slices.Sort(grp.TSUIDs)
