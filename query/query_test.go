@@ -276,6 +276,16 @@ func TestQueryErrors(t *testing.T) {
 	if _, err := s.eng.Execute(context.Background(), q); !errors.As(err, &te) || te.Msg != "Deleting data is not enabled (tsd.http.query.allow_delete=false)" {
 		t.Errorf("delete: %v", err)
 	}
+	// TSUIDs of two metrics: TsdbQuery.configureFromQuery's message.
+	cpu, tmp := s.tsuidHex(t, s.raw[seriesName("sys.cpu", cpuSeries[0])]), s.tsuidHex(t, s.raw[seriesName("temp", map[string]string{"host": "a"})])
+	sq, err := tsquery.ParseTSUIDQuery("sum:" + cpu + "," + tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q = &tsquery.TSQuery{Start: sec(t0), End: sec(t0 + 60), Queries: []*tsquery.SubQuery{sq}}
+	if _, err := s.eng.Execute(context.Background(), q); !errors.As(err, &te) || te.Msg != "One or more TSUIDs did not share the same metric ["+cpu[:6]+"] ["+tmp[:6]+"]" {
+		t.Errorf("tsuids of two metrics: %v", err)
+	}
 }
 
 func TestQuerySkipUnresolvedTagVs(t *testing.T) {

@@ -173,7 +173,10 @@ func (x *executor) resolveTSUIDs(ctx context.Context, sq *tsquery.SubQuery) (*se
 		if len(sel.series) == 0 {
 			sel.metricID = mid
 		} else if mid != sel.metricID {
-			return nil, &tsquery.Error{Msg: "All TSUIDs of a sub-query must be of the same metric: " + strings.Join(sq.TSUIDs, ",")}
+			// TsdbQuery.configureFromQuery's message, metric UIDs in hex.
+			first := rowkey.AppendTSUIDHex(nil, uid.AppendID(nil, sel.metricID, w.Metric))
+			return nil, &tsquery.Error{Msg: "One or more TSUIDs did not share the same metric [" + string(first) +
+				"] [" + string(rowkey.AppendTSUIDHex(nil, raw[:w.Metric])) + "]"}
 		}
 		if seen[string(raw)] {
 			continue
