@@ -36,7 +36,11 @@ func telnetSession(t *testing.T, addr string, lines ...string) []string {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := c.Write([]byte(strings.Join(lines, "\n") + "\nversion\n")); err != nil {
+	var in strings.Builder
+	for _, l := range append(lines, "version") {
+		in.WriteString(l + "\n") // no empty line: OpenTSDB answers one as an unknown command
+	}
+	if _, err := c.Write([]byte(in.String())); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -80,7 +84,7 @@ func TestDaemonTelnetIngest(t *testing.T) {
 	equalLines(t, "telnet replies", got[:len(got)-2], []string{
 		"put: illegal argument: not enough arguments (need least 3, got 2)",
 		"error: line too long: over 65536 bytes",
-		"available commands: diediedie dropcaches exit help histogram put rollup stats version",
+		"available commands: stats dropcaches version exit help put rollup histogram ",
 		"Caches dropped.",
 		"unknown command: nope.  Try `help'.",
 		"diediedie: disabled (tsd.no_diediedie=true)",

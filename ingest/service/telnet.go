@@ -156,10 +156,9 @@ func trimEOL(b []byte) []byte {
 }
 
 // command runs one line; false closes the connection.
+// An empty line is OpenTSDB's command "" (its frame decoder passes empty
+// lines on), so it gets the unknown-command reply.
 func (c *telnetConn) command(line []byte) bool {
-	if len(line) == 0 {
-		return true
-	}
 	cmd, name := telnet.SplitCommand(line)
 	switch cmd {
 	case telnet.Put:
@@ -170,7 +169,7 @@ func (c *telnetConn) command(line []byte) bool {
 	case telnet.Stats:
 		c.stats()
 	case telnet.Help:
-		c.reply("available commands: diediedie dropcaches exit help histogram put rollup stats version")
+		c.reply(c.h.help())
 	case telnet.DropCaches:
 		c.h.w.DropCaches()
 		c.reply("Caches dropped.")
@@ -186,8 +185,21 @@ func (c *telnetConn) command(line []byte) bool {
 	return true
 }
 
+// help is OpenTSDB's RpcManager.Help reply, without its "\n": the
+// commands in the order initializeBuiltinRpcs registers them, each followed
+// by a space, diediedie only when it is enabled.
+func (h *TelnetHandler) help() string {
+	const cmds = "available commands: stats dropcaches version exit help put rollup histogram "
+	if h.dieDieDieOff() {
+		return cmds
+	}
+	return cmds + "diediedie "
+}
+
+func (h *TelnetHandler) dieDieDieOff() bool { return h.opts.NoDieDieDie || h.opts.Shutdown == nil }
+
 func (c *telnetConn) dieDieDie() bool {
-	if c.h.opts.NoDieDieDie || c.h.opts.Shutdown == nil {
+	if c.h.dieDieDieOff() {
 		c.reply("diediedie: disabled (tsd.no_diediedie=true)")
 		return true
 	}

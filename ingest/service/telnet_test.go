@@ -68,6 +68,7 @@ func TestTelnetLines(t *testing.T) {
 	want := "put: invalid value: Invalid character 'x' in x\n" +
 		"error: line too long: over 100 bytes\n" +
 		"rollup: illegal argument: rollup is not supported by tsd yet\n" +
+		"unknown command: .  Try `help'.\n" +
 		"tsd test\nBuilt on now\n"
 	if out != want {
 		t.Errorf("replies:\n%s\nwant:\n%s", out, want)
@@ -143,5 +144,28 @@ func TestTelnetCommitsWhileStreaming(t *testing.T) {
 	<-served
 	if got := st.w.Stats(Telnet).Points.Load(); got != maxTelnetPending+1 {
 		t.Errorf("%d points after close, want %d", got, maxTelnetPending+1)
+	}
+}
+
+// TestTelnetHelpAndEmptyLine pins two replies byte for byte to OpenTSDB
+// 2.4. help (RpcManager.Help) lists the registered commands in the order
+// initializeBuiltinRpcs registers them, each followed by a space, and
+// diediedie only when it is enabled. An empty line is a frame too
+// (LineBasedFrameDecoder returns an empty buffer, WordSplitter makes it
+// [""]), so it gets RpcHandler.Unknown's reply for the command "".
+func TestTelnetHelpAndEmptyLine(t *testing.T) {
+	st := newStack(t, nil)
+	h := newTelnet(t, st, TelnetOptions{NoDieDieDie: true})
+	out := runTelnet(t, h, "help\n\n\r\nexit\n")
+	want := "available commands: stats dropcaches version exit help put rollup histogram \n" +
+		"unknown command: .  Try `help'.\n" +
+		"unknown command: .  Try `help'.\n"
+	if out != want {
+		t.Errorf("replies:\n%q\nwant:\n%q", out, want)
+	}
+	h = newTelnet(t, st, TelnetOptions{Shutdown: func() {}})
+	out = runTelnet(t, h, "help\nexit\n")
+	if want := "available commands: stats dropcaches version exit help put rollup histogram diediedie \n"; out != want {
+		t.Errorf("help with diediedie enabled = %q, want %q", out, want)
 	}
 }
