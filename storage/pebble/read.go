@@ -88,7 +88,7 @@ func collectRow(s *scanner) []storage.Cell {
 }
 
 // walkRow gathers the visible cells of Get's row into getData and
-// getMeta. It is next's work without the bookkeeping a Get needs not: the
+// getMeta. It is next's work without the bookkeeping a Get does not need: the
 // bounds hold one row read forward, with no row limit or regex, and the
 // DB cannot close under the call.
 func (s *scanner) walkRow() {
