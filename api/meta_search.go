@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -45,16 +46,23 @@ func (a *metaAPI) handleLookup(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusBadRequest, err.Error(), "")
 		return
 	case errors.Is(err, meta.ErrUnknownName):
-		writeError(ctx, fasthttp.StatusNotFound, meta.ErrUnknownName.Error(), err.Error())
+		writeError(ctx, fasthttp.StatusNotFound, meta.ErrUnknownName.Error(), causeText(err, meta.ErrUnknownName))
 		return
 	case errors.Is(err, meta.ErrUnknownUID):
-		writeError(ctx, fasthttp.StatusNotFound, meta.ErrUnknownUID.Error(), err.Error())
+		writeError(ctx, fasthttp.StatusNotFound, meta.ErrUnknownUID.Error(), causeText(err, meta.ErrUnknownUID))
 		return
 	case err != nil:
 		a.internalError(ctx, "lookup", err)
 		return
 	}
 	writeJSON(ctx, fasthttp.StatusOK, appendLookup(nil, &q, res, time.Since(start)))
+}
+
+// causeText is the text of the cause query/meta wrapped in sentinel
+// ("<sentinel>: <cause>"): SearchRpc's details are the cause's message
+// alone (BadRequestException(status, message, cause)).
+func causeText(err, sentinel error) string {
+	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
 }
 
 // lookupRequest parses the JSON body or the query string; false when it

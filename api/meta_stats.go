@@ -50,6 +50,10 @@ func (a *metaAPI) stats() []Stat {
 	return a.s.opts.Stats()
 }
 
+// statsPages are StatsRpc's own sub-pages, not built yet (501); any other
+// path under /api/stats is the stats, as in StatsRpc.execute.
+var statsPages = map[string]bool{"jvm": true, "query": true, "threads": true, "region_clients": true}
+
 // handleStats is /api/stats: OpenTSDB's array of {"metric","timestamp",
 // "value","tags"}, values as strings. Its JVM, query, thread and region
 // client sub-pages answer 501.
@@ -57,7 +61,7 @@ func (a *metaAPI) handleStats(ctx *fasthttp.RequestCtx) {
 	if !getOrPost(ctx) {
 		return
 	}
-	if sub := subEndpoint(ctx.Path()); sub != "" {
+	if sub := subEndpoint(ctx.Path()); statsPages[sub] {
 		writeError(ctx, fasthttp.StatusNotImplemented, "Endpoint not implemented: /api/stats/"+sub, "")
 		return
 	}

@@ -302,8 +302,12 @@ func TestLookupEndpoint(t *testing.T) {
 		{"GET", "/api/search/lookup?m=sys.mem{host", "", 400, `{"error":{"code":400,"message":"Unable to parse query","details":"Missing '}' at the end of: sys.mem{host"}}`},
 		{"GET", "/api/search/lookup?m=sys.mem{host}", "", 400, `"message":"Unable to parse query","details":"When parsing tag 'host': invalid tag: host"`},
 		{"GET", "/api/search/lookup?m=sys.mem&limit=x", "", 400, `{"error":{"code":400,"message":"Unable to convert 'limit' to a valid number"}}`},
-		{"GET", "/api/search/lookup?m=no.such", "", 404, `"message":"Unable to resolve one or more UIDs"`},
-		{"GET", "/api/search/lookup?m=sys.mem{host=web99}", "", 404, `"message":"Unable to resolve one or more UIDs"`},
+		// SearchRpc's ErrCB: BadRequestException(NOT_FOUND, message, cause)
+		// puts the NoSuchUniqueName's own message in details.
+		{"GET", "/api/search/lookup?m=no.such", "", 404,
+			`{"error":{"code":404,"message":"Unable to resolve one or more UIDs","details":"No such name for 'metrics': 'no.such'"}}`},
+		{"GET", "/api/search/lookup?m=sys.mem{host=web99}", "", 404,
+			`{"error":{"code":404,"message":"Unable to resolve one or more UIDs","details":"No such name for 'tagv': 'web99'"}}`},
 		{"POST", "/api/search/lookup", `{"tags":[]}`, 400, `{"error":{"code":400,"message":"Missing metric and tags. Please supply at least one value."}}`},
 		{"POST", "/api/search/lookup", `{"metric":`, 400, `"message":"Unable to parse the given JSON"`},
 		{"GET", "/api/search/tsmeta?query=x", "", 501, `{"error":{"code":501,"message":"Endpoint not implemented: /api/search/tsmeta"}}`},
@@ -326,10 +330,20 @@ func TestUIDAssignEndpoint(t *testing.T) {
 		t.Errorf("assign = %d %s", code, out)
 	}
 	code, out = m.call(t, "POST", "/api/uid/assign", `{"metric":["sys.c","sys.a","bad!"],"tagk":["host"]}`, nil)
-	wantOut := `{"metric":{"sys.c":"000003"},"metric_errors":{"bad!":"Invalid metric name (\"bad!\"): illegal character: !",` +
+	// TSDB.assignUid validates with Tags.validateString(type, name): the
+	// message names the type as the request gave it ("Invalid metric").
+	wantOut := `{"metric":{"sys.c":"000003"},"metric_errors":{"bad!":"Invalid metric (\"bad!\"): illegal character: !",` +
 		`"sys.a":"Name already exists with UID: 000001"},"tagk":{"host":"000001"}}`
 	if code != 400 || out != wantOut {
 		t.Errorf("assign with errors = %d %s\nwant 400 %s", code, out, wantOut)
+	}
+	// The name is checked before the type, so an unknown type with a bad
+	// name reports the name, in the type's words.
+	code, out = m.call(t, "POST", "/api/uid/assign", `{"Tagv":["v!"],"foo":["a!","a"]}`, nil)
+	wantOut = `{"Tagv":{},"Tagv_errors":{"v!":"Invalid Tagv (\"v!\"): illegal character: !"},` +
+		`"foo":{},"foo_errors":{"a":"Unknown type name","a!":"Invalid foo (\"a!\"): illegal character: !"}}`
+	if code != 400 || out != wantOut {
+		t.Errorf("assign with typed errors = %d %s\nwant 400 %s", code, out, wantOut)
 	}
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/uid/assign", "", `{"error":{"code":400,"message":"Missing values to assign UIDs"}}`},
@@ -364,7 +378,10 @@ func TestUIDRenameEndpoint(t *testing.T) {
 		{"GET", "/api/uid/rename?metric=sys.mem", "", `{"error":{"code":400,"message":"Missing necessary values to rename UID"}}`},
 		{"GET", "/api/uid/rename?metric=sys.mem&name=x", "", `{"result":"false","error":"Name(\"sys.mem\") does not exist"}`},
 		{"POST", "/api/uid/rename", `{"tagk":"host","name":"dc"}`, `{"result":"false","error":"An UID with name dc for tagk already exists"}`},
-		{"POST", "/api/uid/rename", `{"tagv":"web01","name":"bad name"}`, `{"result":"false","error":"Invalid tag value (\"bad name\"): illegal character: U+0020"}`},
+		{"POST", "/api/uid/rename", `{"tagv":"web01","name":"bad name"}`, `{"result":"false","error":"Invalid tagv (\"bad name\"): illegal character: U+0020"}`},
+		// TSDB.renameUid validates both names before it looks at the type.
+		{"POST", "/api/uid/rename", `{"foo":"a!","name":"b"}`, `{"result":"false","error":"Invalid foo (\"a!\"): illegal character: !"}`},
+		{"POST", "/api/uid/rename", `{"foo":"a","name":"b"}`, `{"result":"false","error":"Unknown type name"}`},
 	} {
 		if code, out := m.call(t, tc.method, tc.path, tc.body, nil); code != 400 || out != tc.want {
 			t.Errorf("%s %s %s = %d %s, want 400 %s", tc.method, tc.path, tc.body, code, out, tc.want)
@@ -529,6 +546,12 @@ func TestStatsAndMetricsEndpoints(t *testing.T) {
 	}
 	if code, _, out := do(t, "GET", base+"/api/stats/jvm", ""); code != 501 || !strings.Contains(out, "/api/stats/jvm") {
 		t.Errorf("stats/jvm = %d %s", code, out)
+	}
+	// StatsRpc serves its own sub-pages (jvm, query, threads,
+	// region_clients) and answers any other path under /api/stats with
+	// the stats themselves.
+	if code, _, out := do(t, "GET", base+"/api/stats/other", ""); code != 200 || json.Unmarshal([]byte(out), &got) != nil || len(got) != 4 {
+		t.Errorf("stats/other = %d %s", code, out)
 	}
 }
 

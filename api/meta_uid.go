@@ -142,12 +142,12 @@ func assignOrder(src map[string][]string) []string {
 // assignOne assigns one name (TSDB.assignUid) and returns its UID in hex,
 // or the error message.
 func (a *metaAPI) assignOne(ctx *fasthttp.RequestCtx, typ, name string) (string, string) {
+	if msg := a.typedNameError(typ, name); msg != "" {
+		return "", msg
+	}
 	kind, ok := uidTypeKind(typ)
 	if !ok {
 		return "", "Unknown type name"
-	}
-	if err := a.valid.ValidateString(kind, name); err != nil {
-		return "", err.Error()
 	}
 	u := a.svc.UIDs()
 	id, err := u.Lookup(ctx, kind, []byte(name))
@@ -161,6 +161,25 @@ func (a *metaAPI) assignOne(ctx *fasthttp.RequestCtx, typ, name string) (string,
 		return "", err.Error()
 	}
 	return uidHex(u, kind, id), ""
+}
+
+// typedNameError checks name as TSDB.assignUid and renameUid do, with
+// Tags.validateString(type, name) before the type is looked at: the message
+// names the type as the request spelled it ("Invalid tagv (\"v!\"): ..."),
+// not the kind's words of the put path ("Invalid tag value"). The rules are
+// the same for every kind. Empty when the name is valid.
+func (a *metaAPI) typedNameError(typ, name string) string {
+	err := a.valid.ValidateString(uid.Metric, name)
+	var ne *uid.NameError
+	if !errors.As(err, &ne) {
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	e := *ne
+	e.Kind = uid.NumKinds // no kind: the message says "Invalid name"
+	return "Invalid " + typ + strings.TrimPrefix(e.Error(), "Invalid name")
 }
 
 // appendNamedMap appends "key":{...} with m's keys in byte order.
@@ -229,14 +248,14 @@ func renameRequest(src map[string]string) (typ, oldName, newName string) {
 
 // renameOne renames (TSDB.renameUid) and returns the error message, if any.
 func (a *metaAPI) renameOne(ctx *fasthttp.RequestCtx, typ, oldName, newName string) string {
+	for _, n := range []string{oldName, newName} {
+		if msg := a.typedNameError(typ, n); msg != "" {
+			return msg
+		}
+	}
 	kind, ok := uidTypeKind(typ)
 	if !ok {
 		return "Unknown type name"
-	}
-	for _, n := range []string{oldName, newName} {
-		if err := a.valid.ValidateString(kind, n); err != nil {
-			return err.Error()
-		}
 	}
 	err := a.svc.Rename(ctx, kind, oldName, newName)
 	switch {
