@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -248,14 +249,46 @@ func TestPushdownEdges(t *testing.T) {
 	ctx := context.Background()
 	samples := genEdges(rand.New(rand.NewPCG(11, 12)))
 	ref := loadProm(ctx, t, edgeRef(samples))
-	queries := edgeQueries()
+	queries := append(edgeQueries(), randomEdgeQueries(rand.New(rand.NewPCG(15, 16)), *edgeRandom)...)
+	// Then late points for rows already read (and cached): hour 0's
+	// written to the store as new cells, the others left in the head.
+	more := append(slices.Clone(samples), genLateEdges(rand.New(rand.NewPCG(17, 18)))...)
+	ref2 := loadProm(ctx, t, edgeRef(more))
 	for _, f := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
 		t.Run(f.String(), func(t *testing.T) {
 			s := openStack(t, stackOptions{format: f})
 			loadEdges(ctx, t, s, rand.New(rand.NewPCG(13, 14)), samples)
 			compareEdges(t, ref, s, queries)
+			for _, x := range more[len(samples):] {
+				mustOK(t, s.appendPoint(ctx, x.l, x.p))
+			}
+			mustOK(t, s.commit())
+			mustOK(t, s.flushBefore(ctx, edgeH0+3_600_000))
+			var some []edgeQuery // every fifth query: enough rows read again
+			for i := 0; i < len(queries); i += 5 {
+				some = append(some, queries[i])
+			}
+			compareEdges(t, ref2, s, some)
 		})
 	}
+}
+
+// genLateEdges adds a point between two of the grid, ints and late
+// series' points in every hour.
+func genLateEdges(r *rand.Rand) []edgeSample {
+	var out []edgeSample
+	for h := range int64(4) {
+		for _, s := range []string{"grid", "ints", "late"} {
+			l := edgeLabels(s, map[string]string{"grid": "f", "ints": "i", "late": "f"}[s])
+			t := edgeH0 + h*3_600_000 + r.Int64N(3_599_000)/5_000*5_000 + 2_500
+			p := series.Float64Point(t, r.NormFloat64())
+			if s == "ints" {
+				p = series.IntPoint(t, r.Int64N(1<<55))
+			}
+			out = append(out, edgeSample{l: l, p: p, late: true})
+		}
+	}
+	return out
 }
 
 func compareEdges(t *testing.T, ref storage.Queryable, s *stack, queries []edgeQuery) {
@@ -288,7 +321,7 @@ func compareEdges(t *testing.T, ref storage.Queryable, s *stack, queries []edgeQ
 			points += len(ser.t)
 		}
 	}
-	if points < 100_000 {
+	if points < 10*len(queries) {
 		t.Errorf("%d points compared, want more", points)
 	}
 	if st := s.reader.Stats(); st.CacheHits == 0 {
@@ -310,4 +343,41 @@ func edgeRun(ctx context.Context, eng prom.QueryEngine, q storage.Queryable, eq 
 		return instant(ctx, eng, q, eq.expr, eq.start)
 	}
 	return rangeStep(ctx, eng, q, eq.expr, eq.start, eq.end, eq.step)
+}
+
+var edgeRandom = flag.Int("promql.edge.random", 300, "random pushed-down queries TestPushdownEdges compares (long runs: 5000)")
+
+// randomEdgeQueries draws queries with odd ranges, steps of at least the
+// range (or instants), offsets of either sign and @ times, anywhere in
+// and around the edge data.
+func randomEdgeQueries(r *rand.Rand, n int) []edgeQuery {
+	funcs := []string{"avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "last_over_time", "present_over_time"}
+	sels := []string{`edge`, `edge{s=~"ints|mixed"}`, `edge{s="special"}`, `edge{s!~"grid|kahan"}`}
+	const span = 4*3_600_000 + 10*60_000
+	out := make([]edgeQuery, 0, n)
+	for range n {
+		rng := time.Duration(1+r.Int64N(2*3_600_000)) * time.Millisecond
+		if r.IntN(3) == 0 { // a whole number of seconds: window ends on points
+			rng = rng.Round(time.Second) + time.Second
+		}
+		mod := ""
+		switch r.IntN(4) {
+		case 0:
+			mod = " offset " + model(time.Duration(r.Int64N(3_600_000)-1_800_000)*time.Millisecond)
+		case 1:
+			mod = " @ " + edgeAt(r.Int64N(span)-5*60_000)
+		}
+		expr := fmt.Sprintf("%s(%s[%s]%s)", funcs[r.IntN(len(funcs))], sels[r.IntN(len(sels))], model(rng), mod)
+		start := edgeH0 - 10*60_000 + r.Int64N(span)
+		if r.IntN(2) == 0 {
+			start -= start % 15_000 // on a point
+		}
+		q := edgeQuery{expr: expr, start: start, end: start, exact: true, wantPushed: true}
+		if r.IntN(3) > 0 {
+			q.step = rng + time.Duration(r.Int64N(rng.Milliseconds()+1))*time.Millisecond
+			q.end = start + r.Int64N(span)
+		}
+		out = append(out, q)
+	}
+	return out
 }
