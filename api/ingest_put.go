@@ -16,8 +16,9 @@ import (
 // putResult counts one /api/put request and keeps its error details.
 type putResult struct {
 	success, failed, throttled int
-	batch                      int // successes since the last commit
-	timeouts                   int // sync_timeout expired before the log sync
+	batch                      int  // successes since the last commit
+	timeouts                   int  // sync_timeout expired before the log sync
+	showTimeouts               bool // sync_timeout > 0: the summary has "timeouts"
 	details                    bool
 	errs                       []byte // JSON array elements, when details
 	omitted                    int    // refused points left out of errs
@@ -110,6 +111,7 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	timeout := time.Duration(args.GetUintOrZero("sync_timeout")) * time.Millisecond
+	res.showTimeouts = timeout > 0
 	if sync && timeout > 0 {
 		released = true
 		switch err := commitWithin(sess, timeout); {
@@ -148,6 +150,9 @@ func (a *ingestAPI) putBodyError(ctx *fasthttp.RequestCtx, dec *putjson.Decoder,
 	switch {
 	case errors.As(err, &se) && dec.InputLen() == 0:
 		writeError(ctx, fasthttp.StatusBadRequest, "Missing request content", "")
+	case errors.As(err, &se) && se.Msg == putjson.MsgNotObjectOrArray:
+		io.Copy(io.Discard, rest)
+		writeError(ctx, fasthttp.StatusBadRequest, se.Msg, "") // parsePutV1's own message
 	case errors.As(err, &se):
 		io.Copy(io.Discard, rest)
 		writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse the given JSON", err.Error())
@@ -223,13 +228,16 @@ func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 	default:
 		ctx.SetStatusCode(fasthttp.StatusOK)
 	}
+	// OpenTSDB's summary is a HashMap: Java 8 writes its keys in the order
+	// success, timeouts, failed, errors; timeouts is there whenever
+	// sync_timeout > 0 (PutDataPointRpc's GroupCB and PutTimeout).
 	b := append([]byte(`{"success":`), strconv.Itoa(res.success)...)
-	b = append(b, `,"failed":`...)
-	b = strconv.AppendInt(b, int64(res.failed+res.throttled+res.timeouts), 10)
-	if res.timeouts > 0 {
+	if res.showTimeouts || res.timeouts > 0 {
 		b = append(b, `,"timeouts":`...)
 		b = strconv.AppendInt(b, int64(res.timeouts), 10)
 	}
+	b = append(b, `,"failed":`...)
+	b = strconv.AppendInt(b, int64(res.failed+res.throttled+res.timeouts), 10)
 	if res.details {
 		b = append(b, `,"errors":[`...)
 		b = append(b, res.errs...)

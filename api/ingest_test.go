@@ -120,6 +120,11 @@ func TestPutAnswers(t *testing.T) {
 	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"Missing request content"}}` {
 		t.Errorf("empty body = %d %s", resp.StatusCode, body)
 	}
+	// HttpJsonSerializer.parsePutV1: BadRequestException(message) only.
+	resp, body = sendReq(t, "POST", base+"/api/put", []byte(` blah`))
+	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"The JSON must start as an object or an array"}}` {
+		t.Errorf("not an object or array = %d %s", resp.StatusCode, body)
+	}
 	resp, body = sendReq(t, "POST", base+"/api/put", []byte(`[{"metric":"m",`))
 	if resp.StatusCode != 400 {
 		t.Errorf("truncated JSON = %d %s", resp.StatusCode, body)
@@ -236,6 +241,21 @@ func TestPutSync(t *testing.T) {
 	resp, body = sendReq(t, "POST", base+"/api/put?sync&summary", one)
 	if resp.StatusCode != 200 || body != `{"success":1,"failed":0}` {
 		t.Errorf("sync summary put = %d %s", resp.StatusCode, body)
+	}
+	// PutDataPointRpc's GroupCB puts "timeouts":0 in the summary whenever
+	// sync_timeout is above 0, with or without sync; the summary is a
+	// HashMap, written in its (Java 8) order: success, timeouts, failed,
+	// errors.
+	for _, tc := range []struct{ qs, want string }{
+		{"sync&sync_timeout=10000&summary", `{"success":1,"timeouts":0,"failed":0}`},
+		{"sync_timeout=10000&summary", `{"success":1,"timeouts":0,"failed":0}`},
+		{"sync&sync_timeout=10000&details", `{"success":1,"timeouts":0,"failed":0,"errors":[]}`},
+		{"sync_timeout=0&summary", `{"success":1,"failed":0}`},
+	} {
+		resp, body = sendReq(t, "POST", base+"/api/put?"+tc.qs, one)
+		if resp.StatusCode != 200 || body != tc.want {
+			t.Errorf("put?%s = %d %s, want 200 %s", tc.qs, resp.StatusCode, body, tc.want)
+		}
 	}
 	if n := headPoints(t, h, u, "s", "host", "a"); n != 1 {
 		t.Errorf("head holds %d points, want 1", n)

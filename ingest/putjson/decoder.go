@@ -133,7 +133,7 @@ func (d *Decoder) start() {
 			}
 			return
 		}
-		d.fail("The JSON must start as an object or an array")
+		d.fail(MsgNotObjectOrArray)
 	}
 }
 

@@ -14,6 +14,10 @@ func (e *SyntaxError) Error() string {
 	return e.Msg + " at byte " + strconv.Itoa(e.Offset)
 }
 
+// MsgNotObjectOrArray is the Msg of the SyntaxError for a body that starts
+// with neither '{' nor '[' (OpenTSDB answers it as the whole message).
+const MsgNotObjectOrArray = "The JSON must start as an object or an array"
+
 // PointError is a data point OpenTSDB would refuse; Msg is its detail
 // message ("Metric name was empty").
 type PointError struct {
