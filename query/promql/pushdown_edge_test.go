@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,6 +210,11 @@ func edgeQueries() []edgeQuery {
 	} {
 		out = append(out, edgeCases(e.expr, time.Hour+30*time.Minute, e.exact, true)...)
 	}
+	// One window however small the step: @ fixes it.
+	for _, e := range []string{`max_over_time(edge[1h] @ ` + edgeAt(3_600_000) + `)`,
+		`sum_over_time(edge[90m] @ ` + edgeAt(2*3_600_000+1) + ` offset -7m)`, `avg_over_time((edge[2h] @ ` + edgeAt(4*3_600_000) + `))`} {
+		out = append(out, edgeQuery{e, edgeH0 + 13, edgeH0 + 3*3_600_000, time.Minute, true, true})
+	}
 	return out
 }
 
@@ -259,6 +265,7 @@ func TestPushdownEdges(t *testing.T) {
 			s := openStack(t, stackOptions{format: f})
 			loadEdges(ctx, t, s, rand.New(rand.NewPCG(13, 14)), samples)
 			compareEdges(t, ref, s, queries)
+			compareParallel(t, ref, s, queries)
 			for _, x := range more[len(samples):] {
 				mustOK(t, s.appendPoint(ctx, x.l, x.p))
 			}
@@ -298,6 +305,10 @@ func compareEdges(t *testing.T, ref storage.Queryable, s *stack, queries []edgeQ
 	failures, points := 0, 0
 	for _, q := range queries {
 		want := edgeRun(ctx, plain, ref, q)
+		if want.err != "" && failures < 40 {
+			failures++
+			t.Errorf("%s: Prometheus fails: %s", q, want.err)
+		}
 		for pass, e := range []struct {
 			name string
 			eng  prom.QueryEngine
@@ -380,4 +391,41 @@ func randomEdgeQueries(r *rand.Rand, n int) []edgeQuery {
 		out = append(out, q)
 	}
 	return out
+}
+
+// compareParallel runs every seventh query on four goroutines at once
+// against the same Queryable (shared row cache, windows evaluated ahead on
+// their own goroutines) and compares each with Prometheus's answer.
+func compareParallel(t *testing.T, ref storage.Queryable, s *stack, queries []edgeQuery) {
+	ctx := context.Background()
+	plain := promql.NewEngine(promql.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
+	eng := pushdownEngine{plain}
+	var some []edgeQuery
+	var want []normResult
+	for i := 0; i < len(queries); i += 7 {
+		some = append(some, queries[i])
+		want = append(want, edgeRun(ctx, plain, ref, queries[i]))
+	}
+	const workers = 4
+	diffs := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(some)*2; i += workers {
+				q := some[i%len(some)]
+				have := edgeRun(ctx, eng, s.q, q)
+				eq := identical
+				if !q.exact {
+					eq = close12
+				}
+				if msg := diffWith(want[i%len(some)], have, eq); msg != "" {
+					diffs[w] = append(diffs[w], fmt.Sprintf("%s: %s", q, msg))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, d := range slices.Concat(diffs...)[:min(20, len(slices.Concat(diffs...)))] {
+		t.Errorf("parallel: %s", d)
+	}
 }
