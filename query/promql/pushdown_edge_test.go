@@ -105,6 +105,12 @@ func genEdges(r *rand.Rand) []edgeSample {
 	for t := edgeH0 + 1; t <= edgeH0+4*h; t += 60_000 {
 		add(late, series.Float64Point(t, r.NormFloat64()), r.IntN(2) == 0)
 	}
+	// A second metric, so that one Select reads two metrics.
+	b1, b2 := labels.FromStrings("__name__", "edge_b", "s", "b1", "kind", "i"), labels.FromStrings("__name__", "edge_b", "s", "b2", "kind", "f")
+	for t := edgeH0 + 7; t <= edgeH0+4*h; t += 20_000 {
+		add(b1, series.IntPoint(t, r.Int64N(1<<54)), false)
+		add(b2, series.Float64Point(t+5_000, r.ExpFloat64()), r.IntN(4) == 0)
+	}
 	head := edgeLabels("head", "f")
 	for t := edgeH0 + 3*h + 20*60_000; t <= edgeH0+4*h; t += 15_000 {
 		add(head, series.Float64Point(t, r.NormFloat64()*5), false)
@@ -207,6 +213,8 @@ func edgeQueries() []edgeQuery {
 		{`sum_over_time(edge[1h]) / avg_over_time(edge[1h])`, true},
 		{`topk(3, max_over_time(edge[1h]))`, true},
 		{`-min_over_time(edge{s="special"}[1h] offset 1h)`, true},
+		{`max_over_time({__name__=~"edge.*"}[30m])`, true},
+		{`sum_over_time({__name__=~"edge.*", s=~"b.|ints|mixed"}[1h])`, true},
 	} {
 		out = append(out, edgeCases(e.expr, time.Hour+30*time.Minute, e.exact, true)...)
 	}
@@ -363,7 +371,8 @@ var edgeRandom = flag.Int("promql.edge.random", 300, "random pushed-down queries
 // and around the edge data.
 func randomEdgeQueries(r *rand.Rand, n int) []edgeQuery {
 	funcs := []string{"avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "last_over_time", "present_over_time"}
-	sels := []string{`edge`, `edge{s=~"ints|mixed"}`, `edge{s="special"}`, `edge{s!~"grid|kahan"}`}
+	sels := []string{`edge`, `edge{s=~"ints|mixed"}`, `edge{s="special"}`, `edge{s!~"grid|kahan"}`,
+		`{__name__=~"edge.*", s=~"b.|grid|ints"}`, `{__name__=~"edge.*"}`}
 	const span = 4*3_600_000 + 10*60_000
 	out := make([]edgeQuery, 0, n)
 	for range n {
