@@ -30,23 +30,25 @@ type putResult struct {
 // points are still counted in failed and reported as errorsOmitted.
 const putDetailLimit = 4 << 20
 
-// addError records a refused point with OpenTSDB's detail shape.
-func (r *putResult) addError(raw []byte, msg string) {
+// addError records a refused point with OpenTSDB's detail shape, the
+// point echoed as OpenTSDB serializes it (putjson.Decoder.AppendEcho).
+func (r *putResult) addError(dec *putjson.Decoder, msg string) {
 	if !r.details {
 		return
 	}
-	if len(r.errs)+len(raw)+len(msg) > putDetailLimit {
-		r.omitted++
-		return
-	}
-	if len(r.errs) > 0 {
+	start := len(r.errs)
+	if start > 0 {
 		r.errs = append(r.errs, ',')
 	}
 	r.errs = append(r.errs, `{"datapoint":`...)
-	r.errs = append(r.errs, raw...)
+	r.errs = dec.AppendEcho(r.errs)
 	r.errs = append(r.errs, `,"error":`...)
 	r.errs = appendJSONString(r.errs, msg)
 	r.errs = append(r.errs, '}')
+	if len(r.errs) > putDetailLimit {
+		r.errs = r.errs[:start]
+		r.omitted++
+	}
 }
 
 // putBatchPoints is how many points a /api/put request adds before it
@@ -194,7 +196,7 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 	if perr := dec.PointError(); perr != nil {
 		sess.CountBad(1)
 		res.failed++
-		res.addError(dec.Raw(), perr.Msg)
+		res.addError(dec, perr.Msg)
 		return
 	}
 	err := sess.Add(ctx, dec.Point())
@@ -204,10 +206,10 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 		res.batch++
 	case errors.Is(err, service.ErrThrottled):
 		res.throttled++
-		res.addError(dec.Raw(), err.Error())
+		res.addError(dec, err.Error())
 	default:
 		res.failed++
-		res.addError(dec.Raw(), err.Error())
+		res.addError(dec, err.Error())
 	}
 }
 

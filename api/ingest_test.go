@@ -120,6 +120,15 @@ func TestPutAnswers(t *testing.T) {
 	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"Missing request content"}}` {
 		t.Errorf("empty body = %d %s", resp.StatusCode, body)
 	}
+	// ?details echoes a refused point as OpenTSDB serializes its
+	// IncomingDataPoint: value as a string, timestamp 0 when absent, tags
+	// in java.util.HashMap order (putjson.TestAppendEcho).
+	resp, body = sendReq(t, "POST", base+"/api/put?details", []byte(`[{"metric":"m","timestamp":1356998402,"value":3,"tags":{"host":"b"}},`+
+		`{"metric":"m","value":6.7,"tags":{"host":"a","dc":"b","rack":"c"}}]`))
+	if want := `{"success":1,"failed":1,"errors":[{"datapoint":{"metric":"m","timestamp":0,"value":"6.7",` +
+		`"tags":{"rack":"c","host":"a","dc":"b"}},"error":"Invalid timestamp"}]}`; resp.StatusCode != 400 || body != want {
+		t.Errorf("details = %d %s\nwant 400 %s", resp.StatusCode, body, want)
+	}
 	// HttpJsonSerializer.parsePutV1: BadRequestException(message) only.
 	resp, body = sendReq(t, "POST", base+"/api/put", []byte(` blah`))
 	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"The JSON must start as an object or an array"}}` {

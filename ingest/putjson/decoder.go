@@ -70,6 +70,7 @@ type Decoder struct {
 	raw   []byte
 	elem  element
 	buf   []byte // unescaped strings of the current element
+	order []int  // AppendEcho's scratch
 	perr  PointError
 	bad   bool
 	err   error

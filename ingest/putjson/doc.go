@@ -26,7 +26,10 @@
 // number", "value is NaN or Infinite: ...", "bad timestamp=...", "Too many
 // tags: ...", then the name rules ("Invalid metric name (\"x!\"): illegal
 // character: !", "Invalid tag value: null"). Raw returns the element's
-// JSON bytes for the details answer. Where tsd deliberately differs:
+// JSON bytes as sent; AppendEcho writes it as OpenTSDB echoes a refused
+// point in the details answer (its IncomingDataPoint through Jackson:
+// the value as a string, tags in java.util.HashMap order). Where tsd
+// deliberately differs:
 // zero tags are allowed (no "Missing tags"), the tag limit is
 // Options.MaxTags (default 32), and a well-formed element of the wrong
 // shape (an object where a string belongs, a non-numeric timestamp

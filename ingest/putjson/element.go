@@ -14,6 +14,7 @@ type element struct {
 	valueKind         int
 	typeErr           string // first shape problem, in field order
 	nullTag           bool   // a tag value was null
+	tagsObj           bool   // the last "tags" was an object (AppendEcho)
 	extraTags         int    // tags beyond MaxTags (not compared)
 	mask              uint64 // hashes of the tag keys
 }
@@ -71,8 +72,9 @@ func (d *Decoder) field(key []byte) bool {
 		e.value, e.valueKind, ok = d.scalar()
 		d.shape(e.valueKind, `"value"`)
 	case "tags":
-		d.pt.Tags, e.mask, e.extraTags, e.nullTag = d.pt.Tags[:0], 0, 0, false
+		d.pt.Tags, e.mask, e.extraTags, e.nullTag, e.tagsObj = d.pt.Tags[:0], 0, 0, false, false
 		if c := d.peek(); c == '{' {
+			e.tagsObj = true
 			return d.tags()
 		}
 		var kind int

@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzDecode: arbitrary bodies never panic; whatever is yielded as a good
-// point has valid names and a positive time; Raw is always valid JSON
-// (encoding/json agrees) for elements read before any syntax error.
+// point has valid names and a positive time; Raw, and AppendEcho of a
+// refused point, are always valid JSON (encoding/json agrees) for elements
+// read before any syntax error.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`[{"metric":"cpu_usage_idle","timestamp":1763801234,"value":97.48743718592965,"tags":{"cpu":"cpu-total","host":"myhost"}}` + "\n]",
@@ -31,6 +32,9 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("raw %q is not JSON", d.Raw())
 			}
 			if d.PointError() != nil {
+				if echo := d.AppendEcho(nil); !json.Valid(echo) {
+					t.Fatalf("echo %q of %q is not JSON", echo, d.Raw())
+				}
 				continue
 			}
 			p := d.Point()
