@@ -82,8 +82,14 @@
 // copies in testdata/ with their histogram cases removed. No built-in file
 // loads a sample outside [0, MaxTime]. A reference test compares 125
 // expressions on random data with Prometheus's tsdb, within 1e-9 relative,
-// and range-function queries at steps that allow pushdown and steps,
-// functions and subqueries that must not. Both run marked by WithPushdown.
+// each both marked by WithPushdown and not, and range-function queries at
+// steps that allow pushdown and steps, functions and subqueries that must
+// not. TestPushdownEdges holds pushed-down results to Prometheus's bit for
+// bit on data built for their corner cases (window ends on points and
+// rows, integers past 2^53, NaN, infinities, overflowing sums, staleness
+// markers, late and head-only points), cold, from the row cache and
+// concurrently. A pushed-down query's engine statistics (samples read,
+// peak samples) count one sample per window, not the window's samples.
 //
 // # Limits
 //
