@@ -63,7 +63,7 @@ func TestDaemonHTTPIngest(t *testing.T) {
 	resp, body = post(t, "POST", base+"/api/put?details", []byte(
 		`[{"metric":"","timestamp":1356998402,"value":1,"tags":{"host":"a"}},`+
 			`{"metric":"put.m","timestamp":1356998403,"value":"7","tags":{"host":"a"}}]`), false)
-	want := `{"success":1,"failed":1,"errors":[{"datapoint":{"metric":"","timestamp":1356998402,"value":1,"tags":{"host":"a"}},"error":"Metric name was empty"}]}`
+	want := `{"success":1,"failed":1,"errors":[{"datapoint":{"metric":"","timestamp":1356998402,"value":"1","tags":{"host":"a"}},"error":"Metric name was empty"}]}`
 	if resp.StatusCode != 400 || body != want {
 		t.Errorf("/api/put?details = %d %s\nwant 400 %s", resp.StatusCode, body, want)
 	}
