@@ -265,16 +265,18 @@ func TestPushdownEdges(t *testing.T) {
 	ref := loadProm(ctx, t, edgeRef(samples))
 	queries := append(edgeQueries(), randomEdgeQueries(rand.New(rand.NewPCG(15, 16)), *edgeRandom)...)
 	// Then late points for rows already read (and cached): hour 0's
-	// written to the store as new cells, the others left in the head.
-	more := append(slices.Clone(samples), genLateEdges(rand.New(rand.NewPCG(17, 18)))...)
-	ref2 := loadProm(ctx, t, edgeRef(more))
+	// written to the store as new cells, the others left in the head; and
+	// new values for points of hours 2 (stored) and 3 (in the head), which
+	// replace the old ones.
+	late := genLateEdges(rand.New(rand.NewPCG(17, 18)))
+	ref2 := loadProm(ctx, t, edgeRef(overwrite(samples, late)))
 	for _, f := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
 		t.Run(f.String(), func(t *testing.T) {
 			s := openStack(t, stackOptions{format: f})
 			loadEdges(ctx, t, s, rand.New(rand.NewPCG(13, 14)), samples)
 			compareEdges(t, ref, s, queries)
 			compareParallel(t, ref, s, queries)
-			for _, x := range more[len(samples):] {
+			for _, x := range late {
 				mustOK(t, s.appendPoint(ctx, x.l, x.p))
 			}
 			mustOK(t, s.commit())
@@ -301,6 +303,31 @@ func genLateEdges(r *rand.Rand) []edgeSample {
 				p = series.IntPoint(t, r.Int64N(1<<55))
 			}
 			out = append(out, edgeSample{l: l, p: p, late: true})
+		}
+	}
+	for t := edgeH0 + 2*3_600_000; t < edgeH0+4*3_600_000; t += 7 * 15_000 {
+		out = append(out, edgeSample{l: edgeLabels("grid", "f"), p: series.Float64Point(t, r.NormFloat64()), late: true})
+	}
+	return out
+}
+
+// overwrite returns samples with late added, a late sample replacing the
+// one of its series at its time.
+func overwrite(samples, late []edgeSample) []edgeSample {
+	type key struct {
+		l string
+		t int64
+	}
+	at := make(map[key]int, len(samples))
+	out := slices.Clone(samples)
+	for i, x := range out {
+		at[key{x.l.String(), x.p.T}] = i
+	}
+	for _, x := range late {
+		if i, ok := at[key{x.l.String(), x.p.T}]; ok {
+			out[i] = x
+		} else {
+			out = append(out, x)
 		}
 	}
 	return out
