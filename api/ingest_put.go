@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/putjson"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/uid"
 )
 
 // putResult counts one /api/put request and keeps its error details.
@@ -207,6 +208,10 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 	case errors.Is(err, service.ErrThrottled):
 		res.throttled++
 		res.addError(dec, err.Error())
+	case errors.Is(err, uid.ErrNoSuchName):
+		// PutDataPointRpc's catch of NoSuchUniqueName, whichever name.
+		res.failed++
+		res.addError(dec, "Unknown metric")
 	default:
 		res.failed++
 		res.addError(dec, err.Error())

@@ -25,6 +25,12 @@ import (
 // newWriter opens a real pebble store, UIDs and head in a temp directory.
 func newWriter(t *testing.T, maxMemory int64) (*service.Writer, *ingest.Head, *uid.UIDs) {
 	t.Helper()
+	return newWriterWith(t, maxMemory, uid.Options{})
+}
+
+// newWriterWith is newWriter with UID options (auto-create switches).
+func newWriterWith(t *testing.T, maxMemory int64, uo uid.Options) (*service.Writer, *ingest.Head, *uid.UIDs) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	log := quietLog()
@@ -40,7 +46,8 @@ func newWriter(t *testing.T, maxMemory int64) (*service.Writer, *ingest.Head, *u
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := uid.New(tbl, &uid.Options{Logger: log})
+	uo.Logger = log
+	u, err := uid.New(tbl, &uo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,5 +275,18 @@ func TestPutSync(t *testing.T) {
 	}
 	if n := headPoints(t, h, u, "s", "host", "a"); n != 1 {
 		t.Errorf("head holds %d points, want 1", n)
+	}
+}
+
+// TestPutUnknownName: with auto-creation off, PutDataPointRpc catches
+// NoSuchUniqueName (of the metric, or of a tag key or value) and details
+// it as "Unknown metric".
+func TestPutUnknownName(t *testing.T) {
+	w, _, _ := newWriterWith(t, 0, uid.Options{NoAutoCreateMetrics: true, NoAutoCreateTagKs: true})
+	_, base := startServer(t, Options{Ingest: w})
+	resp, body := sendReq(t, "POST", base+"/api/put?details", []byte(`{"metric":"nope","timestamp":1356998400,"value":1,"tags":{"a":"b"}}`))
+	want := `{"success":0,"failed":1,"errors":[{"datapoint":{"metric":"nope","timestamp":1356998400,"value":"1","tags":{"a":"b"}},"error":"Unknown metric"}]}`
+	if resp.StatusCode != 400 || body != want {
+		t.Errorf("unknown metric = %d %s\nwant 400 %s", resp.StatusCode, body, want)
 	}
 }
