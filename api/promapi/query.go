@@ -84,8 +84,14 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 	}
 	defer qry.Close() // after the result is encoded: Close recycles its slices
 	// A query without subqueries lets tsd's Queryable evaluate range
-	// functions while reading (query/promql.WithPushdown).
-	res := qry.Exec(tsdpromql.WithPushdown(qctx, qry.Statement()))
+	// functions while reading (query/promql.WithPushdown), unless the
+	// client asks for statistics: pushed down, the engine would count one
+	// sample per window instead of the samples in the windows.
+	ectx := qctx
+	if f.get("stats") == "" {
+		ectx = tsdpromql.WithPushdown(qctx, qry.Statement())
+	}
+	res := qry.Exec(ectx)
 	if res.Err != nil {
 		writeError(ctx, execError(res.Err))
 		return

@@ -89,7 +89,8 @@
 // rows, integers past 2^53, NaN, infinities, overflowing sums, staleness
 // markers, late and head-only points), cold, from the row cache and
 // concurrently. A pushed-down query's engine statistics (samples read,
-// peak samples) count one sample per window, not the window's samples.
+// peak samples) would count one sample per window, not the window's
+// samples, so api/promapi does not push down a query asked for them.
 //
 // # Limits
 //
