@@ -70,7 +70,7 @@ const putStreamBudget = putjson.DefaultMaxElementBytes + putjson.WindowSlack
 // with that failure, and the batches committed before it stay (fewer
 // than putBatchPoints good points in all: nothing is stored).
 func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
-	if !ctx.IsPost() && !ctx.IsPut() {
+	if !ctx.IsPost() { // PutDataPointRpc.execute: POST only
 		writeMethodNotAllowed(ctx)
 		return
 	}

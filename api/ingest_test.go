@@ -136,6 +136,15 @@ func TestPutAnswers(t *testing.T) {
 		`"tags":{"rack":"c","host":"a","dc":"b"}},"error":"Invalid timestamp"}]}`; resp.StatusCode != 400 || body != want {
 		t.Errorf("details = %d %s\nwant 400 %s", resp.StatusCode, body, want)
 	}
+	// PutDataPointRpc.execute takes POST only (query.method(), so no
+	// method_override either).
+	for _, m := range []string{"GET", "PUT"} {
+		resp, body = sendReq(t, m, base+"/api/put?method_override=post", []byte(`{"metric":"m","timestamp":1356998409,"value":1,"tags":{"host":"a"}}`))
+		if want := `{"error":{"code":405,"message":"Method not allowed","details":"The HTTP method [` + m +
+			`] is not permitted for this endpoint"}}`; resp.StatusCode != 405 || body != want {
+			t.Errorf("%s /api/put = %d %s, want 405 %s", m, resp.StatusCode, body, want)
+		}
+	}
 	// HttpJsonSerializer.parsePutV1: BadRequestException(message) only.
 	resp, body = sendReq(t, "POST", base+"/api/put", []byte(` blah`))
 	if resp.StatusCode != 400 || body != `{"error":{"code":400,"message":"The JSON must start as an object or an array"}}` {
