@@ -103,10 +103,6 @@ func lookupRequest(ctx *fasthttp.RequestCtx) (meta.Query, bool) {
 // appendLookup appends OpenTSDB's lookup answer: type, metric, tags,
 // limit, time, totalResults, results, startIndex.
 func appendLookup(dst []byte, q *meta.Query, res *meta.Result, took time.Duration) []byte {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = meta.DefaultLimit
-	}
 	dst = append(dst, `{"type":"LOOKUP","metric":`...)
 	dst = appendNullableString(dst, q.Metric)
 	dst = append(dst, `,"tags":[`...)
@@ -121,7 +117,7 @@ func appendLookup(dst []byte, q *meta.Query, res *meta.Result, took time.Duratio
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"limit":`...)
-	dst = strconv.AppendInt(dst, int64(limit), 10)
+	dst = strconv.AppendInt(dst, int64(q.Limit), 10)
 	dst = append(dst, `,"time":`...)
 	dst = strconv.AppendInt(dst, took.Milliseconds(), 10)
 	dst = append(dst, `,"totalResults":`...)

@@ -293,6 +293,19 @@ func TestLookupEndpoint(t *testing.T) {
 	if m.call(t, "GET", "/api/search/lookup?m=*", "", &def); def.Limit != 25 || def.TotalResults != len(metaSeries) {
 		t.Errorf("default limit: %+v", def)
 	}
+	// TimeSeriesLookup stops at the limit and SearchRpc's LookupCB counts
+	// what it returned (setTotalResults(tsuids.size())); a limit of 0 or
+	// less is no limit, echoed as given.
+	for _, tc := range []struct {
+		qs           string
+		limit, total int
+	}{{"m=sys.cpu.user&limit=1", 1, 1}, {"m=*&limit=0", 0, len(metaSeries)}, {"m=*&limit=-2", -2, len(metaSeries)}} {
+		var got lookupResult
+		if m.call(t, "GET", "/api/search/lookup?"+tc.qs, "", &got); got.Limit != tc.limit ||
+			got.TotalResults != tc.total || len(got.Results) != tc.total {
+			t.Errorf("lookup?%s = limit %d total %d, %d results; want %d, %d", tc.qs, got.Limit, got.TotalResults, len(got.Results), tc.limit, tc.total)
+		}
+	}
 	for _, tc := range []struct {
 		method, path, body string
 		code               int

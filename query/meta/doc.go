@@ -23,7 +23,8 @@
 //
 // It is answered from the in-memory postings of uid/index (Postings,
 // ForEach), never by scanning the data table: OpenTSDB's use_meta=true,
-// whatever the request says. Results are in TSUID byte order; TotalResults
-// counts every match and Results holds the first Limit (default 25) of
-// them, resolved to names.
+// whatever the request says. Results are in TSUID byte order and hold the
+// first Limit (default 25; 0 or less is no limit) matches, resolved to
+// names; TotalResults counts them, as OpenTSDB's does (its TimeSeriesLookup
+// stops at the limit).
 package meta

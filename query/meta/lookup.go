@@ -36,7 +36,8 @@ type Series struct {
 
 // Result is the answer to a lookup.
 type Result struct {
-	// Total counts every series that matched.
+	// Total counts the series returned, as OpenTSDB's totalResults does
+	// (TimeSeriesLookup stops at the limit).
 	Total int
 	// Series are the first Limit matches in TSUID order.
 	Series []Series
@@ -73,12 +74,11 @@ func (s *Service) Lookup(ctx context.Context, q *Query) (*Result, error) {
 		return true
 	})
 	slices.Sort(tsuids)
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
+	if q.Limit > 0 && len(tsuids) > q.Limit {
+		tsuids = tsuids[:q.Limit]
 	}
 	res := &Result{Total: len(tsuids)}
-	for _, t := range tsuids[:min(limit, len(tsuids))] {
+	for _, t := range tsuids {
 		se, err := s.describe(ctx, t)
 		if err != nil {
 			return nil, err

@@ -26,7 +26,9 @@ type Query struct {
 	Metric string
 	// Tags are the tag pairs, in request order.
 	Tags []Pair
-	// Limit is the most series returned; <= 0 means DefaultLimit.
+	// Limit is the most series returned; 0 or less is no limit, as in
+	// OpenTSDB's TimeSeriesLookup. ParseM and ParseJSON set DefaultLimit
+	// when the request names none.
 	Limit int
 }
 
@@ -47,7 +49,7 @@ func parseErrorf(format string, args ...any) error {
 // or {tags}, where each tag is k=v, k= or =v (OpenTSDB's
 // Tags.parseWithMetric into a list of pairs).
 func ParseM(m string) (Query, error) {
-	var q Query
+	q := Query{Limit: DefaultLimit}
 	curly := strings.IndexByte(m, '{')
 	if curly < 0 {
 		if m == "" {
@@ -137,7 +139,7 @@ func ParseJSON(body []byte) (Query, error) {
 func parseLimit(raw json.RawMessage) (int, error) {
 	s := string(bytes.Trim(bytes.TrimSpace(raw), `"`))
 	if s == "" || s == "null" {
-		return 0, nil
+		return DefaultLimit, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {

@@ -12,11 +12,11 @@ func TestParseM(t *testing.T) {
 		want Query
 		err  string
 	}{
-		{in: "sys.cpu", want: Query{Metric: "sys.cpu"}},
-		{in: "sys.cpu{}", want: Query{Metric: "sys.cpu"}},
-		{in: "*{host=*}", want: Query{Metric: "*", Tags: []Pair{{"host", "*"}}}},
-		{in: "{*=web01,=lga,dc=}", want: Query{Tags: []Pair{{"*", "web01"}, {"", "lga"}, {"dc", ""}}}},
-		{in: "m{a=b,a=c}", want: Query{Metric: "m", Tags: []Pair{{"a", "b"}, {"a", "c"}}}},
+		{in: "sys.cpu", want: Query{Metric: "sys.cpu", Limit: DefaultLimit}},
+		{in: "sys.cpu{}", want: Query{Metric: "sys.cpu", Limit: DefaultLimit}},
+		{in: "*{host=*}", want: Query{Metric: "*", Tags: []Pair{{"host", "*"}}, Limit: DefaultLimit}},
+		{in: "{*=web01,=lga,dc=}", want: Query{Tags: []Pair{{"*", "web01"}, {"", "lga"}, {"dc", ""}}, Limit: DefaultLimit}},
+		{in: "m{a=b,a=c}", want: Query{Metric: "m", Tags: []Pair{{"a", "b"}, {"a", "c"}}, Limit: DefaultLimit}},
 		{in: "", err: "Metric string was empty"},
 		{in: "m{a=b", err: "Missing '}' at the end of: m{a=b"},
 		{in: "{}", err: "Missing metric and tags: {}"},
@@ -43,6 +43,9 @@ func TestParseJSON(t *testing.T) {
 	want := Query{Metric: "sys.cpu", Tags: []Pair{{"host", "*"}, {"", "lga"}}, Limit: 7}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseJSON = %+v, %v", got, err)
+	}
+	if got, err := ParseJSON([]byte(`{"metric":"m"}`)); err != nil || got.Limit != DefaultLimit {
+		t.Errorf("ParseJSON without a limit = %+v, %v; want limit %d", got, err, DefaultLimit)
 	}
 	for _, bad := range []string{`{"metric":`, `{"limit":"x"}`, `[]`, `{"tags":{}}`} {
 		if _, err := ParseJSON([]byte(bad)); err == nil {
