@@ -186,7 +186,13 @@ func (a *annotationAPI) put(ctx *fasthttp.RequestCtx, n *annotation.Annotation, 
 		return nil
 	}
 	if err != nil {
-		return noteStoreError(err, "")
+		herr := noteStoreError(err, "")
+		if herr.code == fasthttp.StatusBadRequest {
+			// AnnotationRpc wraps syncToStorage's IllegalArgumentException
+			// as BadRequestException(e): the message is the details too.
+			herr.details = herr.message
+		}
+		return herr
 	}
 	writeNoteJSON(ctx, annotation.AppendJSON(nil, &got))
 	return nil

@@ -107,7 +107,12 @@ func TestAnnotationBadInput(t *testing.T) {
 			`"details":"The HTTP method [TRACE] is not permitted for this endpoint"}}`},
 		{"GET", "/api/annotation?start_time=1&method_override=bogus", "", 405, "~Unknown or unsupported method override value"},
 		{"POST", "/api/annotation", `{"startTime":`, 400, "~" + errJSON + `400,"message":"Unable to parse the given JSON"`},
-		{"POST", "/api/annotation", `{"description":"x"}`, 400, errJSON + `400,"message":"The start timestamp has not been set"}}`},
+		// Annotation.syncToStorage's IllegalArgumentException, wrapped by
+		// AnnotationRpc as BadRequestException(e): its message twice.
+		{"POST", "/api/annotation", `{"description":"x"}`, 400,
+			errJSON + `400,"message":"The start timestamp has not been set","details":"The start timestamp has not been set"}}`},
+		{"PUT", "/api/annotation", `{"description":"x"}`, 400,
+			errJSON + `400,"message":"The start timestamp has not been set","details":"The start timestamp has not been set"}}`},
 		{"POST", "/api/annotation", `{"tsuid":"0001","startTime":5,"description":"x"}`, 400, `~Invalid TSUID`},
 		{"POST", "/api/annotation", `{"tsuid":"zz","startTime":5,"description":"x"}`, 400, `~Invalid TSUID`},
 		{"GET", "/api/annotation?start_time=notatime", "", 400, "~" + errJSON + `400,"message":"Invalid time: notatime`},

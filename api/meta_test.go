@@ -450,8 +450,16 @@ func TestUIDMetaEndpoint(t *testing.T) {
 		{"GET", "/api/uid/uidmeta?uid=00000Z&type=tagk", "", 400, `"message":"Invalid UID: 00000Z"`},
 		{"GET", "/api/uid/uidmeta?uid=0001&type=tagk", "", 400, `"message":"Wrong id.length = 2 which is != 3 required for 'tagk'"`},
 		{"GET", "/api/uid/uidmeta?uid=000009&type=tagk", "", 404, `"message":"Could not find the requested UID"`},
-		{"POST", "/api/uid/uidmeta", `{"type":"tagk","notes":"x"}`, 400, `{"error":{"code":400,"message":"Missing UID"}}`},
-		{"POST", "/api/uid/uidmeta", `{"uid":"000001","notes":"x"}`, 400, `{"error":{"code":400,"message":"Missing type"}}`},
+		// UIDMeta.syncToStorage's IllegalArgumentException, wrapped by
+		// UniqueIdRpc as BadRequestException(e): its message twice.
+		{"POST", "/api/uid/uidmeta", `{"type":"tagk","notes":"x"}`, 400, `{"error":{"code":400,"message":"Missing UID","details":"Missing UID"}}`},
+		{"PUT", "/api/uid/uidmeta", `{"uid":"000001","notes":"x"}`, 400, `{"error":{"code":400,"message":"Missing type","details":"Missing type"}}`},
+		// UIDMeta.delete's, as BadRequestException("Unable to delete UIDMeta information", e).
+		{"DELETE", "/api/uid/uidmeta", `{"type":"tagk"}`, 400,
+			`{"error":{"code":400,"message":"Unable to delete UIDMeta information","details":"Missing UID"}}`},
+		// Without a body parseUIDMetaQS requires both parameters.
+		{"POST", "/api/uid/uidmeta?type=tagk&notes=x", "", 400, `{"error":{"code":400,"message":"Missing parameter <code>uid</code>"}}`},
+		{"DELETE", "/api/uid/uidmeta?uid=000001&type=", "", 400, `{"error":{"code":400,"message":"Missing parameter <code>type</code>"}}`},
 		{"POST", "/api/uid/uidmeta", `{"uid":"000001","type":"tagk","custom":[1]}`, 400, `"message":"Unable to parse the given JSON"`},
 		{"PATCH", "/api/uid/uidmeta", "", 405, `"message":"Method not allowed"`},
 	} {

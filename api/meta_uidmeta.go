@@ -57,16 +57,24 @@ func (a *metaAPI) getUIDMeta(ctx *fasthttp.RequestCtx) {
 
 // changeUIDMeta serves POST, PUT and DELETE.
 func (a *metaAPI) changeUIDMeta(ctx *fasthttp.RequestCtx, method string) {
+	if !hasContent(ctx) {
+		// parseUIDMetaQS: getRequiredQueryStringParam for both.
+		for _, p := range []string{"uid", "type"} {
+			if _, ok := requiredParam(ctx, p); !ok {
+				return
+			}
+		}
+	}
 	req, ok := uidMetaRequest(ctx)
 	if !ok {
 		return
 	}
 	if req.UID == nil || *req.UID == "" {
-		writeError(ctx, fasthttp.StatusBadRequest, "Missing UID", "")
+		uidMetaArgError(ctx, method, "Missing UID")
 		return
 	}
 	if req.Type == nil || *req.Type == "" {
-		writeError(ctx, fasthttp.StatusBadRequest, "Missing type", "")
+		uidMetaArgError(ctx, method, "Missing type")
 		return
 	}
 	kind, id, ok := a.parseUIDRef(ctx, *req.Type, *req.UID)
@@ -89,6 +97,18 @@ func (a *metaAPI) changeUIDMeta(ctx *fasthttp.RequestCtx, method string) {
 	}
 	m, err := u.UpdateMeta(ctx, kind, id, upd, method == fasthttp.MethodPut)
 	a.answerUIDMeta(ctx, &m, err)
+}
+
+// uidMetaArgError answers UIDMeta's IllegalArgumentException (msg) as
+// UniqueIdRpc wraps it: BadRequestException(e) for POST and PUT, the
+// message twice; BadRequestException("Unable to delete UIDMeta
+// information", e) for DELETE.
+func uidMetaArgError(ctx *fasthttp.RequestCtx, method, msg string) {
+	if method == fasthttp.MethodDelete {
+		writeError(ctx, fasthttp.StatusBadRequest, "Unable to delete UIDMeta information", msg)
+		return
+	}
+	writeError(ctx, fasthttp.StatusBadRequest, msg, msg)
 }
 
 // uidMetaRequest reads the JSON body, or the query string (uid, type,
