@@ -125,14 +125,16 @@ func (a *annotationAPI) checkBulkDelete(r *bulkDeleteReq, now int64) (startMs, e
 	if !r.global && len(r.tsuids) == 0 {
 		return 0, 0, nil, noteBad("Missing the TSUIDs or global annotations flag", "")
 	}
+	// A bad time is DateTime's IllegalArgumentException, which
+	// executeBulkDelete wraps as BadRequestException(e): message twice.
 	startMs, err := tsquery.ParseTime(r.start, "", now, a.loc)
 	if err != nil {
-		return 0, 0, nil, noteBad(err.Error(), "")
+		return 0, 0, nil, noteBad(err.Error(), err.Error())
 	}
 	endMs = now
 	if r.end != "" {
 		if endMs, err = tsquery.ParseTime(r.end, "", now, a.loc); err != nil {
-			return 0, 0, nil, noteBad(err.Error(), "")
+			return 0, 0, nil, noteBad(err.Error(), err.Error())
 		}
 	}
 	if r.global {

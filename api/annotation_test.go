@@ -130,6 +130,12 @@ func TestAnnotationBadInput(t *testing.T) {
 		{"DELETE", "/api/annotation/bulk?tsuids=" + ts1 + "&end_time=1388450562000", "", 400, "~Missing parameter <code>start_time</code>"},
 		{"DELETE", "/api/annotation/bulk?start_time=1388450562000", "", 400, "~Missing the TSUIDs or global annotations flag"},
 		{"DELETE", "/api/annotation/bulk?start_time=1388450562000&tsuids=", "", 400, "~Invalid TSUID"},
+		// executeBulkDelete wraps DateTime's IllegalArgumentException as
+		// BadRequestException(e): the message twice.
+		{"DELETE", "/api/annotation/bulk?start_time=xyz&global", "", 400, errJSON +
+			`400,"message":"Invalid time: xyz. Invalid character 'x' in xyz","details":"Invalid time: xyz. Invalid character 'x' in xyz"}}`},
+		{"DELETE", "/api/annotation/bulk", `{"global":true,"startTime":"1h-ago","endTime":"bad"}`, 400, errJSON +
+			`400,"message":"Invalid time: bad. Invalid character 'b' in bad","details":"Invalid time: bad. Invalid character 'b' in bad"}}`},
 		{"DELETE", "/api/annotation/bulk", `{"tsuids":["` + ts1 + `"],"endTime":"1388450562000"}`, 400, "~Missing the start time value"},
 		{"DELETE", "/api/annotation/bulk", `{"startTime":"1328140799000","endTime":"1328140800000"}`, 400, "~Missing the TSUIDs or global annotations flag"},
 		{"DELETE", "/api/annotation/bulk", `{thisisnotjson}`, 400, "~Unable to parse the given JSON"},
