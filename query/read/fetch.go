@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid/index"
@@ -121,6 +122,13 @@ type fetchedRow struct {
 	arena *fetchArena
 	key   [2]int // the row key: arena.data[key[0]:key[1]]
 	cells [2]int // arena.cells[cells[0]:cells[1]]
+	// With a row cache the scan looks each row up as it ends: pts is the
+	// cache's points on a hit (the cells are then dropped from the
+	// arena), fp the fingerprint a miss is decoded and offered under.
+	pts    []series.Point
+	fp     uint64
+	looked bool
+	hit    bool
 }
 
 // fetchArena holds one bucket's fetched cells.
@@ -198,6 +206,7 @@ func (fs *fetchScan) run(ctx context.Context, _ *rowReader, bucket int) error {
 			return err
 		}
 	}
+	rs.finish()
 	return sc.Err()
 }
 
@@ -210,6 +219,8 @@ type rawScan struct {
 	row    []byte // the current row's key
 	have   bool
 	cur    int // index in fb.rows of the current row; -1: not selected
+	cells  []rowkey.Cell
+	fpBuf  []byte
 }
 
 // add takes the scanner's next cell.
@@ -230,8 +241,34 @@ func (rs *rawScan) add(c storage.Cell) error {
 	return nil
 }
 
+// finish ends the current row: with a row cache, it is looked up, and a
+// hit gives its arena space back.
+func (rs *rawScan) finish() {
+	c := rs.fs.r.cache
+	if rs.cur < 0 || c == nil {
+		return
+	}
+	a, fr := &rs.fb.arena, &rs.fb.rows[rs.cur].row
+	rs.cells = rs.cells[:0]
+	for _, o := range a.cells[fr.cells[0]:fr.cells[1]] {
+		rs.cells = append(rs.cells, rowkey.Cell{Qualifier: a.data[o.q:o.v], Value: a.data[o.v:o.end], Timestamp: o.ts})
+	}
+	key := a.data[fr.key[0]:fr.key[1]]
+	fr.fp, rs.fpBuf = c.fingerprint(rs.fpBuf, key, rs.cells)
+	fr.looked = true
+	pts, hit := c.get(fr.fp, key, len(rs.cells))
+	if !hit {
+		return
+	}
+	fr.pts, fr.hit = pts, true
+	rs.fs.bytes.Add(-int64(len(a.data) - fr.key[0]))
+	a.data, a.cells = a.data[:fr.key[0]], a.cells[:fr.cells[0]]
+	fr.key, fr.cells = [2]int{}, [2]int{}
+}
+
 // start begins a row, selected when its TSUID is.
 func (rs *rawScan) start(row []byte) {
+	rs.finish()
 	rs.row, rs.have, rs.cur = append(rs.row[:0], row...), true, -1
 	if len(row) < rs.prefix+rowkey.TimestampBytes {
 		return

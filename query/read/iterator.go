@@ -129,6 +129,9 @@ func (it *SeriesIterator) NextBatch(t int64) ([]series.Point, bool) {
 		rest := it.buf[it.i+1:]
 		it.i = len(it.buf) - 1
 		if n := len(rest); n > 0 && rest[n-1].T >= t {
+			if rest[0].T >= t { // windows read in turn: no search
+				return rest, true
+			}
 			k, _ := slices.BinarySearchFunc(rest, t, cmpTime)
 			return rest[k:], true
 		}
@@ -245,14 +248,26 @@ func (it *SeriesIterator) loadHour(h int64) {
 // Get, as rowReader.view does; an absent row is dst[:0].
 func (it *SeriesIterator) viewRow(dst []series.Point, h int64) ([]series.Point, bool, error) {
 	rr := it.rr
-	if it.fetched {
-		if len(it.rows) == 0 || it.rows[0].base != h {
-			return dst[:0], false, nil
+	if !it.fetched {
+		if found, err := rr.getCells(it.ctx, rr.tsuid, h); !found {
+			return dst[:0], false, err
 		}
-		it.rows[0].load(rr)
-		it.rows = it.rows[1:]
-	} else if found, err := rr.getCells(it.ctx, rr.tsuid, h); !found {
-		return dst[:0], false, err
+		return rr.view(dst, h/1000, it.budget)
+	}
+	if len(it.rows) == 0 || it.rows[0].base != h {
+		return dst[:0], false, nil
+	}
+	fr := &it.rows[0]
+	it.rows = it.rows[1:]
+	if fr.hit { // found in the row cache by the scan
+		rr.r.c.rows.Add(1)
+		return fr.pts, true, it.budget.AddPoints(len(fr.pts))
+	}
+	fr.load(rr)
+	if fr.looked {
+		rr.r.c.rows.Add(1)
+		pts, err := rr.decodeMiss(dst[:0], h/1000, fr.fp, it.budget)
+		return pts, false, err
 	}
 	return rr.view(dst, h/1000, it.budget)
 }
