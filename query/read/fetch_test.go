@@ -51,6 +51,11 @@ func TestFetchMatchesModel(t *testing.T) {
 		if maxBytes == 0 && (st.PlansScan == 0 || st.Scans == 0) {
 			t.Fatalf("stats %+v: the scan plan never ran", st)
 		}
+		// Each range is read under both plans and two selections: rows
+		// come from the row cache, found by the scan or by the Gets.
+		if st.CacheHits == 0 {
+			t.Fatalf("stats %+v: no row cache hits", st)
+		}
 		// Half the fetches force Gets; with a 100-byte buffer, scans that
 		// meet stored rows fall back to them too.
 		if maxBytes == 100 && st.PlansSeries <= 10 {
