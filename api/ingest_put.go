@@ -243,8 +243,10 @@ func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 		b = append(b, `,"timeouts":`...)
 		b = strconv.AppendInt(b, int64(res.timeouts), 10)
 	}
+	// Timed-out writes are counted apart: failed is refused points plus
+	// failed writes (PutTimeout: failures + failed_writes).
 	b = append(b, `,"failed":`...)
-	b = strconv.AppendInt(b, int64(res.failed+res.throttled+res.timeouts), 10)
+	b = strconv.AppendInt(b, int64(res.failed+res.throttled), 10)
 	if res.details {
 		b = append(b, `,"errors":[`...)
 		b = append(b, res.errs...)

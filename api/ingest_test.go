@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/prometheus/prompb"
 
@@ -30,6 +32,13 @@ func newWriter(t *testing.T, maxMemory int64) (*service.Writer, *ingest.Head, *u
 
 // newWriterWith is newWriter with UID options (auto-create switches).
 func newWriterWith(t *testing.T, maxMemory int64, uo uid.Options) (*service.Writer, *ingest.Head, *uid.UIDs) {
+	t.Helper()
+	return newWriterFS(t, maxMemory, uo, nil)
+}
+
+// newWriterFS is newWriterWith whose head writes its log through wrap(the
+// store's FS), when wrap is not nil.
+func newWriterFS(t *testing.T, maxMemory int64, uo uid.Options, wrap func(vfs.FS) vfs.FS) (*service.Writer, *ingest.Head, *uid.UIDs) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -51,7 +60,11 @@ func newWriterWith(t *testing.T, maxMemory int64, uo uid.Options) (*service.Writ
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, MaxMemory: maxMemory})
+	fs := db.FS()
+	if wrap != nil {
+		fs = wrap(fs)
+	}
+	h, err := ingest.OpenHead(fs, dir+"/wal", &ingest.HeadOptions{Logger: log, MaxMemory: maxMemory})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,5 +310,50 @@ func TestPutUnknownName(t *testing.T) {
 	want := `{"success":0,"failed":1,"errors":[{"datapoint":{"metric":"nope","timestamp":1356998400,"value":"1","tags":{"a":"b"}},"error":"Unknown metric"}]}`
 	if resp.StatusCode != 400 || body != want {
 		t.Errorf("unknown metric = %d %s\nwant 400 %s", resp.StatusCode, body, want)
+	}
+}
+
+// gatedFS holds the log's file syncs while armed, until gate closes: a
+// disk that stalls, so a sync commit outlasts its sync_timeout.
+type gatedFS struct {
+	vfs.FS
+	armed atomic.Bool
+	gate  chan struct{}
+}
+
+func (g *gatedFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := g.FS.Create(name, c)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedFile{File: f, fs: g}, nil
+}
+
+type gatedFile struct {
+	vfs.File
+	fs *gatedFS
+}
+
+func (f *gatedFile) Sync() error {
+	if f.fs.armed.Load() {
+		<-f.fs.gate
+	}
+	return f.File.Sync()
+}
+
+// TestPutSyncTimeoutExpired: when sync_timeout expires, PutDataPointRpc's
+// PutTimeout counts the writes still pending as timeouts and only refused
+// points and failed writes as failed (failures + failed_writes); tsd
+// answers it 503 (routes.md), OpenTSDB 400.
+func TestPutSyncTimeoutExpired(t *testing.T) {
+	g := &gatedFS{gate: make(chan struct{})}
+	w, _, _ := newWriterFS(t, 0, uid.Options{}, func(fs vfs.FS) vfs.FS { g.FS = fs; return g })
+	_, base := startServer(t, Options{Ingest: w})
+	g.armed.Store(true)
+	defer close(g.gate) // before the cleanups close the head
+	resp, body := sendReq(t, "POST", base+"/api/put?sync&sync_timeout=50&summary",
+		[]byte(`[{"metric":"m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},{"metric":"","timestamp":1356998400,"value":1}]`))
+	if want := `{"success":0,"timeouts":1,"failed":1}`; resp.StatusCode != 503 || body != want {
+		t.Errorf("expired sync_timeout = %d %s, want 503 %s", resp.StatusCode, body, want)
 	}
 }
