@@ -65,7 +65,8 @@
 // of one row's contents could return wrong points. A row enters on its
 // second read, so a one-off export does not evict what dashboards reuse.
 // Cached points are shared: Visitor.Points and NextBatch hand them out
-// without a copy, and their consumers only read them. Head points are
+// without a copy, and their consumers only read them. Fetch's scan looks a
+// row up as soon as the row ends, so a hit keeps no cells in its arena. Head points are
 // never cached; they are merged after the lookup as before.
 //
 // # Limits
