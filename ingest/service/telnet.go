@@ -243,12 +243,14 @@ func (c *telnetConn) reply(s string) {
 	c.bw.WriteByte('\n')
 }
 
-// stats answers in OpenTSDB's ASCII collector form.
+// stats answers in OpenTSDB's ASCII collector form:
+// "tsd.<name> <epoch s> <value>[ <tag>] host=<host>".
 func (c *telnetConn) stats() {
 	now := strconv.FormatInt(time.Now().Unix(), 10)
 	for p := range numProtocols {
 		st := c.h.w.Stats(p)
-		tags := " host=" + c.h.host + " protocol=" + p.String()
+		// StatsCollector.record: the record's own tag, then the host tag.
+		tags := " protocol=" + p.String() + " host=" + c.h.host
 		c.reply("tsd.ingest.points " + now + " " + strconv.FormatInt(st.Points.Load(), 10) + tags)
 		c.reply("tsd.ingest.bad " + now + " " + strconv.FormatInt(st.Bad.Load(), 10) + tags)
 		c.reply("tsd.ingest.throttled " + now + " " + strconv.FormatInt(st.Throttled.Load(), 10) + tags)
