@@ -190,10 +190,16 @@ func (st *ingestStack) openWriter(c *config, log *slog.Logger, shutdown func()) 
 	return err
 }
 
-// telnetVersion is the telnet version reply, OpenTSDB's two lines.
+// telnetVersion is the telnet version reply, OpenTSDB's two lines
+// (BuildData.revisionString and buildString, build-aux/gen_build_data.sh):
+// the build date as "yyyy/MM/dd HH:mm:ss +0000" in UTC, user@host:repo.
 func telnetVersion(v api.VersionInfo) string {
+	date := v.Timestamp
+	if s, err := strconv.ParseInt(v.Timestamp, 10, 64); err == nil {
+		date = time.Unix(s, 0).UTC().Format("2006/01/02 15:04:05 -0700")
+	}
 	return "tsd " + v.Version + " built at revision " + v.ShortRevision + " (" + v.RepoStatus + ")\n" +
-		"Built on " + v.Timestamp + " by " + v.User + " on " + v.Host + " in " + v.Repo
+		"Built on " + date + " by " + v.User + "@" + v.Host + ":" + v.Repo
 }
 
 // close flushes every row still in the head to the store, drains the
