@@ -219,6 +219,13 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, rerr.code, rerr.message, rerr.details)
 		return
 	}
+	if isAPI && ctx.IsOptions() {
+		// RpcHandler without tsd.http.request.cors_domains refuses OPTIONS
+		// before it looks the endpoint up.
+		writeError(ctx, fasthttp.StatusMethodNotAllowed, "Method not allowed",
+			"The HTTP method [OPTIONS] is not permitted")
+		return
+	}
 	if e, ok := s.routes.lookupOpenTSDB(seg); isAPI && ok {
 		s.serve(ctx, e)
 		return

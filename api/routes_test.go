@@ -105,3 +105,17 @@ func FuzzAppendError(f *testing.F) {
 		}
 	})
 }
+
+// TestOptionsOpenTSDB: without CORS domains configured, OpenTSDB's
+// RpcHandler refuses every OPTIONS request on its routes before looking
+// the endpoint up: 405 "Method not allowed", details "The HTTP method
+// [OPTIONS] is not permitted" (no "for this endpoint").
+func TestOptionsOpenTSDB(t *testing.T) {
+	_, base := startServer(t, Options{})
+	want := `{"error":{"code":405,"message":"Method not allowed","details":"The HTTP method [OPTIONS] is not permitted"}}`
+	for _, path := range []string{"/api/version", "/api/v1/suggest?type=metrics", "/api/put", "/api/no.such"} {
+		if code, _, body := do(t, "OPTIONS", base+path, ""); code != 405 || body != want {
+			t.Errorf("OPTIONS %s = %d %s, want 405 %s", path, code, body, want)
+		}
+	}
+}
