@@ -21,6 +21,7 @@ type windowIter = windowIterator[int64]
 type windowIterator[T ~int64] struct {
 	src  series.Iterator
 	rows batcher
+	sums batchSummer // nil unless src can sum a cached batch
 	pd   *pushdown
 	qr   *querier // the querier whose Close ends src, if any
 	pts  []series.Point
@@ -37,6 +38,9 @@ var _ chunkenc.Iterator = (*windowIter)(nil)
 // reset makes w evaluate pd over src from its start.
 func (w *windowIterator[T]) reset(src series.Iterator, pd *pushdown) {
 	*w = windowIterator[T]{src: src, pd: pd, qr: w.qr}
+	if s, ok := src.(batchSummer); ok {
+		w.sums = s
+	}
 	if b, ok := src.(batcher); ok {
 		w.rows = b
 	} else {
@@ -103,7 +107,11 @@ func (w *windowIterator[T]) window(e int64) bool {
 	}
 	var a agg
 	for {
-		w.j += a.add(w.pd.fn, w.pts[w.j:], e)
+		if n := w.sumBatch(&a, w.pts[w.j:], e); n > 0 {
+			w.j += n
+		} else {
+			w.j += a.add(w.pd.fn, w.pts[w.j:], e)
+		}
 		if w.j < len(w.pts) || !w.more(math.MinInt64) {
 			break
 		}
@@ -113,6 +121,28 @@ func (w *windowIterator[T]) window(e int64) bool {
 	}
 	w.v = a.result(w.pd.fn)
 	return true
+}
+
+// batchSummer is a source that knows the exact integer sum of the rest
+// of its last batch (read.SeriesIterator, for rows from its row cache).
+type batchSummer interface {
+	BatchSum(pts []series.Point) (sum int64, maxAbs uint64, ok bool)
+}
+
+// sumBatch folds pts, the rest of the current batch, into a sum or avg
+// from the source's exact sum when all of it is in the window and the
+// integer path still holds; it returns how many points it took (0: none,
+// the caller adds them one by one).
+func (w *windowIterator[T]) sumBatch(a *agg, pts []series.Point, e int64) int {
+	n := len(pts)
+	if w.sums == nil || (w.pd.fn != fnSum && w.pd.fn != fnAvg) || n == 0 || pts[n-1].T > e {
+		return 0
+	}
+	s, m, ok := w.sums.BatchSum(pts)
+	if !ok || !a.addExact(s, m, n) {
+		return 0
+	}
+	return n
 }
 
 // seekAfter moves to the first point after lo; false if there is none.
@@ -244,6 +274,26 @@ func (a *agg) addMin(pts []series.Point, e int64) int {
 	}
 	a.v, a.n = v, n
 	return i
+}
+
+// addExact folds in n Int points whose exact sum is s and magnitudes at
+// most m, reaching the state addSum's integer loop would: only while the
+// sum is exact and |sum so far| + n×m <= 2^53, which keeps every partial
+// sum of the loop within its bounds.
+func (a *agg) addExact(s int64, m uint64, n int) bool {
+	if a.mixed {
+		return false
+	}
+	abs := uint64(a.is)
+	if a.is < 0 {
+		abs = uint64(-a.is)
+	}
+	if abs > exactInt || (m != 0 && uint64(n) > (exactInt-abs)/m) {
+		return false
+	}
+	a.is += s
+	a.in += int64(n)
+	return true
 }
 
 // addSum is add for a sum or an average.

@@ -49,7 +49,49 @@ type cacheEntry struct {
 	key        []byte
 	cells      int
 	pts        []series.Point // never written once cached
+	sum        intSum
 	prev, next *cacheEntry
+}
+
+// intSum is a cached row's exact integer sum, for range functions that
+// would add the row's points one by one: set (ok) only when every point
+// is an Int and n × the largest magnitude is at most 2^53, so every
+// partial sum of any run of them is exact in an int64 and in a float64.
+type intSum struct {
+	sum    int64
+	maxAbs uint64
+	ok     bool
+}
+
+// exactInt bounds the integers a float64 holds exactly.
+const exactInt = 1 << 53
+
+// rowIntSum computes pts' intSum.
+func rowIntSum(pts []series.Point) intSum {
+	var (
+		s      int64
+		maxAbs uint64
+	)
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind != series.Int {
+			return intSum{}
+		}
+		x := int64(p.Bits)
+		a := uint64(x)
+		if x < 0 {
+			a = uint64(-x)
+		}
+		if a > exactInt {
+			return intSum{}
+		}
+		maxAbs = max(maxAbs, a)
+		s += x
+	}
+	if maxAbs != 0 && uint64(len(pts)) > exactInt/maxAbs {
+		return intSum{}
+	}
+	return intSum{sum: s, maxAbs: maxAbs, ok: true}
 }
 
 // newRowCache returns a cache of at most maxBytes, or nil when maxBytes
@@ -88,22 +130,21 @@ func (c *rowCache) fingerprint(scratch, key []byte, cells []rowkey.Cell) (uint64
 
 func (c *rowCache) shard(fp uint64) *cacheShard { return &c.shards[fp%cacheShards] }
 
-// get returns the cached points of the row, if it is cached. The slice is
-// shared: callers only read it.
-func (c *rowCache) get(fp uint64, key []byte, ncells int) ([]series.Point, bool) {
+// entry returns the row's entry, nil if it is not cached.
+func (c *rowCache) entry(fp uint64, key []byte, ncells int) *cacheEntry {
 	s := c.shard(fp)
 	s.mu.Lock()
 	e := s.m[fp]
 	if e == nil || e.cells != ncells || !bytes.Equal(e.key, key) {
 		s.mu.Unlock()
 		c.misses.Add(1)
-		return nil, false
+		return nil
 	}
 	s.unlink(e)
 	s.pushFront(e)
 	s.mu.Unlock()
 	c.hits.Add(1)
-	return e.pts, true
+	return e
 }
 
 // add offers a decoded row. It is kept on its second offer (the first only
@@ -127,7 +168,7 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
 		return
 	}
 	delete(s.ghosts, fp)
-	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...)}
+	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...), sum: rowIntSum(pts)}
 	s.m[fp] = e
 	s.pushFront(e)
 	s.bytes += size
@@ -173,4 +214,20 @@ func (s *cacheShard) pushFront(e *cacheEntry) {
 	e.prev, e.next = &s.head, s.head.next
 	s.head.next.prev = e
 	s.head.next = e
+}
+
+// suffixSum returns the exact sum of pts, which must end where e's points
+// end, from e's row sum less the points before pts; ok is false when the
+// row has no intSum, pts is not such a suffix, or it is the shorter half.
+func (e *cacheEntry) suffixSum(pts []series.Point) (sum int64, maxAbs uint64, ok bool) {
+	all := e.pts
+	n, m := len(pts), len(all)
+	if !e.sum.ok || n == 0 || n > m || &pts[n-1] != &all[m-1] || 2*n < m {
+		return 0, 0, false
+	}
+	sum = e.sum.sum
+	for i := range all[:m-n] {
+		sum -= int64(all[i].Bits)
+	}
+	return sum, e.sum.maxAbs, true
 }

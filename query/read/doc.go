@@ -66,7 +66,13 @@
 // second read, so a one-off export does not evict what dashboards reuse.
 // Cached points are shared: Visitor.Points and NextBatch hand them out
 // without a copy, and their consumers only read them. Fetch's scan looks a
-// row up as soon as the row ends, so a hit keeps no cells in its arena. Head points are
+// row up as soon as the row ends, so a hit keeps no cells in its arena.
+// An entry whose points are all Ints with n × the largest magnitude at
+// most 2^53 also keeps their exact sum: SeriesIterator.BatchSum gives the
+// sum of the rest of such a row (the row's sum less the points before
+// it), which is bit for bit what adding them one by one gives, so a
+// pushed-down sum or avg over a window holding most of a row need not
+// read its points. Head points are
 // never cached; they are merged after the lookup as before.
 //
 // # Limits

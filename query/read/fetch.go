@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid/index"
@@ -122,13 +121,12 @@ type fetchedRow struct {
 	arena *fetchArena
 	key   [2]int // the row key: arena.data[key[0]:key[1]]
 	cells [2]int // arena.cells[cells[0]:cells[1]]
-	// With a row cache the scan looks each row up as it ends: pts is the
-	// cache's points on a hit (the cells are then dropped from the
-	// arena), fp the fingerprint a miss is decoded and offered under.
-	pts    []series.Point
+	// With a row cache the scan looks each row up as it ends: entry is
+	// the cache's on a hit (the cells are then dropped from the arena),
+	// fp the fingerprint a miss is decoded and offered under.
+	entry  *cacheEntry
 	fp     uint64
 	looked bool
-	hit    bool
 }
 
 // fetchArena holds one bucket's fetched cells.
@@ -256,11 +254,9 @@ func (rs *rawScan) finish() {
 	key := a.data[fr.key[0]:fr.key[1]]
 	fr.fp, rs.fpBuf = c.fingerprint(rs.fpBuf, key, rs.cells)
 	fr.looked = true
-	pts, hit := c.get(fr.fp, key, len(rs.cells))
-	if !hit {
+	if fr.entry = c.entry(fr.fp, key, len(rs.cells)); fr.entry == nil {
 		return
 	}
-	fr.pts, fr.hit = pts, true
 	rs.fs.bytes.Add(-int64(len(a.data) - fr.key[0]))
 	a.data, a.cells = a.data[:fr.key[0]], a.cells[:fr.cells[0]]
 	fr.key, fr.cells = [2]int{}, [2]int{}

@@ -82,6 +82,7 @@ type SeriesIterator struct {
 	head       []series.Point
 	mem        []series.Point // buf's whole backing array
 	buf        []series.Point // the current row's points
+	entry      *cacheEntry    // the row cache's entry buf is part of, if any
 	i          int
 	err        error
 }
@@ -143,6 +144,20 @@ func (it *SeriesIterator) NextBatch(t int64) ([]series.Point, bool) {
 }
 
 func cmpTime(p series.Point, t int64) int { return cmp.Compare(p.T, t) }
+
+// BatchSum returns the exact integer sum of pts, the end of the last
+// NextBatch (pts must end where it ended), without reading every point:
+// when the row came whole from the row cache, every point is an Int and
+// len(pts) × maxAbs <= 2^53, so adding the points one by one in an int64
+// or a float64 gives this very sum, with every partial sum exact. maxAbs
+// bounds their magnitudes. ok is false otherwise; the caller then adds
+// the points itself.
+func (it *SeriesIterator) BatchSum(pts []series.Point) (sum int64, maxAbs uint64, ok bool) {
+	if it.entry == nil {
+		return 0, 0, false
+	}
+	return it.entry.suffixSum(pts)
+}
 
 // skipTo moves the next row to read to the one holding t, unless past it.
 func (it *SeriesIterator) skipTo(t int64) {
@@ -225,6 +240,7 @@ func (it *SeriesIterator) loadHour(h int64) {
 	if len(head) == 0 {
 		dst = it.mem // decode straight into buf: nothing to merge
 	}
+	it.entry = nil
 	store, hit, err := it.viewRow(dst, h)
 	if !hit && len(head) == 0 {
 		it.mem = store[:0]
@@ -238,6 +254,9 @@ func (it *SeriesIterator) loadHour(h int64) {
 	store = clip(store, it.start, it.end)
 	if len(head) == 0 {
 		it.buf = store
+		if hit {
+			it.entry = rr.entry
+		}
 		return
 	}
 	it.buf = mergeHead(it.mem[:0], store, head)
@@ -248,6 +267,7 @@ func (it *SeriesIterator) loadHour(h int64) {
 // Get, as rowReader.view does; an absent row is dst[:0].
 func (it *SeriesIterator) viewRow(dst []series.Point, h int64) ([]series.Point, bool, error) {
 	rr := it.rr
+	rr.entry = nil
 	if !it.fetched {
 		if found, err := rr.getCells(it.ctx, rr.tsuid, h); !found {
 			return dst[:0], false, err
@@ -259,13 +279,15 @@ func (it *SeriesIterator) viewRow(dst []series.Point, h int64) ([]series.Point, 
 	}
 	fr := &it.rows[0]
 	it.rows = it.rows[1:]
-	if fr.hit { // found in the row cache by the scan
+	if fr.entry != nil { // found in the row cache by the scan
 		rr.r.c.rows.Add(1)
-		return fr.pts, true, it.budget.AddPoints(len(fr.pts))
+		rr.entry = fr.entry
+		return fr.entry.pts, true, it.budget.AddPoints(len(fr.entry.pts))
 	}
 	fr.load(rr)
 	if fr.looked {
 		rr.r.c.rows.Add(1)
+		rr.entry = nil
 		pts, err := rr.decodeMiss(dst[:0], h/1000, fr.fp, it.budget)
 		return pts, false, err
 	}

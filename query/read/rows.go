@@ -25,9 +25,10 @@ type rowReader struct {
 	head  []series.Point
 	tsuid []byte // a SeriesIterator's series
 	ropts storage.ReadOptions
-	notes []Note // with wantNotes: annotations of the rows decoded
-	want  bool   // collect annotation cells
-	fpBuf []byte // the row cache's fingerprint scratch
+	notes []Note      // with wantNotes: annotations of the rows decoded
+	want  bool        // collect annotation cells
+	fpBuf []byte      // the row cache's fingerprint scratch
+	entry *cacheEntry // the row cache's entry of the last row looked up, nil on a miss
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -115,12 +116,15 @@ func (rr *rowReader) cached(baseSec int64) (fp uint64, pts []series.Point, hit b
 		rr.collectNotes(baseSec)
 	}
 	c := rr.r.cache
+	rr.entry = nil
 	if c == nil {
 		return 0, nil, false
 	}
 	fp, rr.fpBuf = c.fingerprint(rr.fpBuf, rr.key, rr.cells)
-	pts, hit = c.get(fp, rr.key, len(rr.cells))
-	return fp, pts, hit
+	if rr.entry = c.entry(fp, rr.key, len(rr.cells)); rr.entry == nil {
+		return fp, nil, false
+	}
+	return fp, rr.entry.pts, true
 }
 
 // decodeMiss decodes rr.cells into dst, charges b and offers the row to
