@@ -40,6 +40,14 @@ func (f *fusedRead) Points(i int, pts []series.Point) error {
 	return nil
 }
 
+// PointsSum implements read.SumVisitor.
+func (f *fusedRead) PointsSum(i int, pts []series.Point, sum int64, maxAbs uint64) error {
+	s := &f.s[i]
+	s.b.PushSum(pts, sum, maxAbs)
+	s.n += len(pts)
+	return nil
+}
+
 // Notes implements read.Visitor.
 func (f *fusedRead) Notes(i int, notes []read.Note) { f.s[i].notes = notes }
 

@@ -84,6 +84,42 @@ func (b *Buckets) Push(pts []series.Point) {
 	}
 }
 
+// PushSum is Push for points that are all Ints adding up exactly to sum,
+// none above maxAbs in magnitude: when they fall in one bucket of a sum
+// or avg, it adds sum as addPoints' exact integer path would have, without
+// reading them.
+func (b *Buckets) PushSum(pts []series.Point, sum int64, maxAbs uint64) {
+	n := len(pts)
+	if b.ds.All || n == 0 || pts[0].T < b.from || b.align(pts[0].T) != b.align(pts[n-1].T) {
+		b.Push(pts)
+		return
+	}
+	if !b.kept {
+		b.kept, b.first = true, pts[0].T
+	}
+	if !b.open || pts[0].T >= b.bEnd {
+		b.close()
+		b.bStart = b.align(pts[0].T)
+		b.bEnd, b.open = b.bStart+b.ds.Interval, true
+	}
+	if !addIntSum(&b.acc, n, sum, maxAbs) {
+		addPoints(&b.acc, pts)
+	}
+}
+
+// addIntSum adds n Int points whose exact sum is sum to a sum or avg under
+// sumInts' conditions (every point below 2^31 in magnitude, at most 2^20
+// of them, the running sum an integer below intSumMax), giving the very
+// float sum it would; false leaves c alone.
+func addIntSum(c *Accumulator, n int, sum int64, maxAbs uint64) bool {
+	if (c.agg.kind != kSum && c.agg.kind != kAvg) || n > 1<<20 || maxAbs >= 1<<31 ||
+		!(c.f > -intSumMax && c.f < intSumMax) || c.f != math.Trunc(c.f) {
+		return false
+	}
+	c.f, c.n = c.f+float64(sum), c.n+int64(n)
+	return true
+}
+
 // pushAll keeps the points in [qStart, qEnd) in the one bucket.
 func (b *Buckets) pushAll(pts []series.Point) {
 	i := 0

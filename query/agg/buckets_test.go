@@ -17,13 +17,87 @@ func pushSeries(r *rand.Rand, spec Spec, ss [][]series.Point, reuse []Buckets) [
 		b.Reset(spec)
 		for len(s) > 0 {
 			n := min(len(s), r.IntN(6))
-			b.Push(s[:n])
+			pushMaybeSum(b, s[:n], r.IntN(2) == 0)
 			s = s[n:]
 		}
 		b.Finish()
 		out[k] = b
 	}
 	return out
+}
+
+// pushMaybeSum pushes pts, with PushSum when sum is set and the points
+// qualify as a cached row's do for read.SumVisitor (all Ints, n × the
+// largest magnitude at most 2^53).
+func pushMaybeSum(b *Buckets, pts []series.Point, sum bool) {
+	var (
+		s      int64
+		maxAbs uint64
+	)
+	for _, p := range pts {
+		x := p.Int()
+		a := uint64(x)
+		if x < 0 {
+			a = uint64(-x)
+		}
+		if p.Kind != series.Int || a > 1<<53 {
+			sum = false
+		}
+		maxAbs = max(maxAbs, a)
+		s += x
+	}
+	if sum && maxAbs != 0 && uint64(len(pts)) > (1<<53)/maxAbs {
+		sum = false
+	}
+	if sum {
+		b.PushSum(pts, s, maxAbs)
+	} else {
+		b.Push(pts)
+	}
+}
+
+// TestPushSumMatchesPush checks that PushSum leaves every aggregator's
+// buckets bit for bit as Push does, for integers around the exact-sum
+// bounds (2^31 per point, 2^51 for the running sum) and floats between.
+func TestPushSumMatchesPush(t *testing.T) {
+	names := []string{"sum", "avg", "zimsum", "min", "max", "count", "dev", "last"}
+	r := rand.New(rand.NewPCG(5, 6))
+	mags := []int64{50, 1<<31 - 1, 1 << 31, 1 << 40, 1 << 50}
+	for n := 0; n < *modelIters*8; n++ {
+		var pts []series.Point
+		tm := int64(r.IntN(100))
+		mag := mags[r.IntN(len(mags))]
+		for range r.IntN(40) {
+			tm += 1 + int64(r.IntN(30))
+			v := r.Int64N(2*mag+1) - mag
+			if r.IntN(15) == 0 {
+				pts = append(pts, series.Float64Point(tm, float64(v)+0.25))
+			} else {
+				pts = append(pts, series.IntPoint(tm, v))
+			}
+		}
+		ds := &Downsample{Agg: mustLookup(t, names[r.IntN(len(names))]), Interval: int64(1 + r.IntN(200))}
+		spec := Spec{Agg: ds.Agg, Downsample: ds, QueryStart: 0, QueryEnd: 1 << 20}
+		var want, got Buckets
+		want.Reset(spec)
+		got.Reset(spec)
+		for s := pts; len(s) > 0; {
+			k := min(len(s), 1+r.IntN(12))
+			want.Push(s[:k])
+			pushMaybeSum(&got, s[:k], true)
+			s = s[k:]
+		}
+		want.Finish()
+		got.Finish()
+		if len(got.out) != len(want.out) {
+			t.Fatalf("case %d %s: %d buckets, want %d", n, ds, len(got.out), len(want.out))
+		}
+		for k := range got.out {
+			if got.out[k] != want.out[k] {
+				t.Fatalf("case %d %s: bucket %d: got %v, want %v", n, ds, k, got.out[k], want.out[k])
+			}
+		}
+	}
 }
 
 // TestBucketsMatchGroupBy checks that GroupByBuckets over pushed series is

@@ -72,7 +72,8 @@
 // sum of the rest of such a row (the row's sum less the points before
 // it), which is bit for bit what adding them one by one gives, so a
 // pushed-down sum or avg over a window holding most of a row need not
-// read its points. Head points are
+// read its points; Visit gives such a row to a SumVisitor with its sum,
+// for OpenTSDB's sum and avg downsampling. Head points are
 // never cached; they are merged after the lookup as before.
 //
 // # Limits

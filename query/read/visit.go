@@ -24,6 +24,17 @@ type Visitor interface {
 	Notes(i int, notes []Note)
 }
 
+// SumVisitor is a Visitor that can fold a batch by its exact integer sum
+// (a row from the row cache whose points are all Ints, n × the largest
+// magnitude at most 2^53): a sum or average need not read the points.
+type SumVisitor interface {
+	Visitor
+	// PointsSum is Points for a batch whose points are Ints adding up
+	// exactly to sum, none above maxAbs in magnitude; pts still holds them
+	// for whatever the sum cannot serve.
+	PointsSum(i int, pts []series.Point, sum int64, maxAbs uint64) error
+}
+
 // visitState is one Visit's state, pooled by the Reader: the task its
 // plan's workers run and the sink of its scan's rows.
 type visitState struct {
@@ -137,6 +148,11 @@ func (vs *visitState) give(rr *rowReader, i int, row []series.Point, base int64)
 	}
 	if len(pts) == 0 {
 		return nil
+	}
+	if sv, ok := vs.v.(SumVisitor); ok && rr.entry != nil && len(row) > 0 && &pts[0] == &row[0] {
+		if sum, maxAbs, ok := rr.entry.suffixSum(pts); ok {
+			return sv.PointsSum(i, pts, sum, maxAbs)
+		}
 	}
 	return vs.v.Points(i, pts)
 }
