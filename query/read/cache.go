@@ -150,7 +150,7 @@ func (c *rowCache) entry(fp uint64, key []byte, ncells int) *cacheEntry {
 // add offers a decoded row. It is kept on its second offer (the first only
 // records the fingerprint) and when it fits a shard.
 func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
-	size := int64(len(pts)*pointBytes + len(key) + entryOverhead)
+	size := entrySize(len(pts), len(key))
 	if size > c.maxShard {
 		return
 	}
@@ -176,9 +176,12 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
 		old := s.head.prev
 		s.unlink(old)
 		delete(s.m, old.fp)
-		s.bytes -= int64(len(old.pts)*pointBytes + len(old.key) + entryOverhead)
+		s.bytes -= entrySize(len(old.pts), len(old.key))
 	}
 }
+
+// entrySize is what an entry of n points and a key of k bytes is charged.
+func entrySize(n, k int) int64 { return int64(n*pointBytes + k + entryOverhead) }
 
 // drop empties the cache (/api/dropcaches).
 func (c *rowCache) drop() {

@@ -139,10 +139,7 @@ type fetchArena struct {
 func (fr *fetchedRow) load(rr *rowReader) {
 	a := fr.arena
 	rr.key = append(rr.key[:0], a.data[fr.key[0]:fr.key[1]]...) // named in corrupt-cell logs
-	rr.cells = rr.cells[:0]
-	for _, o := range a.cells[fr.cells[0]:fr.cells[1]] {
-		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: a.data[o.q:o.v], Value: a.data[o.v:o.end], Timestamp: o.ts})
-	}
+	rr.cells = appendArenaCells(rr.cells[:0], a.data, a.cells[fr.cells[0]:fr.cells[1]])
 }
 
 // fetchBucket is what one bucket's scan found.
@@ -247,10 +244,7 @@ func (rs *rawScan) finish() {
 		return
 	}
 	a, fr := &rs.fb.arena, &rs.fb.rows[rs.cur].row
-	rs.cells = rs.cells[:0]
-	for _, o := range a.cells[fr.cells[0]:fr.cells[1]] {
-		rs.cells = append(rs.cells, rowkey.Cell{Qualifier: a.data[o.q:o.v], Value: a.data[o.v:o.end], Timestamp: o.ts})
-	}
+	rs.cells = appendArenaCells(rs.cells[:0], a.data, a.cells[fr.cells[0]:fr.cells[1]])
 	key := a.data[fr.key[0]:fr.key[1]]
 	fr.fp, rs.fpBuf = c.fingerprint(rs.fpBuf, key, rs.cells)
 	fr.looked = true

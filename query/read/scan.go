@@ -185,6 +185,15 @@ func (g *rowGroup) add(c storage.Cell) error {
 	return nil
 }
 
+// appendArenaCells appends the cells whose bounds in data are offs, as
+// rowkey cells aliasing data.
+func appendArenaCells(dst []rowkey.Cell, data []byte, offs []cellOffs) []rowkey.Cell {
+	for _, o := range offs {
+		dst = append(dst, rowkey.Cell{Qualifier: data[o.q:o.v], Value: data[o.v:o.end], Timestamp: o.ts})
+	}
+	return dst
+}
+
 // appendCell copies c's qualifier and value to data and their bounds to
 // offs.
 func appendCell(data []byte, offs []cellOffs, c *storage.Cell) ([]byte, []cellOffs) {
@@ -216,10 +225,7 @@ func (g *rowGroup) finish() error {
 		return nil
 	}
 	rr := g.rr
-	rr.cells = rr.cells[:0]
-	for _, o := range g.offs {
-		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: g.arena[o.q:o.v], Value: g.arena[o.v:o.end], Timestamp: o.ts})
-	}
+	rr.cells = appendArenaCells(rr.cells[:0], g.arena, g.offs)
 	g.offs = g.offs[:0]
 	return g.sink.row(rr, g.cur, g.base)
 }
