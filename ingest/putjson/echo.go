@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/internal/jackson"
 )
 
 // AppendEcho appends the current element as OpenTSDB 2.4 echoes a refused
@@ -29,14 +30,14 @@ func (d *Decoder) AppendEcho(dst []byte) []byte {
 	dst = append(dst, '{')
 	if hasText(e.metricKind) {
 		dst = append(dst, `"metric":`...)
-		dst = appendJacksonString(dst, e.metric)
+		dst = jackson.AppendBytes(dst, e.metric)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"timestamp":`...)
 	dst = strconv.AppendInt(dst, ts, 10)
 	if hasText(e.valueKind) {
 		dst = append(dst, `,"value":`...)
-		dst = appendJacksonString(dst, e.value)
+		dst = jackson.AppendBytes(dst, e.value)
 	}
 	if e.tagsObj {
 		dst = append(dst, `,"tags":{`...)
@@ -44,9 +45,9 @@ func (d *Decoder) AppendEcho(dst []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJacksonString(dst, d.pt.Tags[j].Key)
+			dst = jackson.AppendBytes(dst, d.pt.Tags[j].Key)
 			dst = append(dst, ':')
-			dst = appendJacksonString(dst, d.pt.Tags[j].Value)
+			dst = jackson.AppendBytes(dst, d.pt.Tags[j].Value)
 		}
 		dst = append(dst, '}')
 	}
@@ -97,44 +98,4 @@ func javaStringHash(s []byte) uint32 {
 		h = 31*h + uint32(r)
 	}
 	return h
-}
-
-// appendJacksonString appends s as a JSON string the way Jackson writes
-// it: " and \ escaped, \b \t \n \f \r short, other control characters as
-// \u00XX (upper-case hex), everything else as is (invalid UTF-8 becomes
-// U+FFFD, which Jackson could not have read).
-func appendJacksonString(dst, s []byte) []byte {
-	const hex = "0123456789ABCDEF"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRune(s[i:])
-			dst = utf8.AppendRune(dst, r)
-			i += n
-			continue
-		}
-		i++
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
 }

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/tsd-db/tsd/internal/jackson"
 )
 
 // AppendJSON appends a as OpenTSDB's HTTP API writes it (Jackson's bean
@@ -15,11 +16,11 @@ import (
 // startTime, endTime.
 func AppendJSON(dst []byte, a *Annotation) []byte {
 	dst = append(dst, `{"tsuid":`...)
-	dst = appendString(dst, a.TSUID)
+	dst = jackson.AppendString(dst, a.TSUID)
 	dst = append(dst, `,"description":`...)
-	dst = appendString(dst, a.Description)
+	dst = jackson.AppendString(dst, a.Description)
 	dst = append(dst, `,"notes":`...)
-	dst = appendString(dst, a.Notes)
+	dst = jackson.AppendString(dst, a.Notes)
 	if a.Custom != nil {
 		dst = append(dst, `,"custom":`...)
 		dst = appendCustom(dst, a.Custom)
@@ -38,7 +39,7 @@ func AppendStorageJSON(dst []byte, a *Annotation) []byte {
 	dst = append(dst, '{')
 	if a.TSUID != "" {
 		dst = append(dst, `"tsuid":`...)
-		dst = appendString(dst, a.TSUID)
+		dst = jackson.AppendString(dst, a.TSUID)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"startTime":`...)
@@ -46,9 +47,9 @@ func AppendStorageJSON(dst []byte, a *Annotation) []byte {
 	dst = append(dst, `,"endTime":`...)
 	dst = strconv.AppendInt(dst, a.EndTime, 10)
 	dst = append(dst, `,"description":`...)
-	dst = appendString(dst, a.Description)
+	dst = jackson.AppendString(dst, a.Description)
 	dst = append(dst, `,"notes":`...)
-	dst = appendString(dst, a.Notes)
+	dst = jackson.AppendString(dst, a.Notes)
 	dst = append(dst, `,"custom":`...)
 	if a.Custom == nil {
 		dst = append(dst, "null"...)
@@ -70,51 +71,11 @@ func appendCustom(dst []byte, m map[string]string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = jackson.AppendString(dst, k)
 		dst = append(dst, ':')
-		dst = appendString(dst, m[k])
+		dst = jackson.AppendString(dst, m[k])
 	}
 	return append(dst, '}')
-}
-
-// appendString appends s as a JSON string the way Jackson escapes it:
-// quote, backslash and control characters (short forms where JSON has
-// them, else \u00XX), everything else as UTF-8; invalid UTF-8 becomes
-// U+FFFD so the output is always valid JSON.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			dst = utf8.AppendRune(dst, r)
-			i += n
-			continue
-		}
-		i++
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
 }
 
 // wire is the JSON shape Decode reads. Pointers tell absent from empty.
