@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/prometheus/util/compression"
 
 	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/series"
 )
 
@@ -106,7 +107,7 @@ func benchTSD(b *testing.B, d *devopsPoints) {
 	a := h.Appender()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for i := range b.N {
 		j := i % len(d.pts)
 		p := d.pts[j]
@@ -123,7 +124,7 @@ func benchTSD(b *testing.B, d *devopsPoints) {
 	if err := a.Commit(false); err != nil {
 		b.Fatal(err)
 	}
-	reportRates(b, processCPU()-cpu)
+	reportRates(b, cputime.Process()-cpu)
 }
 
 func benchPrometheus(b *testing.B, d *devopsPoints) {
@@ -144,7 +145,7 @@ func benchPrometheus(b *testing.B, d *devopsPoints) {
 	app = h.Appender(ctx)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for i := range b.N {
 		j := i % len(d.pts)
 		p := d.pts[j]
@@ -162,7 +163,7 @@ func benchPrometheus(b *testing.B, d *devopsPoints) {
 	if err := app.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	reportRates(b, processCPU()-cpu)
+	reportRates(b, cputime.Process()-cpu)
 }
 
 func hourDuration(h int) time.Duration { return time.Duration(h) * time.Hour }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -36,7 +37,7 @@ func BenchmarkNewTagValues(b *testing.B) {
 			var key []byte
 			round := 0
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				for i := range burst {
 					tags := []uid.Tag{{Key: []byte("host"), Value: fmt.Appendf(nil, "h%d.%d", round, i)}}
@@ -62,7 +63,7 @@ func BenchmarkNewTagValues(b *testing.B) {
 				round++
 			}
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(round), "ms/burst")
-			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(round), "cpu-ms/burst")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(round), "cpu-ms/burst")
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/internal/series"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
@@ -158,7 +159,7 @@ func BenchmarkIngestNames(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu := processCPU()
+		cpu := cputime.Process()
 		for i := range b.N {
 			j := i % len(d.pts)
 			pt := d.pts[j]
@@ -173,7 +174,7 @@ func BenchmarkIngestNames(b *testing.B) {
 		if err := commit(false); err != nil {
 			b.Fatal(err)
 		}
-		reportRates(b, processCPU()-cpu)
+		reportRates(b, cputime.Process()-cpu)
 	}
 	// tsd-resolve resolves every name of every point (uid.ResolvePoint);
 	// tsd-names remembers series by name (NameAppender), as a connection
@@ -199,7 +200,7 @@ func benchPrometheusLabels(b *testing.B, d *devopsNames) {
 	app = h.Appender(ctx)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for i := range b.N {
 		j := i % len(d.pts)
 		p := d.pts[j]
@@ -216,7 +217,7 @@ func benchPrometheusLabels(b *testing.B, d *devopsNames) {
 	if err := app.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	reportRates(b, processCPU()-cpu)
+	reportRates(b, cputime.Process()-cpu)
 }
 
 // TestIngestNamesAllocs: in steady state a point costs no allocation from

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/internal/cputime"
 )
 
 // BenchmarkDecode parses the bench Influx bodies (devops float, 100 lines
@@ -32,7 +33,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bodies[0])))
 			i := 0
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, err := tc.p(bodies[i%len(bodies)]); err != nil {
 					b.Fatal(err)
@@ -41,7 +42,7 @@ func BenchmarkDecode(b *testing.B) {
 			}
 			pts := float64(b.N) * float64(n/len(bodies))
 			b.ReportMetric(pts/b.Elapsed().Seconds(), "points/s")
-			b.ReportMetric(pts/(processCPU()-cpu).Seconds(), "points/cpu-s")
+			b.ReportMetric(pts/(cputime.Process()-cpu).Seconds(), "points/cpu-s")
 		})
 	}
 }

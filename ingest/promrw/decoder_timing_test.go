@@ -8,6 +8,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 
 	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/internal/cputime"
 )
 
 // BenchmarkDecode decodes the bench remote_write requests (1,000 series of
@@ -65,7 +66,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(tc.in[0])))
 			i := 0
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, err := tc.p(tc.in[i%len(tc.in)]); err != nil {
 					b.Fatal(err)
@@ -74,7 +75,7 @@ func BenchmarkDecode(b *testing.B) {
 			}
 			pts := float64(b.N) * float64(n/len(tc.in))
 			b.ReportMetric(pts/b.Elapsed().Seconds(), "samples/s")
-			b.ReportMetric(pts/(processCPU()-cpu).Seconds(), "samples/cpu-s")
+			b.ReportMetric(pts/(cputime.Process()-cpu).Seconds(), "samples/cpu-s")
 		})
 	}
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,17 +10,8 @@ import (
 	"github.com/tsd-db/tsd/ingest/influx"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/ingest/telnet"
+	"github.com/tsd-db/tsd/internal/cputime"
 )
-
-// processCPU returns the process's user plus system CPU time, steadier
-// than wall time on a shared machine.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // sessionBodies returns the devops int dataset (100 hosts, 6 h: 2.16 M
 // points) in format f, batch points a body. One op of the session
@@ -61,7 +51,7 @@ func BenchmarkSessionInflux(b *testing.B) {
 	}
 	add(bodies[0]) // every series created: the rest is steady state
 	b.ReportAllocs()
-	cpu, i := processCPU(), 1
+	cpu, i := cputime.Process(), 1
 	for b.Loop() {
 		add(bodies[i%len(bodies)])
 		i++
@@ -101,7 +91,7 @@ func BenchmarkSessionTelnet(b *testing.B) {
 		add(body)
 	}
 	b.ReportAllocs()
-	cpu, i := processCPU(), 10
+	cpu, i := cputime.Process(), 10
 	for b.Loop() {
 		add(bodies[i%len(bodies)])
 		i++
@@ -112,5 +102,5 @@ func BenchmarkSessionTelnet(b *testing.B) {
 func reportPoints(b *testing.B, per int, cpu time.Duration) {
 	pts := float64(b.N) * float64(per)
 	b.ReportMetric(pts/b.Elapsed().Seconds(), "points/s")
-	b.ReportMetric(pts/(processCPU()-cpu).Seconds(), "points/cpu-s")
+	b.ReportMetric(pts/(cputime.Process()-cpu).Seconds(), "points/cpu-s")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/internal/cputime"
 )
 
 // BenchmarkParsePut parses bench/gen's telnet lines (devops float: "put
@@ -24,7 +25,7 @@ func BenchmarkParsePut(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(lines[0])))
 	i := 0
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		if err := p.ParsePut(lines[i%len(lines)], &pt); err != nil {
 			b.Fatal(err)
@@ -32,5 +33,5 @@ func BenchmarkParsePut(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
-	b.ReportMetric(float64(b.N)/(processCPU()-cpu).Seconds(), "lines/cpu-s")
+	b.ReportMetric(float64(b.N)/(cputime.Process()-cpu).Seconds(), "lines/cpu-s")
 }

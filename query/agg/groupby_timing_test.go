@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/internal/series"
 )
@@ -49,7 +50,7 @@ func benchGroup(b *testing.B, spec Spec, ss [][]series.Point) {
 	}
 	b.SetBytes(int64(points) * 16)
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		g = NewGroupBy(g, spec, in.reset(ss))
 		for g.Next() {
@@ -62,7 +63,7 @@ func benchGroup(b *testing.B, spec Spec, ss [][]series.Point) {
 // reportCPU adds the CPU time per operation since cpu0, steadier than
 // ns/op when the machine is shared.
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 const hour = 3600 * 1000
@@ -89,7 +90,7 @@ func BenchmarkGroupByAvg1h(b *testing.B) {
 		g := &GroupBy{}
 		b.SetBytes(100 * 12 * 360 * 16)
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := cputime.Process()
 		for b.Loop() {
 			list := in.reset(ss)
 			for k := range list {
@@ -133,7 +134,7 @@ func BenchmarkBaselineIterate(b *testing.B) {
 	var in benchInputs
 	b.SetBytes(100 * 12 * 360 * 16)
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		sum := 0.0
 		for _, it := range in.reset(ss) {

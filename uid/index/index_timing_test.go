@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -132,8 +133,8 @@ func BenchmarkPostingsSelective(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var bm *roaring.Bitmap
 			b.ReportAllocs()
-			cpu := processCPU()
-			defer func() { reportCPU(b, processCPU()-cpu) }()
+			cpu := cputime.Process()
+			defer func() { reportCPU(b, cputime.Process()-cpu) }()
 			for b.Loop() {
 				var err error
 				if bm, err = f.ix.Postings(ctx, f.metric, tc.fs); err != nil {
@@ -152,8 +153,8 @@ func BenchmarkPostingsSelective(b *testing.B) {
 func BenchmarkLoad100k(b *testing.B) {
 	f := getBig(b)
 	b.ReportAllocs()
-	cpu := processCPU()
-	defer func() { reportCPU(b, processCPU()-cpu) }()
+	cpu := cputime.Process()
+	defer func() { reportCPU(b, cputime.Process()-cpu) }()
 	for b.Loop() {
 		ix, err := Open(context.Background(), f.s.meta, f.s.uids, manual())
 		if err != nil {
@@ -187,8 +188,8 @@ func BenchmarkRegisterNew(b *testing.B) {
 			ix := s.open(b, nil)
 			var next atomic.Int64
 			b.ReportAllocs()
-			cpu := processCPU()
-			defer func() { reportCPU(b, processCPU()-cpu) }()
+			cpu := cputime.Process()
+			defer func() { reportCPU(b, cputime.Process()-cpu) }()
 			if !par {
 				for b.Loop() {
 					if err := ix.RegisterSeries(rawTSUID(int(next.Add(1)))); err != nil {
