@@ -51,6 +51,18 @@ func (t *hookTable) Get(ctx context.Context, row []byte, o *storage.ReadOptions)
 	return cells, err
 }
 
+// GetAppend runs the hook after the read, as Get does.
+func (t *hookTable) GetAppend(ctx context.Context, dst []storage.Cell, buf, row []byte, o *storage.ReadOptions) ([]storage.Cell, []byte, error) {
+	dst, buf, err := t.Table.GetAppend(ctx, dst, buf, row, o)
+	t.mu.Lock()
+	hook := t.hook
+	t.mu.Unlock()
+	if hook != nil {
+		hook("get", row)
+	}
+	return dst, buf, err
+}
+
 func (t *hookTable) Put(ctx context.Context, row []byte, cells []storage.Cell) error {
 	if err := t.before("put", row); err != nil {
 		return err

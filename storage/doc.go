@@ -48,6 +48,20 @@
 // engine's buffers and is valid only until the next call to Next or Close;
 // copy what must outlive it.
 //
+// GetAppend is Get into the caller's reusable memory: it appends the cells
+// to dst and every byte they point to (the row key once, then each cell's
+// qualifier and value) to buf, and returns both slices grown. The new cells
+// point into the returned buf only, never into dst's or buf's old backing
+// arrays, so growing buf cannot leave them dangling; cells appended by an
+// earlier call keep pointing at the memory they were built in and stay
+// valid until the caller overwrites it (typically by reading the next row
+// into dst[:0] and buf[:0]). The engine keeps no reference to dst or buf.
+// The cells are those Get returns, in the same order, and each cell's
+// qualifier and value are capped (cap = len), so appending to one never
+// overwrites its neighbour. On an error, ErrNotFound (no cell matched)
+// included, dst and buf come back with their lengths unchanged; the bytes
+// between len and cap may have been written.
+//
 // # Errors
 //
 // Callers branch with errors.Is on ErrNotFound, ErrConflict, ErrClosed,

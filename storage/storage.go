@@ -74,6 +74,15 @@ type Table interface {
 	// Get reads one row. It returns ErrNotFound when no cell matches.
 	// opts may be nil. The returned cells are owned by the caller.
 	Get(ctx context.Context, row []byte, opts *ReadOptions) ([]Cell, error)
+	// GetAppend is Get into caller-owned memory: it appends the row's cells
+	// to dst and their bytes (row key, qualifiers, values) to buf and
+	// returns both grown slices, so a caller reading many rows reuses them
+	// (dst[:0], buf[:0]) and allocates nothing in the steady state. The
+	// appended cells point into the returned buf; cells appended by earlier
+	// calls stay valid until the caller reuses their memory. It validates
+	// and fails as Get does; on any error, ErrNotFound included, dst and buf
+	// come back with their lengths unchanged.
+	GetAppend(ctx context.Context, dst []Cell, buf []byte, row []byte, opts *ReadOptions) ([]Cell, []byte, error)
 	// Scan streams the cells of the rows in [opts.Start, opts.Stop) that
 	// pass the filters. The Scanner must be closed.
 	Scan(ctx context.Context, opts *ScanOptions) Scanner

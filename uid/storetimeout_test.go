@@ -29,6 +29,16 @@ func (s *stalledTable) Get(ctx context.Context, row []byte, o *storage.ReadOptio
 	return s.Table.Get(ctx, row, o)
 }
 
+// GetAppend stalls as Get does.
+func (s *stalledTable) GetAppend(ctx context.Context, dst []storage.Cell, buf, row []byte, o *storage.ReadOptions) ([]storage.Cell, []byte, error) {
+	s.gets.Add(1)
+	if s.stalled.Load() {
+		<-ctx.Done()
+		return dst, buf, ctx.Err()
+	}
+	return s.Table.GetAppend(ctx, dst, buf, row, o)
+}
+
 // TestResolveStoreTimeout: while the UID table does not answer, Resolve of
 // a new name fails within StoreTimeout with a retryable error (the
 // writer's 503), a cached name still resolves without the store, and a

@@ -31,6 +31,16 @@ func (s *stalledTable) Get(ctx context.Context, row []byte, o *storage.ReadOptio
 	return s.Table.Get(ctx, row, o)
 }
 
+// GetAppend stalls as Get does.
+func (s *stalledTable) GetAppend(ctx context.Context, dst []storage.Cell, buf, row []byte, o *storage.ReadOptions) ([]storage.Cell, []byte, error) {
+	if s.stalled.Load() {
+		s.gets.Add(1)
+		<-ctx.Done()
+		return dst, buf, ctx.Err()
+	}
+	return s.Table.GetAppend(ctx, dst, buf, row, o)
+}
+
 // TestSessionStoreUnreachable: with the UID table not answering, a point
 // of a new name is throttled after uid's StoreTimeout, the rest of the
 // request is throttled at once without asking the store again, points of

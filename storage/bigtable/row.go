@@ -44,6 +44,53 @@ func appendRowCells(dst []storage.Cell, r bt.Row) []storage.Cell {
 	return dst
 }
 
+// appendRowOwned is appendRowCells into the caller's memory: the row key,
+// qualifiers and values are copied into buf, grown once up front so no
+// append moves it while cells point into it, and the cells, each capped at
+// its own bytes, are appended to dst. A row without items leaves both as
+// they were.
+func appendRowOwned(dst []storage.Cell, buf []byte, r bt.Row) ([]storage.Cell, []byte) {
+	fams, key, size := make([]string, 0, len(r)), "", 0
+	for f, items := range r {
+		for i := range items {
+			_, q := splitColumn(items[i].Column)
+			size += len(q) + len(items[i].Value)
+			key = items[i].Row
+		}
+		if len(items) > 0 {
+			fams = append(fams, f)
+		}
+	}
+	if len(fams) == 0 {
+		return dst, buf
+	}
+	slices.Sort(fams)
+	buf = slices.Grow(buf, len(key)+size)
+	k := len(buf)
+	buf = append(buf, key...)
+	row := buf[k:len(buf):len(buf)]
+	for _, f := range fams {
+		start := len(dst)
+		for _, it := range r[f] {
+			_, q := splitColumn(it.Column)
+			c := storage.Cell{Row: row, Family: f, Timestamp: int64(it.Timestamp)}
+			c.Qualifier, buf = appendCapped(buf, q)
+			c.Value, buf = appendCapped(buf, it.Value)
+			dst = append(dst, c)
+		}
+		sortCells(dst[start:])
+	}
+	return dst, buf
+}
+
+// appendCapped appends b to buf, which has room for it, and returns the
+// copy capped at its length with the grown buf.
+func appendCapped[B string | []byte](buf []byte, b B) ([]byte, []byte) {
+	k := len(buf)
+	buf = append(buf, b...)
+	return buf[k:len(buf):len(buf)], buf
+}
+
 func itemCell(key []byte, family string, it *bt.ReadItem) storage.Cell {
 	_, q := splitColumn(it.Column)
 	return storage.Cell{

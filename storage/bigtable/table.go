@@ -39,9 +39,16 @@ func (t *table) step(op string, row []byte) string {
 
 // Get reads one row through the read-time limits of its families.
 func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) ([]storage.Cell, error) {
+	cells, _, err := t.GetAppend(ctx, nil, nil, row, opts)
+	return cells, err
+}
+
+// GetAppend is Get into the caller's memory: the client's row is copied
+// into buf and its cells appended to dst (appendRowOwned).
+func (t *table) GetAppend(ctx context.Context, dst []storage.Cell, buf []byte, row []byte, opts *storage.ReadOptions) ([]storage.Cell, []byte, error) {
 	spec := t.Spec()
 	if err := validateRead(spec, row, opts); err != nil {
-		return nil, err
+		return dst, buf, err
 	}
 	filter := readFilter(spec, opts, t.db.nowTimestamp())
 	var r bt.Row
@@ -50,13 +57,13 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return dst, buf, err
 	}
-	cells := appendRowCells(nil, r)
-	if len(cells) == 0 {
-		return nil, fmt.Errorf("bigtable: get %s row %q: %w", t.name, row, storage.ErrNotFound)
+	n := len(dst)
+	if dst, buf = appendRowOwned(dst, buf, r); len(dst) == n {
+		return dst, buf, fmt.Errorf("bigtable: get %s row %q: %w", t.name, row, storage.ErrNotFound)
 	}
-	return cells, nil
+	return dst, buf, nil
 }
 
 func validateRead(spec storage.TableSpec, row []byte, opts *storage.ReadOptions) error {

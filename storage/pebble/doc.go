@@ -120,5 +120,9 @@
 //
 // A Scanner's Cell aliases the scanner's decode buffers and pebble's
 // iterator memory: it is valid until the next Next or Close. Get, Append and
-// Increment return memory the caller owns.
+// Increment return memory the caller owns. Get and GetAppend share one
+// path: the row's cells are gathered in the scanner's pooled scratch, then
+// copied into the caller's buf in one append (Get's is a fresh, exactly
+// sized one) and described by cells appended to dst, so GetAppend into
+// reused buffers allocates nothing.
 package pebble

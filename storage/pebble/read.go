@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/tsd-db/tsd/storage"
 )
@@ -15,22 +16,29 @@ import (
 // rows and no slower for absent ones (the bounds already restrict each
 // level to the sstables overlapping the row). The iterator comes from the
 // DB's pool when no write committed since it was made ("Iterator reuse" in
-// doc.go), which spares NewIter, the bulk of a one-cell Get. The returned cells share one
-// freshly allocated buffer owned by the caller.
+// doc.go), which spares NewIter, the bulk of a one-cell Get. The returned
+// cells share one freshly allocated buffer owned by the caller.
 func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) ([]storage.Cell, error) {
+	cells, _, err := t.GetAppend(ctx, nil, nil, row, opts)
+	return cells, err
+}
+
+// GetAppend is Get appending to the caller's dst and buf: with both reused
+// from row to row it allocates nothing.
+func (t *table) GetAppend(ctx context.Context, dst []storage.Cell, buf []byte, row []byte, opts *storage.ReadOptions) ([]storage.Cell, []byte, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return dst, buf, err
 	}
 	st, err := t.begin()
 	if err != nil {
-		return nil, err
+		return dst, buf, err
 	}
 	defer t.db.leave()
 	if err := storage.ValidateRow(row); err != nil {
-		return nil, fmt.Errorf("get from table %q: %w", t.name, err)
+		return dst, buf, fmt.Errorf("get from table %q: %w", t.name, err)
 	}
 	if err := storage.ValidateRead(st.spec, opts); err != nil {
-		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
+		return dst, buf, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
 	s := scannerPool.Get().(*scanner)
 	defer s.release()
@@ -43,48 +51,48 @@ func (t *table) Get(ctx context.Context, row []byte, opts *storage.ReadOptions) 
 	s.rowPrefix, s.row = append(s.rowPrefix[:0], s.lo...), row
 	s.lastRow = true
 	if err := s.open(); err != nil {
-		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
+		return dst, buf, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
-	cells := collectRow(s)
+	s.walkRow()
 	if err := s.close(); err != nil {
-		return nil, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
+		return dst, buf, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
-	if len(cells) == 0 {
+	if len(s.getMeta) == 0 {
 		// Bare sentinel: readers probe absent rows often (a query's empty
 		// hours), and formatting the row would cost more than the read.
-		return nil, storage.ErrNotFound
+		return dst, buf, storage.ErrNotFound
 	}
-	return cells, nil
+	dst, buf = appendRow(dst, buf, s)
+	return dst, buf, nil
 }
 
-// collectRow gathers the row key and the cells' qualifiers and values in
-// the scanner's scratch buffer, with each cell's offsets, family and
-// timestamp in pointer-free scratch, then builds the caller's cells once:
-// one exactly sized byte buffer and one cell slice per Get, whatever the
-// number of cells.
-func collectRow(s *scanner) []storage.Cell {
-	s.walkRow()
-	meta := s.getMeta
-	if len(meta) == 0 || s.err != nil {
-		return nil
-	}
-	data := s.getData
-	buf := make([]byte, len(data))
-	copy(buf, data) // make and copy of one local slice: the buffer is not zeroed first
+// appendRow appends the row walkRow gathered to the caller's memory: the
+// scratch bytes (row key, then each cell's qualifier and value) to buf in
+// one append, so buf grows at most once and before any cell points into
+// it, then one cell per cellMeta to dst, whatever the number of cells.
+func appendRow(dst []storage.Cell, buf []byte, s *scanner) ([]storage.Cell, []byte) {
+	meta, base := s.getMeta, len(buf)
+	buf = append(buf, s.getData...)
+	data := buf[base:]
 	n := len(s.row)
-	row := buf[:n:n]
+	row := data[:n:n]
 	fams := s.st.fams
-	out := make([]storage.Cell, len(meta))
+	k := len(dst)
+	if dst == nil {
+		dst = make([]storage.Cell, 0, len(meta)) // Get's: exactly sized
+	}
+	dst = slices.Grow(dst, len(meta))[:k+len(meta)]
+	out := dst[k:]
 	start := n
 	for i := range out {
 		m, c := &meta[i], &out[i]
 		// Field by field: a composite literal is built on the stack and
 		// copied, which costs more per cell.
 		c.Row, c.Family, c.Timestamp = row, fams[m.fam].name, m.ts
-		c.Qualifier, c.Value = buf[start:m.qEnd:m.qEnd], buf[m.qEnd:m.vEnd:m.vEnd]
+		c.Qualifier, c.Value = data[start:m.qEnd:m.qEnd], data[m.qEnd:m.vEnd:m.vEnd]
 		start = m.vEnd
 	}
-	return out
+	return dst, buf
 }
 
 // walkRow gathers the visible cells of Get's row into getData and

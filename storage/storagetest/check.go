@@ -103,6 +103,96 @@ func wantGet(t *testing.T, tbl storage.Table, row string, o *storage.ReadOptions
 		t.Fatalf("Get(%q, %+v): %v", row, o, err)
 	}
 	wantCells(t, fmt.Sprintf("Get(%q, %+v)", row, o), cells, want)
+	wantGetAppend(t, tbl, row, o, want...)
+}
+
+// wantGetAppend checks that GetAppend returns what Get does, appended to a
+// nil dst and buf, to ones holding a cell with no room to spare (so buf must
+// grow) and to ones with room (so it must not), and that ErrNotFound leaves
+// dst and buf as they were.
+func wantGetAppend(t *testing.T, tbl storage.Table, row string, o *storage.ReadOptions, want ...storage.Cell) {
+	t.Helper()
+	for _, room := range []int{-1, 0, 64 << 10} {
+		var dst []storage.Cell
+		var buf []byte
+		if room >= 0 {
+			dst, buf = sentinel(room)
+		}
+		what := fmt.Sprintf("GetAppend(%d cells, %d/%d bytes, %q, %s)", len(dst), len(buf), cap(buf), row, fmtRead(o))
+		got, gotBuf, err := tbl.GetAppend(t.Context(), dst, buf, []byte(row), o)
+		if len(want) == 0 {
+			wantErr(t, what, err, storage.ErrNotFound)
+			wantUnchanged(t, what, got, gotBuf, len(dst), len(buf))
+			if room >= 0 {
+				wantSentinel(t, what, got, gotBuf)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		wantAppended(t, what, got, gotBuf, len(dst), len(buf), want)
+	}
+}
+
+// sentinel returns a dst holding one cell whose bytes fill buf, with room
+// spare bytes of capacity after them.
+func sentinel(room int) ([]storage.Cell, []byte) {
+	buf := make([]byte, 0, 8+room)
+	buf = append(buf, "SrowSqSv"...)
+	return []storage.Cell{{Row: buf[:4:4], Family: "s", Qualifier: buf[4:6:6], Timestamp: 7, Value: buf[6:8:8]}}, buf[:8]
+}
+
+// wantUnchanged checks that a call that failed gave dst and buf back with
+// the lengths it was given.
+func wantUnchanged(t *testing.T, what string, dst []storage.Cell, buf []byte, nDst, nBuf int) {
+	t.Helper()
+	if len(dst) != nDst || len(buf) != nBuf {
+		t.Fatalf("%s failed but returned %d cells and %d bytes; want the %d and %d it was given", what, len(dst), len(buf), nDst, nBuf)
+	}
+}
+
+// wantSentinel checks that dst and buf start with sentinel's cell and bytes.
+func wantSentinel(t *testing.T, what string, dst []storage.Cell, buf []byte) {
+	t.Helper()
+	s, _ := sentinel(0)
+	wantCells(t, what+": the cell given in dst", dst[:min(1, len(dst))], s)
+	if string(buf[:min(8, len(buf))]) != "SrowSqSv" {
+		t.Fatalf("%s: buf given as %q came back as %q", what, "SrowSqSv", buf)
+	}
+}
+
+// wantAppended checks a GetAppend result: the nDst cells given are intact,
+// the cells after them are want, each capped at its own bytes, and those
+// bytes lie in buf after the nBuf given (overwriting that part of buf
+// changes every appended cell and nothing else).
+func wantAppended(t *testing.T, what string, dst []storage.Cell, buf []byte, nDst, nBuf int, want []storage.Cell) {
+	t.Helper()
+	if len(dst) < nDst || len(buf) < nBuf {
+		t.Fatalf("%s shrank dst or buf to %d cells, %d bytes", what, len(dst), len(buf))
+	}
+	given, got := dst[:nDst], dst[nDst:]
+	wantCells(t, what, got, want)
+	for _, c := range got {
+		if cap(c.Qualifier) != len(c.Qualifier) || cap(c.Value) != len(c.Value) {
+			t.Fatalf("%s: cell %s has qualifier cap %d, value cap %d: appending to it would overwrite its neighbour",
+				what, fmtCell(c), cap(c.Qualifier), cap(c.Value))
+		}
+	}
+	for i := nBuf; i < len(buf); i++ {
+		buf[i] = 'Z'
+	}
+	for _, c := range got {
+		for _, b := range [][]byte{c.Row, c.Qualifier, c.Value} {
+			if len(b) > 0 && string(b) != strings.Repeat("Z", len(b)) {
+				t.Fatalf("%s: cell %s does not point into the returned buf", what, fmtCell(c))
+			}
+		}
+	}
+	if nDst > 0 {
+		s, _ := sentinel(0)
+		wantCells(t, what+": the cell given in dst", given, s)
+	}
 }
 
 // scanAll drains a scan, copying every cell, and returns Close's error.

@@ -6,10 +6,12 @@
 //	}
 //
 // Run executes one subtest per behaviour of the contract in package storage
-// (tables, put/get, versions, TTL, deletes, Apply, scans, Increment,
-// CheckAndPut, Append, closed stores, cancelled contexts) and a model-based
-// random test that drives the engine and an in-memory model with the same
-// operation sequence, comparing results after every step.
+// (tables, put/get, GetAppend into reused buffers, versions, TTL, deletes,
+// Apply, scans, Increment, CheckAndPut, Append, closed stores, cancelled
+// contexts; every Get expectation is also checked through GetAppend) and a
+// model-based random test that drives the engine and an in-memory model
+// with the same operation sequence, reading through Get and GetAppend and
+// comparing results after every step.
 //
 // The model lives only in this package and is not exported: it is the
 // executable reading of storage/doc.go, not an engine. Its invariants:

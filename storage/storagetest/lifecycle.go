@@ -21,6 +21,7 @@ func tableCalls(ctx context.Context, tbl storage.Table) map[string]error {
 	cells := []storage.Cell{cell(famA, "q", ms(2), "v")}
 	out := make(map[string]error)
 	_, out["Get"] = tbl.Get(ctx, row, nil)
+	_, _, out["GetAppend"] = tbl.GetAppend(ctx, nil, nil, row, nil)
 	_, out["Scan"] = scanAll(ctx, tbl, nil)
 	out["Put"] = tbl.Put(ctx, row, cells)
 	out["Apply"] = tbl.Apply(ctx, []storage.Mutation{{Row: row, Cells: cells}})

@@ -145,6 +145,42 @@ func (t *memTable) Get(ctx context.Context, row []byte, opts *storage.ReadOption
 	return cells, err
 }
 
+func (t *memTable) GetAppend(ctx context.Context, dst []storage.Cell, buf []byte, row []byte, opts *storage.ReadOptions) ([]storage.Cell, []byte, error) {
+	cells, err := t.Get(ctx, row, opts)
+	if err != nil {
+		return dst, buf, err
+	}
+	dst, buf = appendOwned(dst, buf, cells)
+	return dst, buf, nil
+}
+
+// appendOwned appends cells to dst with their bytes copied into buf, which
+// grows once before any cell points into it; the cells share one row key.
+func appendOwned(dst []storage.Cell, buf []byte, cells []storage.Cell) ([]storage.Cell, []byte) {
+	size := len(cells[0].Row)
+	for _, c := range cells {
+		size += len(c.Qualifier) + len(c.Value)
+	}
+	buf = slices.Grow(buf, size)
+	var row []byte
+	row, buf = appendCapped(buf, cells[0].Row)
+	for _, c := range cells {
+		c.Row = row
+		c.Qualifier, buf = appendCapped(buf, c.Qualifier)
+		c.Value, buf = appendCapped(buf, c.Value)
+		dst = append(dst, c)
+	}
+	return dst, buf
+}
+
+// appendCapped appends b to buf, which has room for it, and returns the
+// copy capped at its length with the grown buf.
+func appendCapped(buf, b []byte) ([]byte, []byte) {
+	k := len(buf)
+	buf = append(buf, b...)
+	return buf[k:len(buf):len(buf)], buf
+}
+
 func (t *memTable) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Scanner {
 	s := &sliceScanner{ctx: ctx}
 	s.err = t.with(ctx, func(m *model) (err error) { s.cells, err = m.scan(opts); return err })

@@ -134,6 +134,35 @@ func (r *modelRun) opGet() {
 	want, merr := r.m.get(row, o)
 	r.sameErr("Get", err, merr, false)
 	r.sameCells("Get", got, want)
+	r.getAppend(row, o, want, merr)
+}
+
+// getAppend reads row as opGet did through GetAppend, into the run's
+// buffers: reused from the start (dst[:0], buf[:0]) or, every other time,
+// after the cells of earlier reads, which must stay intact.
+func (r *modelRun) getAppend(row []byte, o *storage.ReadOptions, want []storage.Cell, merr error) {
+	if r.coin(2) || len(r.dst) > 64 {
+		r.dst, r.buf = r.dst[:0], r.buf[:0]
+	}
+	before := make([]storage.Cell, len(r.dst))
+	for i, c := range r.dst {
+		before[i] = copyCell(c)
+	}
+	n, nb := len(r.dst), len(r.buf)
+	dst, buf, err := r.tbl.GetAppend(r.t.Context(), r.dst, r.buf, row, o)
+	r.logf("GetAppend(%d cells, %d bytes, %q, %s) -> %d cells, %d bytes, %v", n, nb, row, fmtRead(o), len(dst), len(buf), err)
+	r.sameErr("GetAppend", err, merr, false)
+	if err != nil && (len(dst) != n || len(buf) != nb) {
+		r.fail("GetAppend failed but returned %d cells, %d bytes; want %d, %d unchanged", len(dst), len(buf), n, nb)
+	}
+	if len(dst) < n {
+		r.fail("GetAppend shrank dst from %d to %d cells", n, len(dst))
+	}
+	r.sameCells("GetAppend's earlier cells", dst[:n], before)
+	if err == nil {
+		r.sameCells("GetAppend", dst[n:], want)
+	}
+	r.dst, r.buf = dst, buf
 }
 
 func (r *modelRun) opScan() {

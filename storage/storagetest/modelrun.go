@@ -49,9 +49,11 @@ type modelRun struct {
 	now   func() time.Time
 	log   []string
 	step  int
-	start int64   // engine clock when the run began
-	split int64   // separates explicit timestamps (below) from clock ones
-	ttlTS []int64 // two expired, three live
+	start int64          // engine clock when the run began
+	split int64          // separates explicit timestamps (below) from clock ones
+	ttlTS []int64        // two expired, three live
+	dst   []storage.Cell // GetAppend's reused cells
+	buf   []byte         // and bytes
 }
 
 func (s *suite) testModelRandom(t *testing.T) {

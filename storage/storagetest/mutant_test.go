@@ -36,6 +36,17 @@ var mutants = []struct {
 	{"apply-puts-first", "^Model$", "Model/Random"},
 	{"limit-plus-one", "^Model$", "Model/Random"},
 	{"deletes-ignore-range", "^Model$", "Model/Random"},
+	{"getappend-overwrites", "^GetAppend$/^KeepsEarlierCells$", "GetAppend/KeepsEarlierCells"},
+	{"getappend-overwrites", "^PutGet$/^RoundTrip$", "PutGet/RoundTrip"},
+	{"getappend-aliases", "^PutGet$/^RoundTrip$", "PutGet/RoundTrip"},
+	{"getappend-stale", "^PutGet$/^RoundTrip$", "PutGet/RoundTrip"},
+	{"getappend-uncapped", "^PutGet$/^RoundTrip$", "PutGet/RoundTrip"},
+	{"getappend-drops-last", "^GetAppend$/^ReuseAcrossRows$", "GetAppend/ReuseAcrossRows"},
+	{"getappend-notfound-resets", "^GetAppend$/^NotFoundUnchanged$", "GetAppend/NotFoundUnchanged"},
+	{"getappend-notfound-resets", "^GetAppend$/^KeepsEarlierCells$", "GetAppend/KeepsEarlierCells"},
+	{"getappend-accepts-bad", "^GetAppend$/^BadInput$", "GetAppend/BadInput"},
+	{"getappend-ignores-options", "^PutGet$/^QualifierFilters$", "PutGet/QualifierFilters"},
+	{"getappend-ignores-options", "^Model$", "Model/Random"},
 }
 
 const mutantEnv = "TSD_STORAGETEST_MUTANT"
@@ -120,6 +131,67 @@ func (t *mutantTable) ctx(ctx context.Context) context.Context {
 
 func (t *mutantTable) Get(ctx context.Context, row []byte, o *storage.ReadOptions) ([]storage.Cell, error) {
 	return t.Table.Get(t.ctx(ctx), row, o)
+}
+
+// GetAppend breaks the getappend-* mutants' rule of the contract; see
+// getAppendMutant.
+func (t *mutantTable) GetAppend(ctx context.Context, dst []storage.Cell, buf []byte, row []byte, o *storage.ReadOptions) ([]storage.Cell, []byte, error) {
+	ctx = t.ctx(ctx)
+	if !strings.HasPrefix(t.mutant, "getappend-") {
+		return t.Table.GetAppend(ctx, dst, buf, row, o)
+	}
+	return t.getAppendMutant(ctx, dst, buf, row, o)
+}
+
+func (t *mutantTable) getAppendMutant(ctx context.Context, dst []storage.Cell, buf []byte, row []byte, o *storage.ReadOptions) ([]storage.Cell, []byte, error) {
+	switch t.mutant {
+	case "getappend-overwrites": // writes over what dst and buf held
+		return t.Table.GetAppend(ctx, dst[:0], buf[:0], row, o)
+	case "getappend-ignores-options":
+		return t.Table.GetAppend(ctx, dst, buf, row, nil)
+	case "getappend-accepts-bad":
+		if len(row) == 0 || len(row) > storage.MaxRowKeySize {
+			return dst, buf, storage.ErrNotFound
+		}
+	case "getappend-notfound-resets":
+		out, outBuf, err := t.Table.GetAppend(ctx, dst, buf, row, o)
+		if err != nil {
+			return out[:0], outBuf[:0], err
+		}
+		return out, outBuf, nil
+	}
+	cells, err := t.Table.Get(ctx, row, o)
+	if err != nil {
+		return dst, buf, err
+	}
+	switch t.mutant {
+	case "getappend-aliases": // the cells keep Get's memory
+		return append(dst, cells...), buf, nil
+	case "getappend-drops-last":
+		if len(cells) > 1 {
+			cells = cells[:len(cells)-1]
+		}
+	case "getappend-uncapped": // each cell's bytes run on into the next's
+		buf = slices.Grow(buf, 1<<20) // no move: only the caps are wrong
+		for _, c := range cells {
+			k := len(buf)
+			buf = append(buf, c.Qualifier...)
+			c.Qualifier = buf[k:len(buf)]
+			k = len(buf)
+			buf = append(buf, c.Value...)
+			c.Value = buf[k:len(buf)]
+			row := slices.Clone(c.Row)
+			buf = append(buf, row...)
+			c.Row = buf[len(buf)-len(row):]
+			dst = append(dst, c)
+		}
+		return dst, buf, nil
+	case "getappend-stale": // buf moves after the cells point into it
+		dst, buf = appendOwned(dst, buf, cells)
+		return dst, append(buf[:len(buf):len(buf)], 0)[:len(buf)], nil
+	}
+	dst, buf = appendOwned(dst, buf, cells)
+	return dst, buf, nil
 }
 
 func (t *mutantTable) Scan(ctx context.Context, o *storage.ScanOptions) storage.Scanner {

@@ -98,6 +98,7 @@ func (s *suite) groups() []group {
 	return []group{
 		{"Tables", s.tableCases()},
 		{"PutGet", s.putGetCases()},
+		{"GetAppend", s.getAppendCases()},
 		{"TTL", s.ttlCases()},
 		{"Delete", s.deleteCases()},
 		{"Apply", s.applyCases()},
