@@ -194,6 +194,30 @@ func BenchmarkReadPaired(b *testing.B) {
 			closer.Close()
 		})
 	})
+	b.Run("op=get-append", func(b *testing.B) {
+		// op=get through GetAppend into reused buffers.
+		f := newReadFixture(b, 1)
+		var key []byte
+		var dst []storage.Cell
+		var buf []byte
+		q := benchQualifier(0)
+		pairedLoop(b, 64, func(i int) {
+			var err error
+			dst, buf, err = f.tb.GetAppend(ctx, dst[:0], buf[:0], f.rows[i%len(f.rows)], nil)
+			if err != nil || len(dst) != 1 {
+				b.Fatalf("get-append: %d cells, %v", len(dst), err)
+			}
+			sink += len(dst[0].Value)
+		}, func(i int) {
+			key = rawKey(key, f.rows[i%len(f.rows)], q)
+			v, closer, err := f.raw.Get(key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += len(v)
+			closer.Close()
+		})
+	})
 	b.Run("op=get-vs-iter", func(b *testing.B) {
 		// The raw side reads the row as bench/storebench's raw peer does:
 		// a bounded iterator, as raw pebble must for a row of many cells.
@@ -228,7 +252,9 @@ func BenchmarkReadPaired(b *testing.B) {
 // BenchmarkReadPairedWide is BenchmarkReadPaired on OpenTSDB rows as
 // bench/storebench writes them: 360 cells of one family keeping one version
 // (so version counting is on), 500 rows. It is issue #2's measurement:
-// tsd/raw at most 1.5 for both one-row Get and one-row Scan.
+// tsd/raw at most 1.5 for both one-row Get and one-row Scan. op=get
+// allocates the row's cells afresh (Get); op=get-append reads into buffers
+// reused across reads (GetAppend), as query/read does.
 func BenchmarkReadPairedWide(b *testing.B) {
 	const cells = 360
 	ctx := context.Background()
@@ -249,6 +275,21 @@ func BenchmarkReadPairedWide(b *testing.B) {
 				b.Fatalf("get: %d cells, %v", len(cs), err)
 			}
 			sink += len(cs[0].Value)
+		}, raw)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N*cells), "ns/cell")
+	})
+	b.Run("op=get-append", func(b *testing.B) {
+		// GetAppend into dst and buf reused from read to read, as a
+		// reader of many rows (query/read) does.
+		var dst []storage.Cell
+		var buf []byte
+		pairedLoop(b, 16, func(i int) {
+			var err error
+			dst, buf, err = f.tb.GetAppend(ctx, dst[:0], buf[:0], f.rows[i%len(f.rows)], nil)
+			if err != nil || len(dst) != cells {
+				b.Fatalf("get-append: %d cells, %v", len(dst), err)
+			}
+			sink += len(dst[0].Value)
 		}, raw)
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N*cells), "ns/cell")
 	})
