@@ -20,6 +20,9 @@ func newPromRoutes(s *Server) promRoutes {
 	if o.Logger == nil {
 		o.Logger = s.log
 	}
+	if o.Context == nil {
+		o.Context = s.work
+	}
 	if o.Revision == "" {
 		o.Revision = s.opts.Version.FullRevision
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/url"
@@ -58,7 +57,7 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 	// Not ctx: a context derived from the RequestCtx reads fasthttp's
 	// Server.done while Close writes it (a race). Options.Timeout bounds
 	// the query instead.
-	res, err := s.opts.Query.Execute(context.Background(), q)
+	res, err := s.opts.Query.Execute(s.work, q)
 	if err != nil {
 		writeQueryError(ctx, err)
 		return

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"errors"
 
 	"github.com/valyala/fasthttp"
@@ -32,7 +31,7 @@ func (s *Server) handleQueryExp(ctx *fasthttp.RequestCtx) {
 		writeQueryError(ctx, err)
 		return
 	}
-	res, err := expr.Run(context.Background(), s.opts.Query, q)
+	res, err := expr.Run(s.work, s.opts.Query, q)
 	if err != nil {
 		writeQueryError(ctx, err)
 		return

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"errors"
 
 	"github.com/valyala/fasthttp"
@@ -13,9 +12,9 @@ import (
 
 // handleQueryLast serves /api/query/last: GET with timeseries=, tsuids=,
 // resolve and back_scan, or POST with OpenTSDB's JSON body (gzip allowed).
-// The work runs under context.Background, not the RequestCtx: fasthttp's
-// RequestCtx.Done races with Server.ShutdownWithContext when a derived
-// context watches it (seen under -race). Errors map as /api/query's do: 400 with OpenTSDB's message for the
+// The work runs under the server's work context, not the RequestCtx:
+// fasthttp's RequestCtx.Done races with Server.ShutdownWithContext when a
+// derived context watches it (seen under -race). Errors map as /api/query's do: 400 with OpenTSDB's message for the
 // request's faults, 413 for too many series.
 func (s *Server) handleQueryLast(ctx *fasthttp.RequestCtx) {
 	if s.opts.Last == nil {
@@ -26,7 +25,7 @@ func (s *Server) handleQueryLast(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	pts, err := s.opts.Last.Last(context.Background(), q)
+	pts, err := s.opts.Last.Last(s.work, q)
 	if err != nil {
 		writeQueryError(ctx, err)
 		return

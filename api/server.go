@@ -28,6 +28,11 @@ type Server struct {
 	indexPage   []byte // "/" body, immutable
 	http        *fasthttp.Server
 	httpConns   *connQueue // sniffed HTTP connections, accepted by http
+	// work is the parent context of the queries handlers run (not the
+	// fasthttp.RequestCtx: see promapi.Options.Context). stopWork cancels
+	// it when Close's grace period for in-flight requests runs out.
+	work     context.Context
+	stopWork context.CancelFunc
 
 	// mu guards the lifecycle. Lock order: mu, then nothing.
 	mu struct {
@@ -49,6 +54,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.Logger}
+	s.work, s.stopWork = context.WithCancel(context.Background())
 	s.routes = s.newRouter()
 	s.versionJSON = appendVersionJSON(nil, opts.Version)
 	s.indexPage = s.routes.appendIndex(nil, opts.Version.Version)
@@ -198,10 +204,12 @@ func (s *Server) closeConnsLocked(match func(connKind) bool) {
 }
 
 // shutdownHTTP lets fasthttp finish in-flight requests, bounded by
-// Options.ShutdownTimeout, and stops its accept loop.
+// Options.ShutdownTimeout, then cancels the queries still running and
+// stops the accept loop.
 func (s *Server) shutdownHTTP() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
+	defer s.stopWork()
 	if err := s.http.ShutdownWithContext(ctx); err != nil {
 		s.log.Warn("HTTP requests still running at shutdown; closing their connections",
 			"timeout", s.opts.ShutdownTimeout, "err", err)

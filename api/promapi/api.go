@@ -154,9 +154,11 @@ func setCORS(ctx *fasthttp.RequestCtx) {
 	h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
 }
 
-// queryContext derives the query's context: the request's (done when the
-// server shuts down) bounded by the timeout parameter when given.
-func queryContext(ctx *fasthttp.RequestCtx, timeout string) (context.Context, context.CancelFunc, *apiError) {
+// queryContext derives a query's context from Options.Context (see
+// there why not from the request), bounded by the timeout parameter when
+// given.
+func (a *API) queryContext(timeout string) (context.Context, context.CancelFunc, *apiError) {
+	ctx := a.opts.Context
 	if timeout == "" {
 		c, cancel := context.WithCancel(ctx)
 		return c, cancel, nil

@@ -87,7 +87,7 @@ func (a *API) Series(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	defer q.Close()
-	sets, warns, err := a.selectSeries(ctx, q, l)
+	sets, warns, err := a.selectSeries(a.opts.Context, q, l)
 	if err != nil {
 		writeError(ctx, execError(err))
 		return
@@ -154,7 +154,7 @@ func (a *API) Labels(ctx *fasthttp.RequestCtx) {
 	defer q.Close()
 	hints := &storage.LabelHints{Limit: hintLimit(l.limit)}
 	names, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
-		return q.LabelNames(ctx, hints, ms...)
+		return q.LabelNames(a.opts.Context, hints, ms...)
 	})
 	if err != nil {
 		// Prometheus's labelNames classifies the error only when it
@@ -195,7 +195,7 @@ func (a *API) LabelValues(ctx *fasthttp.RequestCtx) {
 	defer q.Close()
 	hints := &storage.LabelHints{Limit: hintLimit(l.limit)}
 	vals, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
-		return q.LabelValues(ctx, name, hints, ms...)
+		return q.LabelValues(a.opts.Context, name, hints, ms...)
 	})
 	if err != nil {
 		writeError(ctx, &apiError{errorExec, err})

@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -49,6 +50,16 @@ type Options struct {
 	Revision string
 	// Logger receives the engine's log lines. Default slog.Default().
 	Logger *slog.Logger
+	// Context is the parent of every request's work; cancelling it
+	// cancels the queries and look-ups running (api.Server cancels it when
+	// it starts to shut down). Default context.Background().
+	//
+	// The request's fasthttp.RequestCtx is not the parent: it is a
+	// context.Context of its own kind, so every context derived from it
+	// starts a goroutine to watch its Done channel, a goroutine per query
+	// and about a tenth of a short query's CPU; and its Done races with
+	// Server.ShutdownWithContext under -race.
+	Context context.Context
 }
 
 // EnsureDefaults sets every zero field to its default and returns o.
@@ -67,6 +78,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
 	}
 	return o
 }

@@ -58,7 +58,13 @@ func openDB(t testing.TB) *tsdb.DB {
 // routes package api gives it, and returns its base URL.
 func serveAPI(t *testing.T, q storage.Queryable) string {
 	t.Helper()
-	a := New(Options{Queryable: q, Revision: "abc123", Logger: slog.New(slog.DiscardHandler)})
+	return serveOptions(t, Options{Queryable: q, Revision: "abc123", Logger: slog.New(slog.DiscardHandler)})
+}
+
+// serveOptions is serveAPI for an API built from opts.
+func serveOptions(t *testing.T, opts Options) string {
+	t.Helper()
+	a := New(opts)
 	routes := map[string]fasthttp.RequestHandler{
 		"/api/v1/query": a.Query, "/api/v1/query_range": a.QueryRange,
 		"/api/v1/series": a.Series, "/api/v1/labels": a.Labels,

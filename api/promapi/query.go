@@ -65,7 +65,7 @@ type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promq
 // run parses the common parameters (timeout, lookback_delta, query), runs
 // the query and answers with its result or its error.
 func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
-	qctx, cancel, aerr := queryContext(ctx, f.get("timeout"))
+	qctx, cancel, aerr := a.queryContext(f.get("timeout"))
 	if aerr != nil {
 		writeError(ctx, aerr)
 		return
