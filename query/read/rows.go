@@ -29,6 +29,10 @@ type rowReader struct {
 	want  bool        // collect annotation cells
 	fpBuf []byte      // the row cache's fingerprint scratch
 	entry *cacheEntry // the row cache's entry of the last row looked up, nil on a miss
+	// getCells' GetAppend buffers, reused from row to row: rr.cells
+	// point into gotBuf until the next getCells.
+	got    []storage.Cell
+	gotBuf []byte
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -65,14 +69,18 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 }
 
 // getCells Gets tsuid's row for the hour at base (ms) into rr.key and
-// rr.cells; found is false when the row is absent or on an error.
+// rr.cells; found is false when the row is absent or on an error. The
+// row is read with GetAppend into buffers the rowReader keeps, so a read
+// of many rows allocates nothing per row; rr.cells alias them and are
+// valid until the next getCells, which the row's decode, cache lookup and
+// notes (cloned) all precede.
 func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (found bool, err error) {
 	rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base)
 	if err != nil {
 		return false, err
 	}
 	rr.r.c.gets.Add(1)
-	cells, err := rr.r.opts.Data.Get(ctx, rr.key, &rr.ropts)
+	rr.got, rr.gotBuf, err = rr.r.opts.Data.GetAppend(ctx, rr.got[:0], rr.gotBuf[:0], rr.key, &rr.ropts)
 	if errors.Is(err, storage.ErrNotFound) {
 		return false, nil
 	}
@@ -80,7 +88,8 @@ func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (fo
 		return false, err
 	}
 	rr.cells = rr.cells[:0]
-	for _, c := range cells {
+	for i := range rr.got {
+		c := &rr.got[i]
 		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: c.Qualifier, Value: c.Value, Timestamp: c.Timestamp})
 	}
 	return true, nil
