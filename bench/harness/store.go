@@ -28,11 +28,15 @@ func storageFigures(e *Env) []Figure {
 		},
 		{
 			Name: "storage: one-row Get, 360 cells", Unit: "ns", LowerIsBetter: true,
-			TSD: tsd(readLatency("tsd", openTSDTarget, false)), Peer: raw(readLatency("raw", openRawTarget, false)),
+			TSD: tsd(readLatency("tsd", openTSDTarget, storebench.OpGet)), Peer: raw(readLatency("raw", openRawTarget, storebench.OpGet)),
+		},
+		{
+			Name: "storage: one-row Get into reused buffers, 360 cells", Unit: "ns", LowerIsBetter: true,
+			TSD: tsd(readLatency("tsd", openTSDTarget, storebench.OpGetReuse)), Peer: raw(readLatency("raw", openRawTarget, storebench.OpGetReuse)),
 		},
 		{
 			Name: "storage: one-row Scan, 360 cells", Unit: "ns", LowerIsBetter: true,
-			TSD: tsd(readLatency("tsd", openTSDTarget, true)), Peer: raw(readLatency("raw", openRawTarget, true)),
+			TSD: tsd(readLatency("tsd", openTSDTarget, storebench.OpScan)), Peer: raw(readLatency("raw", openRawTarget, storebench.OpScan)),
 		},
 	}
 }
@@ -89,7 +93,7 @@ type readStore struct {
 	keys [][]byte
 }
 
-func readLatency(side string, open openTarget, scan bool) Measure {
+func readLatency(side string, open openTarget, op storebench.ReadOp) Measure {
 	return func(e *Env) (float64, error) {
 		rs, err := Cached(e, "read-"+side, func() (*readStore, error) {
 			dir, err := e.TempDir("read-" + side)
@@ -107,6 +111,6 @@ func readLatency(side string, open openTarget, scan bool) Measure {
 		if err != nil {
 			return 0, err
 		}
-		return storebench.ReadLatency(context.Background(), rs.t, rs.keys, e.Size.Reads, scan)
+		return storebench.ReadLatency(context.Background(), rs.t, rs.keys, e.Size.Reads, op)
 	}
 }

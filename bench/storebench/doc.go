@@ -11,6 +11,8 @@
 // writes do. Raw Pebble stores the same cell under the key row‖qualifier.
 //
 // Reads: Preload writes rows of RowCells cells (one hour at 10 s); a one-row
-// Get reads every cell of a row, a one-row Scan reads the same row through a
+// Get reads every cell of a row, a one-row Get into reused buffers does so
+// with storage.Table.GetAppend into memory kept from read to read (as
+// query/read does), a one-row Scan reads the same row through a
 // [row, row+1) scan. Raw Pebble reads a row with a bounded iterator.
 package storebench

@@ -59,14 +59,47 @@ func Preload(ctx context.Context, t Target, rows int) ([][]byte, error) {
 	return keys, nil
 }
 
-// ReadLatency reads reads rows (cycling over keys in a fixed stride order)
-// with Get or Scan and returns nanoseconds per row. Each row must hold
-// RowCells cells.
-func ReadLatency(ctx context.Context, t Target, keys [][]byte, reads int, scan bool) (float64, error) {
-	read := t.Get
-	if scan {
-		read = t.Scan
+// ReadOp is how ReadLatency reads a row.
+type ReadOp int
+
+const (
+	// OpGet reads with Target.Get.
+	OpGet ReadOp = iota
+	// OpScan reads with Target.Scan.
+	OpScan
+	// OpGetReuse reads with Target.GetReuse.
+	OpGetReuse
+)
+
+// String names the op as the benchmarks do.
+func (op ReadOp) String() string {
+	switch op {
+	case OpGet:
+		return "get"
+	case OpScan:
+		return "scan"
+	case OpGetReuse:
+		return "get-reuse"
 	}
+	return fmt.Sprintf("ReadOp(%d)", int(op))
+}
+
+// reader returns t's read method for op.
+func (op ReadOp) reader(t Target) func(context.Context, []byte) (int, error) {
+	switch op {
+	case OpScan:
+		return t.Scan
+	case OpGetReuse:
+		return t.GetReuse
+	}
+	return t.Get
+}
+
+// ReadLatency reads reads rows (cycling over keys in a fixed stride order)
+// with op and returns nanoseconds per row. Each row must hold RowCells
+// cells.
+func ReadLatency(ctx context.Context, t Target, keys [][]byte, reads int, op ReadOp) (float64, error) {
+	read := op.reader(t)
 	start := time.Now()
 	for i := 0; i < reads; i++ {
 		k := keys[(i*7919)%len(keys)]

@@ -64,14 +64,16 @@ func testTarget(t *testing.T, tg Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, scan := range []bool{false, true} {
+	for _, op := range []ReadOp{OpGet, OpScan, OpGetReuse} {
 		// ReadLatency fails unless every row holds exactly RowCells cells.
-		if ns, err := ReadLatency(ctx, tg, keys, 30, scan); err != nil || ns <= 0 {
-			t.Fatalf("ReadLatency(scan=%v) = %v, %v", scan, ns, err)
+		if ns, err := ReadLatency(ctx, tg, keys, 30, op); err != nil || ns <= 0 {
+			t.Fatalf("ReadLatency(%v) = %v, %v", op, ns, err)
 		}
 	}
-	if n, err := tg.Get(ctx, []byte("no such row")); err == nil && n != 0 {
-		t.Fatalf("missing row has %d cells", n)
+	for _, get := range []func(context.Context, []byte) (int, error){tg.Get, tg.GetReuse} {
+		if n, err := get(ctx, []byte("no such row")); err == nil && n != 0 {
+			t.Fatalf("missing row has %d cells", n)
+		}
 	}
 }
 

@@ -50,18 +50,18 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-// BenchmarkRead reads one 360-cell row per op with Get and with Scan.
+// BenchmarkRead reads one 360-cell row per op with Get, with Scan and with
+// Get into reused buffers.
 func BenchmarkRead(b *testing.B) {
 	for name, t := range targets(b) {
 		keys, err := Preload(context.Background(), t, 200)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, scan := range []bool{false, true} {
-			op := map[bool]string{false: "get", true: "scan"}[scan]
-			b.Run(name+"/"+op, func(b *testing.B) {
+		for _, op := range []ReadOp{OpGet, OpScan, OpGetReuse} {
+			b.Run(name+"/"+op.String(), func(b *testing.B) {
 				b.ReportAllocs()
-				read := map[bool]func(context.Context, []byte) (int, error){false: t.Get, true: t.Scan}[scan]
+				read := op.reader(t)
 				i := 0
 				for b.Loop() {
 					if n, err := read(context.Background(), keys[i%len(keys)]); err != nil || n != RowCells {

@@ -18,6 +18,9 @@ type Target interface {
 	Put(ctx context.Context, batch []Cell) error
 	// Get reads every cell of row and returns how many there were.
 	Get(ctx context.Context, row []byte) (int, error)
+	// GetReuse is Get into memory reused from call to call (tsd:
+	// storage.Table.GetAppend); it is not safe for concurrent use.
+	GetReuse(ctx context.Context, row []byte) (int, error)
 	// Scan reads row through a one-row scan and returns its cell count.
 	Scan(ctx context.Context, row []byte) (int, error)
 	// Close releases the target and its store.
@@ -94,6 +97,9 @@ func (r *Raw) Get(_ context.Context, row []byte) (int, error) {
 // Scan is Get: for raw Pebble a one-row read is a bounded iteration either way.
 func (r *Raw) Scan(ctx context.Context, row []byte) (int, error) { return r.Get(ctx, row) }
 
+// GetReuse is Get: raw Pebble's iteration copies nothing to reuse.
+func (r *Raw) GetReuse(ctx context.Context, row []byte) (int, error) { return r.Get(ctx, row) }
+
 // Close closes Pebble.
 func (r *Raw) Close() error { return r.db.Close() }
 
@@ -106,6 +112,9 @@ func rowEnd(row []byte) []byte {
 type Table struct {
 	db  storage.DB
 	tbl storage.Table
+	// GetReuse's buffers.
+	dst []storage.Cell
+	buf []byte
 }
 
 // NewTable creates the bench table in db and takes ownership of db.
@@ -139,6 +148,17 @@ func (t *Table) Put(ctx context.Context, batch []Cell) error {
 func (t *Table) Get(ctx context.Context, row []byte) (int, error) {
 	cs, err := t.tbl.Get(ctx, row, nil)
 	return len(cs), err
+}
+
+// GetReuse reads the row with Table.GetAppend into buffers kept from call
+// to call.
+func (t *Table) GetReuse(ctx context.Context, row []byte) (int, error) {
+	var err error
+	t.dst, t.buf, err = t.tbl.GetAppend(ctx, t.dst[:0], t.buf[:0], row, nil)
+	if err != nil {
+		return 0, err
+	}
+	return len(t.dst), nil
 }
 
 // Scan reads the row with a [row, row+0x00) scan.
