@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
@@ -185,17 +186,32 @@ func (r *Reader) corrupt(row []byte, err error) {
 	r.opts.Logger.Warn("skipped corrupt cells", "row", row, "cells", n, "err", err)
 }
 
-// clip keeps the points of pts in [start, end]; pts is sorted.
+// clip keeps the points of pts in [start, end]; pts is sorted. A row the
+// range cuts is searched, not walked: a query starting late in an hour
+// would otherwise step over most of its first row in every series.
 func clip(pts []series.Point, start, end int64) []series.Point {
-	i := 0
-	for i < len(pts) && pts[i].T < start {
-		i++
+	if len(pts) == 0 || (pts[0].T >= start && pts[len(pts)-1].T <= end) {
+		return pts
 	}
-	j := len(pts)
-	for j > i && pts[j-1].T > end {
-		j--
+	if start > math.MinInt64 {
+		pts = pts[firstAfter(pts, start-1):]
 	}
-	return pts[i:j]
+	return pts[:firstAfter(pts, end)]
+}
+
+// firstAfter returns the index of the first point of pts (sorted) whose
+// time is after t, or len(pts).
+func firstAfter(pts []series.Point, t int64) int {
+	lo, hi := 0, len(pts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if pts[m].T > t {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // clipTail clips the points appended to pts after from to [start, end].
