@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -56,13 +57,23 @@ func appendField(dst, src []byte) []byte {
 
 // parseField decodes one field at the start of src, appending it to dst.
 // rest follows the terminator. It writes into dst's spare capacity, so a
-// reused dst makes it allocation-free.
+// reused dst makes it allocation-free. Eight code bytes holding neither the
+// terminator nor 0xFF are eight plain codes b+1, decoded as one word (a
+// scan decodes every row key it enters: OpenTSDB's 20 to 40 bytes).
 func parseField(dst, src []byte) (val, newDst, rest []byte, err error) {
 	start := len(dst)
 	dst = slices.Grow(dst, len(src))
 	out := dst[start : start+len(src)]
-	n := 0
-	for i := 0; i < len(src); i++ {
+	n, i := 0, 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		if hasZeroByte(w) || hasZeroByte(^w) {
+			break
+		}
+		binary.LittleEndian.PutUint64(out[n:], w-ones) // no byte is 0x00: no borrows
+		n += 8
+	}
+	for ; i < len(src); i++ {
 		switch b := src[i]; b {
 		case fieldEnd:
 			dst = dst[:start+n]

@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -168,5 +169,69 @@ func TestColumnTimeBoundsRoundToMilliseconds(t *testing.T) {
 				t.Errorf("[%d, %d): ts %d inside key range", c.minT, c.maxT, ts)
 			}
 		}
+	}
+}
+
+// parseFieldBytes is parseField's byte loop alone, the reference for its
+// word-at-a-time path.
+func parseFieldBytes(src []byte) (val, rest []byte, err error) {
+	var out []byte
+	for i := 0; i < len(src); i++ {
+		switch b := src[i]; b {
+		case fieldEnd:
+			return out, src[i+1:], nil
+		case fieldWide:
+			if i+1 == len(src) || src[i+1] > 1 {
+				return nil, nil, errBadKey
+			}
+			i++
+			out = append(out, 0xFE+src[i])
+		default:
+			out = append(out, b-1)
+		}
+	}
+	return nil, nil, errBadKey
+}
+
+// TestParseFieldWords: parseField decodes like the byte loop on codes
+// where 0x00 and 0xFF fall at every position of the 8-byte words, on
+// malformed codes, and on random fields appendField wrote.
+func TestParseFieldWords(t *testing.T) {
+	check := func(src []byte) {
+		t.Helper()
+		prefix := []byte("kept")
+		got, dst, rest, err := parseField(append([]byte(nil), prefix...), src)
+		want, wantRest, wantErr := parseFieldBytes(src)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) || !bytes.Equal(rest, wantRest) ||
+			!bytes.Equal(dst[:len(prefix)], prefix) {
+			t.Fatalf("parseField(%x) = %x rest %x err %v; want %x rest %x err %v", src, got, rest, err, want, wantRest, wantErr)
+		}
+	}
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, special := range []byte{0x00, 0xFF, 0x01, 0xFE} {
+				src := bytes.Repeat([]byte{0x41}, n)
+				src[pos] = special
+				check(src)
+				check(append(src, 0x00))
+				check(append(append(src, 0xFF, 0x01), 0x00))
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		raw := make([]byte, r.IntN(40))
+		for i := range raw {
+			raw[i] = byte(r.IntN(256))
+			if r.IntN(4) == 0 {
+				raw[i] = []byte{0x00, 0xFE, 0xFF}[r.IntN(3)]
+			}
+		}
+		code := appendField(nil, raw)
+		val, _, rest, err := parseField(nil, append(code, 0x42))
+		if err != nil || !bytes.Equal(val, raw) || !bytes.Equal(rest, []byte{0x42}) {
+			t.Fatalf("round trip of %x: %x rest %x err %v", raw, val, rest, err)
+		}
+		check(code[:r.IntN(len(code)+1)])
 	}
 }
