@@ -160,10 +160,36 @@ type Stats struct {
 
 // Repeat runs q n times and summarises the latencies of the successful runs.
 func (c *Client) Repeat(ctx context.Context, api API, q *Query, end time.Time, n int) Stats {
+	return repeat(n, func() (time.Duration, error) { return c.Do(ctx, api, q, end) })
+}
+
+// Floor times n requests of GET /api/version, the server's cheapest
+// answer, on the connection the queries use: the round trip every query
+// pays before any work. On a shared virtual machine it moves several-fold
+// from minute to minute, so a query's figure reads against the floor
+// measured beside it.
+func (c *Client) Floor(ctx context.Context, n int) Stats {
+	return repeat(n, func() (time.Duration, error) {
+		if err := c.ready(ctx); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		status, body, err := c.send(ctx, http.MethodGet, "/api/version", nil)
+		took := time.Since(start)
+		if err == nil && status != http.StatusOK {
+			err = fmt.Errorf("GET /api/version: status %d: %.200s", status, body)
+		}
+		return took, err
+	})
+}
+
+// repeat calls run n times and summarises the durations of the calls
+// that succeeded.
+func repeat(n int, run func() (time.Duration, error)) Stats {
 	var s Stats
 	var ds []time.Duration
 	for i := 0; i < n; i++ {
-		d, err := c.Do(ctx, api, q, end)
+		d, err := run()
 		if err != nil {
 			s.Errors++
 			if s.FirstError == nil {

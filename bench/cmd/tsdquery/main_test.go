@@ -23,7 +23,7 @@ func TestAgainstServer(t *testing.T) {
 	if code := run([]string{"-addr", strings.TrimPrefix(ts.URL, "http://"), "-n", "2"}, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs.String(), out.String())
 	}
-	for _, want := range []string{"| single-1h | opentsdb |", "| highcard-10 | promql |", " ms | 0 |"} {
+	for _, want := range []string{"| floor: GET /api/version | - |", "| single-1h | opentsdb |", "| highcard-10 | promql |", " ms | 0 |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
