@@ -15,8 +15,17 @@
 // machine the round trip alone moves from about 0.04 ms to 0.2 ms within
 // minutes, so each query figure is read against the floor beside it.
 //
+// -peer host:port names a Prometheus peer (bench/cmd/promserve: the same
+// dataset in Prometheus's own tsdb, its engine behind net/http). Each
+// PromQL query then runs there too, right after tsd's runs of it, with the
+// same n and ranges, on a connection of its own driven the same way; the
+// peer's row carries the ratio tsd/peer of the means in a tsd/peer
+// column, and a second floor row times GET /api/version on the peer's
+// connection. OpenTSDB queries have no peer.
+//
 // Usage:
 //
 //	tsdquery -addr 127.0.0.1:4242 -n 20
 //	tsdquery -api promql -only 'single|groupby' -n 50
+//	tsdquery -api promql -only 'single-1h|groupby' -n 500 -peer 127.0.0.1:9090
 package main

@@ -27,6 +27,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	span := fs.Duration("span", 24*time.Hour, "span of the loaded dataset; queries end at its last point")
 	only := fs.String("only", "", "regexp: run only queries whose name matches")
 	netHTTP := fs.Bool("nethttp", false, "send through net/http (transport goroutines, gzip) instead of one caller-driven keep-alive connection")
+	peerAddr := fs.String("peer", "", "host:port of a Prometheus peer (bench/cmd/promserve): each PromQL query also runs there, right after tsd's runs, and the table gains the ratio tsd/peer of the means")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,44 +44,98 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		list = append(list, queryset.API(a))
 	}
-	c := &queryset.Client{Base: "http://" + *addr}
-	if *netHTTP {
-		c.HTTP = &http.Client{Timeout: 5 * time.Minute}
-	}
+	c := client(*addr, *netHTTP)
 	defer c.Close()
-	if failed := report(stdout, c, list, filter, queryset.End(*span), *n); failed {
+	var peer *queryset.Client
+	if *peerAddr != "" {
+		peer = client(*peerAddr, *netHTTP)
+		defer peer.Close()
+	}
+	if failed := report(stdout, c, peer, list, filter, queryset.End(*span), *n); failed {
 		return 1
 	}
 	return 0
 }
 
-// report runs the selected queries and prints one Markdown table; it returns
-// whether any run failed.
-func report(w io.Writer, c *queryset.Client, apis []queryset.API, filter *regexp.Regexp, end time.Time, n int) bool {
-	fmt.Fprintf(w, "tsdquery: %s, %d runs each, ranges ending %s\n\n", c.Base, n, end.Format(time.RFC3339))
-	fmt.Fprintln(w, "| query | api | mean | p50 | p99 | errors |")
-	fmt.Fprintln(w, "| ----- | --- | ---- | --- | --- | ------ |")
-	failed := false
-	row := func(name, api string, s queryset.Stats) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d |\n", name, api, ms(s.Mean), ms(s.P50), ms(s.P99), s.Errors)
-		if s.FirstError != nil {
-			failed = true
-			fmt.Fprintf(w, "|   | first error: %.200s | | | | |\n", s.FirstError)
-		}
+func client(addr string, netHTTP bool) *queryset.Client {
+	c := &queryset.Client{Base: "http://" + addr}
+	if netHTTP {
+		c.HTTP = &http.Client{Timeout: 5 * time.Minute}
 	}
+	return c
+}
+
+// peerAPI names the peer's rows.
+const peerAPI = "promql (Prometheus peer)"
+
+// report runs the selected queries and prints one Markdown table; it returns
+// whether any run failed. With a peer, each PromQL query runs on it right
+// after tsd's runs of it, so both see the machine in the same minute, and
+// the peer's row carries the ratio tsd/peer of the means.
+func report(w io.Writer, c, peer *queryset.Client, apis []queryset.API, filter *regexp.Regexp, end time.Time, n int) bool {
+	t := &table{w: w, peer: peer != nil}
+	fmt.Fprintf(w, "tsdquery: %s, %d runs each, ranges ending %s\n", c.Base, n, end.Format(time.RFC3339))
+	if peer != nil {
+		fmt.Fprintf(w, "peer: %s (PromQL only); ratio = tsd mean / peer mean\n", peer.Base)
+	}
+	t.header()
+	ctx := context.Background()
 	// The transport floor first, measured on the same connection: what a
 	// query's figure cannot go below at this minute on this machine.
-	row("floor: GET /api/version", "-", c.Floor(context.Background(), n))
+	floor := c.Floor(ctx, n)
+	t.row("floor: GET /api/version", "-", floor, nil)
+	if peer != nil {
+		t.row("floor: GET /api/version", "Prometheus peer", peer.Floor(ctx, n), &floor)
+	}
 	for i := range queryset.Set {
 		q := &queryset.Set[i]
 		if !filter.MatchString(q.Name) {
 			continue
 		}
 		for _, api := range apis {
-			row(q.Name, string(api), c.Repeat(context.Background(), api, q, end, n))
+			s := c.Repeat(ctx, api, q, end, n)
+			t.row(q.Name, string(api), s, nil)
+			if peer != nil && api == queryset.PromQL {
+				t.row(q.Name, peerAPI, peer.Repeat(ctx, api, q, end, n), &s)
+			}
 		}
 	}
-	return failed
+	return t.failed
+}
+
+// table prints the Markdown rows; with a peer it has a ratio column.
+type table struct {
+	w      io.Writer
+	peer   bool
+	failed bool
+}
+
+func (t *table) header() {
+	if t.peer {
+		fmt.Fprintln(t.w, "\n| query | api | mean | p50 | p99 | errors | tsd/peer |")
+		fmt.Fprintln(t.w, "| ----- | --- | ---- | --- | --- | ------ | -------- |")
+		return
+	}
+	fmt.Fprintln(t.w, "\n| query | api | mean | p50 | p99 | errors |")
+	fmt.Fprintln(t.w, "| ----- | --- | ---- | --- | --- | ------ |")
+}
+
+// row prints s; tsd, when not nil, is tsd's figure that s (the peer's) is
+// the denominator of.
+func (t *table) row(name, api string, s queryset.Stats, tsd *queryset.Stats) {
+	fmt.Fprintf(t.w, "| %s | %s | %s | %s | %s | %d |", name, api, ms(s.Mean), ms(s.P50), ms(s.P99), s.Errors)
+	if t.peer {
+		r := "-"
+		if tsd != nil && tsd.Mean > 0 && s.Mean > 0 {
+			r = fmt.Sprintf("%.2f", float64(tsd.Mean)/float64(s.Mean))
+		}
+		fmt.Fprintf(t.w, " %s |", r)
+	}
+	fmt.Fprintln(t.w)
+	if s.FirstError != nil {
+		t.failed = true
+		fmt.Fprintf(t.w, "|   | first error: %.200s | | | | |\n", s.FirstError)
+	}
 }
 
 func ms(d time.Duration) string {
