@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/tsd-db/tsd/internal/jackson"
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/annotation"
@@ -204,34 +204,6 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-// appendString appends s as a JSON string, keeping UTF-8 as Jackson does;
-// invalid UTF-8 becomes U+FFFD so the output is always valid JSON.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			dst = utf8.AppendRune(dst, r)
-			i += n
-			continue
-		}
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			const hex = "0123456789ABCDEF"
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		default:
-			dst = append(dst, c)
-		}
-		i++
-	}
-	return append(dst, '"')
-}
+// appendString appends s as a JSON string the way OpenTSDB's Jackson
+// writer does (internal/jackson).
+func appendString(dst []byte, s string) []byte { return jackson.AppendString(dst, s) }

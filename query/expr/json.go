@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/tsd-db/tsd/internal/jackson"
 	"github.com/tsd-db/tsd/query"
 )
 
@@ -137,20 +138,6 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
-}
+// appendString appends s as a JSON string the way OpenTSDB's Jackson
+// writer does (internal/jackson); invalid UTF-8 becomes U+FFFD.
+func appendString(dst []byte, s string) []byte { return jackson.AppendString(dst, s) }

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/tsd-db/tsd/internal/jackson"
 	"github.com/tsd-db/tsd/rowkey"
 )
 
@@ -53,30 +53,9 @@ func appendPoint(dst []byte, p *Point) []byte {
 	return append(dst, `"}`...)
 }
 
-// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			dst = utf8.AppendRune(dst, r)
-			i += n
-			continue
-		}
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20 || c == 0x7f:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		default:
-			dst = append(dst, c)
-		}
-		i++
-	}
-	return append(dst, '"')
-}
+// appendString appends s as a JSON string the way OpenTSDB's Jackson
+// writer does (internal/jackson).
+func appendString(dst []byte, s string) []byte { return jackson.AppendString(dst, s) }
 
 func sortTags(tags []Tag) {
 	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
