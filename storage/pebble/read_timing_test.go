@@ -166,6 +166,22 @@ func BenchmarkScanRow(b *testing.B) {
 	})
 }
 
+// rawPointGet returns the raw peer of a one-cell row read: a point Get of
+// the row's one key.
+func rawPointGet(b *testing.B, f *readFixture) func(int) {
+	var key []byte
+	q := benchQualifier(0)
+	return func(i int) {
+		key = rawKey(key, f.rows[i%len(f.rows)], q)
+		v, closer, err := f.raw.Get(key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += len(v)
+		closer.Close()
+	}
+}
+
 // BenchmarkReadPaired alternates engine and raw pebble reads of the same
 // row in one loop and reports each side's ns per read and their ratio
 // (tsd/raw time; the target is <= 1.5), which stays meaningful when the
@@ -176,31 +192,19 @@ func BenchmarkReadPaired(b *testing.B) {
 		// The raw side is a point Get of the row's one key, the strictest
 		// peer: the engine must iterate because a row may hold many cells.
 		f := newReadFixture(b, 1)
-		var key []byte
-		q := benchQualifier(0)
 		pairedLoop(b, 64, func(i int) {
 			cells, err := f.tb.Get(ctx, f.rows[i%len(f.rows)], nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			sink += len(cells[0].Value)
-		}, func(i int) {
-			key = rawKey(key, f.rows[i%len(f.rows)], q)
-			v, closer, err := f.raw.Get(key)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sink += len(v)
-			closer.Close()
-		})
+		}, rawPointGet(b, f))
 	})
 	b.Run("op=get-append", func(b *testing.B) {
 		// op=get through GetAppend into reused buffers.
 		f := newReadFixture(b, 1)
-		var key []byte
 		var dst []storage.Cell
 		var buf []byte
-		q := benchQualifier(0)
 		pairedLoop(b, 64, func(i int) {
 			var err error
 			dst, buf, err = f.tb.GetAppend(ctx, dst[:0], buf[:0], f.rows[i%len(f.rows)], nil)
@@ -208,15 +212,7 @@ func BenchmarkReadPaired(b *testing.B) {
 				b.Fatalf("get-append: %d cells, %v", len(dst), err)
 			}
 			sink += len(dst[0].Value)
-		}, func(i int) {
-			key = rawKey(key, f.rows[i%len(f.rows)], q)
-			v, closer, err := f.raw.Get(key)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sink += len(v)
-			closer.Close()
-		})
+		}, rawPointGet(b, f))
 	})
 	b.Run("op=get-vs-iter", func(b *testing.B) {
 		// The raw side reads the row as bench/storebench's raw peer does:
