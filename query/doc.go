@@ -58,8 +58,7 @@
 //     limits too (checked every 4096), so a fill policy over a tiny
 //     interval cannot make an unbounded answer.
 //   - The index resolves filters by bitmaps (see uid/index): no
-//     tsd.query.filter.expansion_limit applies, and wildcards are anchored
-//     globs.
+//     tsd.query.filter.expansion_limit applies.
 //   - delete=true deletes the stored hour rows of the series read, as
 //     OpenTSDB deletes the rows it scanned, and, through
 //     StoreDeleter.Head, the points of exactly the query range still in

@@ -175,7 +175,11 @@ func foldedIn(lits []string) func(string) bool {
 	}
 }
 
-// glob is a wildcard pattern split at its asterisks.
+// glob is a wildcard pattern split at its asterisks, matched as OpenTSDB's
+// TagVWildcardFilter matches: "web*" needs the prefix and "*.lga" the
+// suffix, but a pattern with asterisks only inside ("web*lga") or at both
+// ends ("*web*") is anchored at neither end; every piece must occur, in
+// order.
 type glob struct {
 	parts      []string // non-empty pieces between asterisks
 	start, end bool     // the first (last) piece is anchored at the start (end)
@@ -186,7 +190,8 @@ func newGlob(pattern string, fold bool) glob {
 	if fold {
 		pattern = strings.ToLower(pattern)
 	}
-	g := glob{start: !strings.HasPrefix(pattern, "*"), end: !strings.HasSuffix(pattern, "*"), fold: fold}
+	lead, trail := strings.HasPrefix(pattern, "*"), strings.HasSuffix(pattern, "*")
+	g := glob{start: trail && !lead, end: lead && !trail, fold: fold}
 	for _, p := range strings.Split(pattern, "*") {
 		if p != "" {
 			g.parts = append(g.parts, p)

@@ -66,18 +66,27 @@ func (f *fixture) add(t testing.TB, metric string, tags map[string]string) {
 	f.series = append(f.series, fixSeries{id: id, metric: metric, tags: tags})
 }
 
-// globRegexp turns a wildcard into an anchored regular expression, an
-// implementation independent of the index's.
+// globRegexp turns a wildcard into a regular expression, an
+// implementation independent of the index's, with OpenTSDB's anchoring
+// (TagVWildcardFilter): "a*" is anchored at the start, "*a" at the end,
+// "a*b" and "*a*" at neither.
 func globRegexp(p string, fold bool) *regexp.Regexp {
-	parts := strings.Split(p, "*")
+	lead, trail := strings.HasPrefix(p, "*"), strings.HasSuffix(p, "*")
+	parts := strings.Split(strings.Trim(p, "*"), "*")
 	for i := range parts {
 		parts[i] = regexp.QuoteMeta(parts[i])
 	}
-	flags := ""
-	if fold {
-		flags = "(?i)"
+	expr := strings.Join(parts, ".*")
+	if trail && !lead {
+		expr = "^" + expr
 	}
-	return regexp.MustCompile(flags + "^" + strings.Join(parts, ".*") + "$")
+	if lead && !trail {
+		expr += "$"
+	}
+	if fold {
+		expr = "(?i)" + expr
+	}
+	return regexp.MustCompile(expr)
 }
 
 // want evaluates a filter on one series by its names.
@@ -384,4 +393,36 @@ func TestDropCachesSeesRenames(t *testing.T) {
 		t.Fatalf("after rename and DropCaches: web* %d, db* %d; want 0 and 1", count("web*"), count("db*"))
 	}
 	_ = id
+}
+
+// TestGlobAnchoring: OpenTSDB's TagVWildcardFilter anchors a pattern at
+// the start only when it ends with '*' (and does not start with one), at
+// the end only when it starts with '*' (and does not end with one), and
+// otherwise at neither end: "web*01" matches "xweb01x".
+func TestGlobAnchoring(t *testing.T) {
+	vals := []string{"web01", "xweb01", "web01x", "xweb01x", "WEB01"}
+	for _, c := range []struct {
+		pattern string
+		fold    bool
+		want    []bool // per vals
+	}{
+		{"web*", false, []bool{true, false, true, false, false}},
+		{"*01", false, []bool{true, true, false, false, true}},
+		{"*eb*", false, []bool{true, true, true, true, false}},
+		{"web*01", false, []bool{true, true, true, true, false}},
+		{"w*b*1", false, []bool{true, true, true, true, false}},
+		{"01*web", false, []bool{false, false, false, false, false}},
+		{"web*", true, []bool{true, false, true, false, true}},
+		{"*", false, []bool{true, true, true, true, true}},
+	} {
+		g := newGlob(c.pattern, c.fold)
+		for i, v := range vals {
+			if got := g.match(v); got != c.want[i] {
+				t.Errorf("glob %q (fold %v) on %q = %v, want %v", c.pattern, c.fold, v, got, c.want[i])
+			}
+			if got := globRegexp(c.pattern, c.fold).MatchString(v); c.pattern != "*" && got != c.want[i] {
+				t.Errorf("reference %q (fold %v) on %q = %v, want %v", c.pattern, c.fold, v, got, c.want[i])
+			}
+		}
+	}
 }
