@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
 )
 
@@ -118,8 +119,10 @@ func appendLookup(dst []byte, q *meta.Query, res *meta.Result, took time.Duratio
 	}
 	dst = append(dst, `],"limit":`...)
 	dst = strconv.AppendInt(dst, int64(q.Limit), 10)
+	// SearchQuery.time is a float that SearchRpc sets to the elapsed
+	// milliseconds, so Jackson writes "3.0".
 	dst = append(dst, `,"time":`...)
-	dst = strconv.AppendInt(dst, took.Milliseconds(), 10)
+	dst = query.AppendJavaFloat(dst, float32(took.Milliseconds()))
 	dst = append(dst, `,"totalResults":`...)
 	dst = strconv.AppendInt(dst, int64(res.Total), 10)
 	dst = append(dst, `,"results":[`...)

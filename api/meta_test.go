@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -209,7 +210,7 @@ type lookupResult struct {
 	Metric       *string              `json:"metric"`
 	Tags         []map[string]*string `json:"tags"`
 	Limit        int                  `json:"limit"`
-	Time         *int                 `json:"time"`
+	Time         *float64             `json:"time"`
 	TotalResults int                  `json:"totalResults"`
 	StartIndex   *int                 `json:"startIndex"`
 	Results      []struct {
@@ -288,6 +289,9 @@ func TestLookupEndpoint(t *testing.T) {
 		t.Fatalf("POST lookup = %d %s", code, out)
 	} else if j := strings.IndexByte(out[i:], ','); strings.Replace(out, out[i:i+j], `"time":T`, 1) != want {
 		t.Errorf("POST lookup = %s\nwant %s", out, want)
+	} else if tm := out[i+len(`"time":`) : i+j]; !lookupTime.MatchString(tm) {
+		// SearchQuery.time is a Java float: Jackson writes "3.0".
+		t.Errorf("POST lookup time %q, want a Java float such as 3.0", tm)
 	}
 	var def lookupResult
 	if m.call(t, "GET", "/api/search/lookup?m=*", "", &def); def.Limit != 25 || def.TotalResults != len(metaSeries) {
@@ -610,3 +614,6 @@ func FuzzMetaRequests(f *testing.F) {
 		}
 	})
 }
+
+// lookupTime is how Jackson writes a whole-millisecond float below 10^7.
+var lookupTime = regexp.MustCompile(`^[0-9]+\.0$`)

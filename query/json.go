@@ -135,6 +135,11 @@ func appendValue(dst []byte, p series.Point, null bool) []byte {
 // [1e-3, 1e7), otherwise d.dddE[-]n.
 func AppendJavaDouble(dst []byte, f float64) []byte { return appendJava(dst, f, 64) }
 
+// AppendJavaFloat appends a finite f as Java's Float.toString writes it,
+// which is how Jackson writes a float field: the shortest digits that
+// read back to float32(f), in Double.toString's layout.
+func AppendJavaFloat(dst []byte, f float32) []byte { return appendJava(dst, float64(f), 32) }
+
 // appendJava formats f as Java's Double.toString (bits 64) or
 // Float.toString (bits 32) does.
 func appendJava(dst []byte, f float64, bits int) []byte {
