@@ -122,7 +122,11 @@ func (s *Server) parseQuery(ctx *fasthttp.RequestCtx) (*tsquery.TSQuery, bool) {
 		q, err = tsquery.ParseGET(queryValues(ctx))
 	case fasthttp.MethodPost, fasthttp.MethodDelete:
 		q, err = s.parseQueryBody(ctx, method)
-		if err == nil && method == fasthttp.MethodDelete {
+		// As QueryRpc.handleQuery: the API method (the verb, or a GET's
+		// method_override) deletes only while deletes are allowed; with
+		// them off, method_override=delete is a plain read (the DELETE verb
+		// itself was refused in handleQuery).
+		if err == nil && method == fasthttp.MethodDelete && s.opts.Query.Options().AllowDelete {
 			q.Delete = true
 		}
 	default:

@@ -74,7 +74,8 @@ func testQueryErrors(t *testing.T, d *daemon) {
 		{"/api/query?start=1356998400&m=nosuchagg:q.m", 400, `"message":"No such aggregation function: nosuchagg"`},
 		{"/api/query?start=1356998460&end=1356998400&m=sum:q.m", 400, `"message":"End time [1356998400000] must be greater than the start time [1356998460000]"`},
 		{"/api/query?m=sum:q.m", 400, `"message":"Missing parameter <code>start</code>"`},
-		{"/api/query?start=1356998400&end=1356998520&m=sum:q.m&method_override=delete", 400, `"message":"Deleting data is not enabled (tsd.http.query.allow_delete=false)"`},
+		// With deletes off, OpenTSDB's QueryRpc reads: only the DELETE verb is refused.
+		{"/api/query?start=1356998400&end=1356998520&m=sum:q.m&method_override=delete", 200, `[{"metric":"q.m"`},
 		{"/api/query?start=1356900000&end=1357100000&m=sum:q.m", 200, `[{"metric":"q.m"`},
 		{"/api/query/exp", 405, `"message":"Method not allowed"`}, // POST only
 	} {
@@ -158,7 +159,8 @@ func TestDaemonHTTPQueryDelete(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
 	put := `[{"metric":"d.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
-		`{"metric":"d.m","timestamp":1356998460,"value":2,"tags":{"host":"a"}}]`
+		`{"metric":"d.m","timestamp":1356998460,"value":2,"tags":{"host":"a"}},` +
+		`{"metric":"d.n","timestamp":1356998400,"value":3,"tags":{"host":"a"}}]`
 	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
 	}
@@ -174,5 +176,14 @@ func TestDaemonHTTPQueryDelete(t *testing.T) {
 	}
 	if code, body := d.get(t, path); code != 200 || body != "[]" {
 		t.Errorf("after the delete: %d %s, want []", code, body)
+	}
+	// A GET's method_override=delete deletes too while deletes are on.
+	path = "/api/query?start=1356998400&end=1356998460&m=sum:d.n"
+	want = `[{"metric":"d.n","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":3}}]`
+	if code, body := d.get(t, path+"&method_override=delete"); code != 200 || body != want {
+		t.Fatalf("method_override=delete = %d %s, want 200 %s", code, body, want)
+	}
+	if code, body := d.get(t, path); code != 200 || body != "[]" {
+		t.Errorf("after method_override=delete: %d %s, want []", code, body)
 	}
 }
