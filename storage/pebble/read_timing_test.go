@@ -119,17 +119,10 @@ func BenchmarkGetRow(b *testing.B) {
 		}
 	})
 	b.Run("engine=raw", func(b *testing.B) {
-		var key []byte
-		q := benchQualifier(0)
+		get := rawPointGet(b, f)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			key = rawKey(key, f.rows[i%len(f.rows)], q)
-			v, closer, err := f.raw.Get(key)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sink += len(v)
-			closer.Close()
+			get(i)
 		}
 	})
 }
