@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/tsd-db/tsd/internal/series"
 )
@@ -149,6 +150,10 @@ func signExtend(u uint64, n uint8) int64 {
 
 // chunkIter decodes a rowChunk. A decoding failure (only possible for
 // bytes not written by rowChunk) ends the iteration and sets bad.
+//
+// Fields are read unchecked (bitReader.take reads zeros past the end) and
+// the end is checked once per point: a point whose bits ran past the end
+// is a failure, so no garbage point is returned.
 type chunkIter struct {
 	r           bitReader
 	left        uint32
@@ -164,100 +169,140 @@ type chunkIter struct {
 
 // reset starts decoding n points of b, a chunk of the row at base.
 func (it *chunkIter) reset(b []byte, n uint32, base int64) {
-	*it = chunkIter{r: bitReader{b: b}, left: n, base: base, first: true}
+	*it = chunkIter{r: newBitReader(b), left: n, base: base, first: true}
 }
 
 // next decodes the next point into it.p.
 func (it *chunkIter) next() bool {
-	if it.left == 0 || it.bad {
+	if it.left == 0 {
 		return false
 	}
-	ok := it.first && it.readFirst() || !it.first && it.readNext()
-	if !ok {
+	var ok bool
+	if it.first {
+		ok = it.readFirst()
+		it.first = false
+	} else {
+		ok = it.readNext()
+	}
+	if !ok || it.r.overrun() {
 		it.bad, it.left = true, 0
 		return false
 	}
-	it.first = false
 	it.left--
 	it.p = series.Point{T: it.t, Bits: it.v, Kind: it.kind}
 	return true
 }
 
+// appendAll appends the points left to dst and reports whether they all
+// decoded; on failure dst holds the points before the bad one. It is next
+// in one loop over locals: a row's decode is most of a head read.
+func (it *chunkIter) appendAll(dst []series.Point) ([]series.Point, bool) {
+	dst = slices.Grow(dst, int(it.left))
+	if it.first {
+		if !it.next() {
+			return dst, !it.bad
+		}
+		dst = append(dst, it.p)
+	}
+	r := it.r
+	t, dt, v, kind := it.t, it.dt, it.v, it.kind
+	x := xorState{lead: it.lead, trail: it.trail}
+	ok := true
+	for n := it.left; n > 0 && ok; n-- {
+		if r.peek()>>62 == 0 { // same interval, same kind: most points
+			r.pos += 2
+			t += dt
+		} else {
+			dt += readBucketed(&r, &tsBuckets)
+			t += dt
+			if r.take(1) == 1 { // the kind changed
+				k := r.take(2)
+				kind, v, x.lead = series.Kind(k), r.takeN(64), noWindow
+				ok = k <= uint64(series.Float64)
+				goto emit
+			}
+		}
+		if kind == series.Int {
+			if r.peek()>>63 == 0 { // no change
+				r.pos++
+			} else {
+				v += uint64(readBucketed(&r, &intBuckets))
+			}
+		} else {
+			ok = x.read(&r, &v)
+		}
+	emit:
+		ok = ok && !r.overrun()
+		if ok {
+			dst = append(dst, series.Point{T: t, Bits: v, Kind: kind})
+		}
+	}
+	it.left, it.bad = 0, !ok
+	return dst, ok
+}
+
 // readFirst decodes the first point of the chunk.
 func (it *chunkIter) readFirst() bool {
-	off, ok1 := it.r.readBits(offsetBits)
-	k, ok2 := it.r.readBits(2)
+	off := it.r.take(offsetBits)
 	it.t = it.base + int64(off)
-	return ok1 && ok2 && it.readRaw(k)
+	return it.readRaw(it.r.take(2))
 }
 
 // readRaw starts a run of kind k with a raw 64-bit value.
 func (it *chunkIter) readRaw(k uint64) bool {
-	v, ok := it.r.readBits(64)
-	if !ok || k > uint64(series.Float64) {
-		return false
-	}
-	it.kind, it.v, it.lead = series.Kind(k), v, noWindow
-	return true
+	it.kind, it.v, it.lead = series.Kind(k), it.r.takeN(64), noWindow
+	return k <= uint64(series.Float64)
 }
 
 // readNext decodes a point after the first.
 func (it *chunkIter) readNext() bool {
-	dod, ok := readBucketed(&it.r, &tsBuckets)
-	if !ok {
-		return false
-	}
-	it.dt += dod
+	it.dt += readBucketed(&it.r, &tsBuckets)
 	it.t += it.dt
-	changed, ok := it.r.readBit()
 	switch {
-	case !ok:
-		return false
-	case changed:
-		k, ok := it.r.readBits(2)
-		return ok && it.readRaw(k)
+	case it.r.take(1) == 1: // the kind changed
+		return it.readRaw(it.r.take(2))
 	case it.kind == series.Int:
-		dv, ok := readBucketed(&it.r, &intBuckets)
-		it.v += uint64(dv)
-		return ok
+		it.v += uint64(readBucketed(&it.r, &intBuckets))
+		return true
 	}
 	return it.readXOR()
 }
 
 // readXOR decodes a float stored by appendXOR.
 func (it *chunkIter) readXOR() bool {
-	ctl, ok := it.r.unary(2)
-	switch {
-	case !ok:
-		return false
-	case ctl == 0:
-		return true
-	case ctl == 1:
-		if it.lead == noWindow {
-			return false
-		}
-		x, ok := it.r.readBits(64 - it.lead - it.trail)
-		it.v ^= x << it.trail
-		return ok
-	}
-	lead, ok1 := it.r.readBits(5)
-	sig, ok2 := it.r.readBits(6)
-	sig++
-	if !ok1 || !ok2 || lead+sig > 64 {
-		return false
-	}
-	x, ok := it.r.readBits(uint8(sig))
-	it.lead, it.trail = uint8(lead), uint8(64-lead-sig)
-	it.v ^= x << it.trail
+	x := xorState{lead: it.lead, trail: it.trail}
+	ok := x.read(&it.r, &it.v)
+	it.lead, it.trail = x.lead, x.trail
 	return ok
 }
 
-// readBucketed reads a value written by writeBucketed.
-func readBucketed(r *bitReader, widths *[5]uint8) (int64, bool) {
-	i, ok := r.unary(4)
-	if !ok || i == 0 {
-		return 0, ok
+// xorState is the XOR window of the last float.
+type xorState struct{ lead, trail uint8 }
+
+// read decodes a float stored by appendXOR into v.
+func (x *xorState) read(r *bitReader, v *uint64) bool {
+	switch r.ones(2) {
+	case 0:
+		return true
+	case 1:
+		if x.lead == noWindow {
+			return false
+		}
+		*v ^= r.takeN(64-x.lead-x.trail) << x.trail
+		return true
 	}
-	u, ok := r.readBits(widths[i])
-	return signExtend(u, widths[i]), ok
+	lead := uint8(r.take(5))
+	sig := uint8(r.take(6)) + 1
+	if lead+sig > 64 {
+		return false
+	}
+	x.lead, x.trail = lead, 64-lead-sig
+	*v ^= r.takeN(sig) << x.trail
+	return true
+}
+
+// readBucketed reads a value written by writeBucketed.
+func readBucketed(r *bitReader, widths *[5]uint8) int64 {
+	n := widths[r.ones(4)]
+	return signExtend(r.takeN(n), n)
 }

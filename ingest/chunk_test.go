@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/series"
@@ -28,6 +29,29 @@ func roundTrip(t testing.TB, base int64, pts []series.Point) {
 	}
 	if it.next() {
 		t.Fatalf("extra point %+v", it.p)
+	}
+	it.reset(c.w.b, c.n, base)
+	got, ok := it.appendAll(nil)
+	if !ok || !slices.Equal(got, pts) {
+		t.Fatalf("appendAll: ok=%v, %d points, want %d equal to the appended", ok, len(got), len(pts))
+	}
+}
+
+// sameDecode checks that appendAll decodes b as next does: the same
+// points, and the same verdict on bytes rowChunk did not write.
+func sameDecode(t *testing.T, b []byte, n uint32) {
+	t.Helper()
+	var it chunkIter
+	it.reset(b, n, 0)
+	var want []series.Point
+	for it.next() {
+		want = append(want, it.p)
+	}
+	bad := it.bad
+	it.reset(b, n, 0)
+	got, ok := it.appendAll(nil)
+	if ok == bad || !slices.Equal(got, want) {
+		t.Fatalf("appendAll: ok=%v %d points; next: bad=%v %d points of %d", ok, len(got), bad, len(want), n)
 	}
 }
 
@@ -82,10 +106,8 @@ func FuzzChunk(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 5, 2, 0x40, 0, 0, 0, 0, 0, 0, 0})
 	f.Add(make([]byte, 64))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var it chunkIter
-		it.reset(b, 100, 0)
-		for it.next() {
-		}
+		sameDecode(t, b, 100)
+		sameDecode(t, b, uint32(len(b))%200)
 		var pts []series.Point
 		tm := int64(0)
 		for len(b) >= 11 {
@@ -104,4 +126,33 @@ func FuzzChunk(f *testing.F) {
 		}
 		roundTrip(t, 0, pts)
 	})
+}
+
+// TestBitWriterSlack pins what the reader's unchecked loads rely on: a
+// bitWriter always has slack bytes of capacity to spare, so reading its
+// bytes copies nothing, while bytes without them are read from a copy.
+func TestBitWriterSlack(t *testing.T) {
+	var w bitWriter
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 2000 {
+		if i%500 == 499 {
+			w.reset()
+		}
+		w.writeBits(rng.Uint64(), uint8(rng.IntN(65)))
+		w.writeBit(rng.IntN(2) == 1)
+		if cap(w.b)-len(w.b) < slack {
+			t.Fatalf("write %d: %d bytes of capacity to spare, want %d", i, cap(w.b)-len(w.b), slack)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = newBitReader(w.b) }); n != 0 {
+		t.Fatalf("reading a bitWriter's bytes allocated %v times", n)
+	}
+	tight := []byte{0xa5, 0x5a, 0xff}
+	r := newBitReader(tight[:3:3])
+	if got := r.take(24); got != 0xa55aff || r.overrun() {
+		t.Fatalf("unpadded bytes read %#x (overrun %v)", got, r.overrun())
+	}
+	if r.take(1); !r.overrun() {
+		t.Fatal("a read past the end is not an overrun")
+	}
 }

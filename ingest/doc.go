@@ -37,6 +37,11 @@
 //	           window; '11' + leading zeros (5 bits, at most 31) +
 //	           significant bits - 1 (6 bits) + the significant bits.
 //
+// The stream's buffer always has 8 bytes of capacity past its last byte,
+// so that the decoder loads a 64-bit word at any bit position without a
+// bounds check; it checks the end once per point and discards a point
+// that ran past it (only possible for bytes the encoder did not write).
+//
 // A point at or before the row's newest timestamp goes to a sorted
 // out-of-order buffer, where a later write of one timestamp replaces an
 // earlier one; reads merge buffer and chunk, the buffer winning a tie; at

@@ -161,6 +161,9 @@ func (r *openRow) bytes() int64 {
 func (r *openRow) appendPoints(dst []series.Point, mint, maxt int64) []series.Point {
 	var it chunkIter
 	it.reset(r.chunk.w.b, r.chunk.n, r.base)
+	if len(r.ooo) == 0 {
+		return appendRange(dst, &it, mint, maxt)
+	}
 	ooo, has := r.ooo, it.next()
 	for has || len(ooo) > 0 {
 		var p series.Point
@@ -183,6 +186,23 @@ func (r *openRow) appendPoints(dst []series.Point, mint, maxt int64) []series.Po
 	}
 	return dst
 }
+
+// appendRange appends the points of it with mint <= T < maxt to dst,
+// decoding the whole chunk in one loop and then cutting the range.
+func appendRange(dst []series.Point, it *chunkIter, mint, maxt int64) []series.Point {
+	n := len(dst)
+	dst, _ = it.appendAll(dst)
+	pts := dst[n:]
+	lo, _ := slices.BinarySearchFunc(pts, mint, cmpPointTime)
+	hi, _ := slices.BinarySearchFunc(pts, maxt, cmpPointTime)
+	if lo == 0 {
+		return dst[:n+hi]
+	}
+	return append(dst[:n], pts[lo:hi]...)
+}
+
+// cmpPointTime orders a point against a time.
+func cmpPointTime(p series.Point, t int64) int { return cmpInt64(p.T, t) }
 
 // flushed reports whether this process flushed a row of s at base before.
 // The caller holds s.mu.
