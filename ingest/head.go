@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -13,7 +14,8 @@ import (
 
 // Head holds the points of open hour rows in memory, behind a write-ahead
 // log. Appends go through Appenders; reads through AppendPoints and
-// Iterator. All methods are safe for concurrent use.
+// Iterator, or a row at a time through AppendRows and AppendRowPoints.
+// All methods are safe for concurrent use.
 //
 // Lock order: commitMu, then a series shard's lock, then a series' lock,
 // then the ref table's lock; the append path takes commitMu shared and
@@ -46,6 +48,8 @@ type Head struct {
 	// until its points are in the head, so the flusher can tell which
 	// segments no commit still needs (truncateLog).
 	commitMu sync.RWMutex
+	// fpSeed keys the row fingerprints AppendRows gives readers.
+	fpSeed maphash.Seed
 }
 
 // ReplayStats describe how a Head was rebuilt from its log at open.
@@ -66,7 +70,7 @@ type ReplayStats struct {
 // uses) and rebuilds the head from it. A damaged log tail is dropped with a
 // warning, never an error.
 func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
-	h := &Head{fs: fs, pressure: make(chan struct{}, 1)}
+	h := &Head{fs: fs, pressure: make(chan struct{}, 1), fpSeed: maphash.MakeSeed()}
 	if opts != nil {
 		h.opts = *opts
 	}

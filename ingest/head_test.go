@@ -108,6 +108,37 @@ func (m model) check(t testing.TB, h *Head) {
 	if int64(len(m)) != h.NumSeries() {
 		t.Fatalf("head has %d series, model %d", h.NumSeries(), len(m))
 	}
+	for key := range m {
+		checkRows(t, h, []byte(key))
+	}
+}
+
+// checkRows reads every row of key one at a time and checks that they
+// add up to AppendPoints, and that each row's fingerprint is AppendRows'.
+func checkRows(t testing.TB, h *Head, key []byte) {
+	t.Helper()
+	var got []series.Point
+	rows := h.AppendRows(nil, key, 0, 1<<62)
+	for i, r := range rows {
+		if r.Base%RowSpan != 0 || i > 0 && r.Base <= rows[i-1].Base {
+			t.Fatalf("series %x: row bases %v", key, rows)
+		}
+		n := len(got)
+		var fp uint64
+		var ok bool
+		got, fp, ok = h.AppendRowPoints(got, key, r.Base)
+		if !ok || fp != r.FP {
+			t.Fatalf("series %x row %d: ok=%v fingerprint %x, AppendRows gave %x", key, r.Base, ok, fp, r.FP)
+		}
+		for _, p := range got[n:] {
+			if rowBase(p.T) != r.Base {
+				t.Fatalf("series %x row %d holds a point at %d", key, r.Base, p.T)
+			}
+		}
+	}
+	if want := h.AppendPoints(nil, key, 0, 1<<62); !slices.Equal(got, want) {
+		t.Fatalf("series %x: rows hold %d points, AppendPoints %d", key, len(got), len(want))
+	}
 }
 
 func head(p []series.Point) []series.Point { return p[:min(len(p), 5)] }
@@ -520,5 +551,12 @@ func TestAppendAllocs(t *testing.T) {
 	dst := h.AppendPoints(nil, key, 0, 1<<62)
 	if n := testing.AllocsPerRun(50, func() { dst = h.AppendPoints(dst[:0], key, 0, 1<<62) }); n != 0 {
 		t.Fatalf("%.1f allocations per read", n)
+	}
+	rows := h.AppendRows(nil, key, 0, 1<<62)
+	if n := testing.AllocsPerRun(50, func() {
+		rows = h.AppendRows(rows[:0], key, 0, 1<<62)
+		dst, _, _ = h.AppendRowPoints(dst[:0], key, rows[0].Base)
+	}); n != 0 || len(rows) != 2 {
+		t.Fatalf("%.1f allocations per row listing and row read (%d rows)", n, len(rows))
 	}
 }

@@ -156,3 +156,52 @@ func TestRowCacheSeesRewrittenCell(t *testing.T) {
 	m[host][pts[len(pts)/2].T] = pts[len(pts)/2]
 	readEveryWay(t, s, r, all, m, rg)
 }
+
+// TestRowCacheHeadRows reads rows that are only in the head, as right
+// after a bulk load: from the third read on they come from the row cache
+// (with their exact sums, for pushed-down sums), and a point added or
+// replaced afterwards is seen at once, in order or not.
+func TestRowCacheHeadRows(t *testing.T) {
+	s := openStack(t)
+	m := model{}
+	for i, h := range []string{"a", "b", "c"} {
+		for ts := t0; ts < t0+3*hourMs; ts += 10_000 {
+			m.put(s, t, h, series.IntPoint(ts, ts/10_000%97+int64(i)))
+		}
+	}
+	r := s.reader(t, read.Options{})
+	all := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + 3*hourMs - 1}
+	for range 3 {
+		readEveryWay(t, s, r, all, m, rg)
+	}
+	st := r.Stats()
+	if st.CacheHits == 0 || st.CacheRows < 9 {
+		t.Fatalf("stats %+v: head rows read three times should be cached and hit", st)
+	}
+	if st.Gets+st.Scans == 0 {
+		t.Fatalf("stats %+v: the store is read too, for rows it may hold", st)
+	}
+
+	it := r.Iterator(context.Background(), all[0], rg[0], rg[1], nil)
+	pts, ok := it.NextBatch(t0 + hourMs)
+	if !ok || len(pts) != 360 {
+		t.Fatalf("second hour: %d points, ok=%v", len(pts), ok)
+	}
+	sum, _, ok := it.BatchSum(pts)
+	var want int64
+	for _, p := range pts {
+		want += p.Int()
+	}
+	if !ok || sum != want {
+		t.Fatalf("BatchSum of a cached head row: %d ok=%v, want %d", sum, ok, want)
+	}
+	it.Close()
+
+	host := hostOf(t, s, all[0])
+	m.put(s, t, host, series.IntPoint(t0+3*hourMs-1, 5000))        // in order
+	m.put(s, t, host, series.IntPoint(t0+hourMs+5, -7))             // out of order
+	m.put(s, t, host, series.Float64Point(t0+2*hourMs+10_000, 2.5)) // replaced
+	readEveryWay(t, s, r, all, m, rg)
+	readEveryWay(t, s, r, all, m, rg)
+}

@@ -51,6 +51,10 @@
 // The head is read before the store: a row leaves the head only after its
 // write to the store is acknowledged, so a point is always in one or the
 // other. A point found in both keeps the head's value (the newer write).
+// Read, Visit and last-point reads take the head's points of the range up
+// front. A SeriesIterator lists the head's rows of the range up front,
+// each with a fingerprint of its points (Head.AppendRows), and reads a
+// head row when it reaches its hour, before the stored row.
 //
 // # Row cache
 //
@@ -73,8 +77,16 @@
 // it), which is bit for bit what adding them one by one gives, so a
 // pushed-down sum or avg over a window holding most of a row need not
 // read its points; Visit gives such a row to a SumVisitor with its sum,
-// for OpenTSDB's sum and avg downsampling. Head points are
-// never cached; they are merged after the lookup as before.
+// for OpenTSDB's sum and avg downsampling.
+//
+// A SeriesIterator caches head rows the same way, keyed by the head's
+// fingerprint of the row (which changes with every point added or
+// replaced, so a cached head row is never stale either) under its TSUID
+// and base, with a cell count of -1 that no stored row has. Right after a
+// bulk load every row is still in the head, and a dashboard's refresh
+// then costs what it costs on stored rows, sums included. Read and Visit
+// do not use head entries yet: they merge the head's points after the
+// lookup.
 //
 // # Limits
 //

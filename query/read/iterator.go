@@ -13,8 +13,10 @@ import (
 // Iterator returns the points of s in [start, end] (ms, inclusive) as a
 // lazy iterator: it Gets one hour row at a time, when Next, SeekTime or
 // NextBatch reaches it, so an engine that needs a window never holds the
-// whole series. The head's points of the range are read up front (they are
-// in memory already). Points count against b as they are decoded.
+// whole series. The head's rows of the range are listed up front, each
+// with its fingerprint, and read with their hour (before its stored row):
+// from the row cache when it holds them, as stored rows are. Points count
+// against b as they are decoded.
 // Retention applies as in Read. The iterator must not outlive ctx.
 func (r *Reader) Iterator(ctx context.Context, s index.Series, start, end int64, b *Budget) *SeriesIterator {
 	start, err := r.clampStart(ctx, s.TSUID, start)
@@ -51,13 +53,13 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 	rr.tsuid = append(rr.tsuid[:0], s.TSUID...)
 	sp := spanOf(s)
 	it.hour, it.last = hourRange(&sp, start, end)
-	it.err = rr.loadHead(rr.tsuid, start, end, b)
-	it.head = rr.head
+	rr.loadHeadRows(rr.tsuid, start, end)
+	it.head = rr.hrows
 	if n := len(it.head); n > 0 {
-		// The index span bounds stored rows; the head may hold points
-		// just outside it until its next widening.
-		it.hour = min(it.hour, floorHour(it.head[0].T))
-		it.last = max(it.last, floorHour(it.head[n-1].T))
+		// The index span bounds stored rows; the head may hold rows just
+		// outside it until its next widening.
+		it.hour = min(it.hour, it.head[0].Base)
+		it.last = max(it.last, it.head[n-1].Base)
 	}
 	return it
 }
@@ -76,13 +78,13 @@ type SeriesIterator struct {
 	rr         *rowReader // nil once the last row is read
 	budget     *Budget
 	start, end int64
-	hour, last int64        // next row to read, last row (base ms)
-	rows       []fetchedRow // with fetched: the rows not yet read
-	fetched    bool         // rows were scanned by Fetch: no Gets
-	head       []series.Point
-	mem        []series.Point // buf's whole backing array
-	buf        []series.Point // the current row's points
-	entry      *cacheEntry    // the row cache's entry buf is part of, if any
+	hour, last int64           // next row to read, last row (base ms)
+	rows       []fetchedRow    // with fetched: the rows not yet read
+	fetched    bool            // rows were scanned by Fetch: no Gets
+	head       []series.RowRef // the head's rows not yet read
+	mem        []series.Point  // buf's whole backing array
+	buf        []series.Point  // the current row's points
+	entry      *cacheEntry     // the row cache's entry buf is part of, if any
 	i          int
 	err        error
 }
@@ -217,7 +219,7 @@ func (it *SeriesIterator) skipEmpty() {
 		next = it.rows[0].base
 	}
 	if len(it.head) > 0 {
-		next = min(next, max(it.hour, floorHour(it.head[0].T)))
+		next = min(next, max(it.hour, it.head[0].Base))
 	}
 	if next == math.MaxInt64 {
 		it.hour = it.last + 1 // nothing left; never overflows
@@ -226,21 +228,23 @@ func (it *SeriesIterator) skipEmpty() {
 	it.hour = max(it.hour, next)
 }
 
-// loadHour reads the row at base h and merges the head's points of it.
-// Without head points to merge, buf is the row cache's slice on a hit (it
-// is only read) or it.mem decoded into, never rr's buffers: rr may go
-// back to the pool while buf is in use.
+// loadHour reads the head's row at base h, then the stored one, and
+// merges them. With only one of the two, buf is the row cache's slice on
+// a hit (it is only read) or it.mem decoded or copied into, never rr's
+// buffers: rr may go back to the pool while buf is in use.
 func (it *SeriesIterator) loadHour(h int64) {
 	rr := it.rr
-	n := headBefore(it.head, h+hourMs)
-	head := it.head[:n]
-	it.head = it.head[n:]
 	it.i = -1
+	it.entry = nil
+	head, hentry, err := it.headRow(h)
+	if err != nil {
+		it.err, it.buf = err, nil
+		return
+	}
 	dst := rr.store
 	if len(head) == 0 {
 		dst = it.mem // decode straight into buf: nothing to merge
 	}
-	it.entry = nil
 	store, hit, err := it.viewRow(dst, h)
 	if !hit && len(head) == 0 {
 		it.mem = store[:0]
@@ -252,15 +256,34 @@ func (it *SeriesIterator) loadHour(h int64) {
 		return
 	}
 	store = clip(store, it.start, it.end)
-	if len(head) == 0 {
+	head = clip(head, it.start, it.end)
+	switch {
+	case len(head) == 0:
 		it.buf = store
 		if hit {
 			it.entry = rr.entry
 		}
-		return
+	case len(store) == 0 && hentry != nil:
+		it.buf, it.entry = head, hentry
+	default:
+		it.buf = mergeHead(it.mem[:0], store, head)
+		it.mem = it.buf[:0]
 	}
-	it.buf = mergeHead(it.mem[:0], store, head)
-	it.mem = it.buf[:0]
+}
+
+// headRow returns every point of the head's row at base h (the caller
+// clips them) and its row cache entry when they are the cache's, after
+// dropping the rows of hours skipped.
+func (it *SeriesIterator) headRow(h int64) ([]series.Point, *cacheEntry, error) {
+	for len(it.head) > 0 && it.head[0].Base < h {
+		it.head = it.head[1:]
+	}
+	if len(it.head) == 0 || it.head[0].Base != h {
+		return nil, nil, nil
+	}
+	ref := it.head[0]
+	it.head = it.head[1:]
+	return it.rr.headRow(ref, it.budget)
 }
 
 // viewRow returns the points of the row at base h, fetched or read with a

@@ -18,6 +18,15 @@ type Head interface {
 	// AppendPoints appends the points of the series key (a TSUID) with
 	// mint <= T < maxt, in time order, one per timestamp, and returns dst.
 	AppendPoints(dst []series.Point, key []byte, mint, maxt int64) []series.Point
+	// AppendRows appends a reference to each hour row of the series key
+	// that may hold points with mint <= T < maxt, in time order: its base
+	// and a fingerprint that changes whenever a point of the row is added
+	// or replaced.
+	AppendRows(dst []series.RowRef, key []byte, mint, maxt int64) []series.RowRef
+	// AppendRowPoints appends every point of the row of key at base, in
+	// time order, one per timestamp, and returns the row's fingerprint
+	// taken with them; ok is false when the head no longer holds the row.
+	AppendRowPoints(dst []series.Point, key []byte, base int64) (pts []series.Point, fp uint64, ok bool)
 }
 
 // DefaultFamily is the data family, OpenTSDB's "t".

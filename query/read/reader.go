@@ -267,12 +267,8 @@ func (r *Reader) headPoints(dst []series.Point, tsuid []byte, start, end int64) 
 	if r.opts.Head == nil {
 		return dst
 	}
-	maxt := end + 1
-	if end == math.MaxInt64 {
-		maxt = end
-	}
 	n := len(dst)
-	return clipTail(r.opts.Head.AppendPoints(dst, tsuid, start, maxt), n, start, end)
+	return clipTail(r.opts.Head.AppendPoints(dst, tsuid, start, maxtOf(end)), n, start, end)
 }
 
 // loadHead reads tsuid's head points in [start, end] into rr.head and

@@ -24,7 +24,9 @@ type rowReader struct {
 	offs  []cellOffs // their bounds in arena
 	store []series.Point
 	head  []series.Point
-	tsuid []byte // a SeriesIterator's series
+	hrows []series.RowRef // a SeriesIterator's head rows
+	hkey  []byte          // a head row's row cache key
+	tsuid []byte          // a SeriesIterator's series
 	ropts storage.ReadOptions
 	notes []Note      // with wantNotes: annotations of the rows decoded
 	want  bool        // collect annotation cells
