@@ -150,6 +150,16 @@ func (c *rowCache) entry(fp uint64, key []byte, ncells int) *cacheEntry {
 // add offers a decoded row. It is kept on its second offer (the first only
 // records the fingerprint) and when it fits a shard.
 func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
+	c.offer(fp, key, ncells, pts, false)
+}
+
+// addNow keeps a decoded row on its first offer when it fits a shard.
+func (c *rowCache) addNow(fp uint64, key []byte, ncells int, pts []series.Point) {
+	c.offer(fp, key, ncells, pts, true)
+}
+
+// offer is add, or addNow with now.
+func (c *rowCache) offer(fp uint64, key []byte, ncells int, pts []series.Point, now bool) {
 	size := entrySize(len(pts), len(key))
 	if size > c.maxShard {
 		return
@@ -160,7 +170,7 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
 	if _, ok := s.m[fp]; ok {
 		return
 	}
-	if _, seen := s.ghosts[fp]; !seen {
+	if _, seen := s.ghosts[fp]; !seen && !now {
 		if len(s.ghosts) >= ghostsPerShard {
 			clear(s.ghosts)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
@@ -158,7 +159,7 @@ func TestRowCacheSeesRewrittenCell(t *testing.T) {
 }
 
 // TestRowCacheHeadRows reads rows that are only in the head, as right
-// after a bulk load: from the third read on they come from the row cache
+// after a bulk load: from the second read on they come from the row cache
 // (with their exact sums, for pushed-down sums), and a point added or
 // replaced afterwards is seen at once, in order or not.
 func TestRowCacheHeadRows(t *testing.T) {
@@ -172,6 +173,29 @@ func TestRowCacheHeadRows(t *testing.T) {
 	r := s.reader(t, read.Options{})
 	all := s.selection(t, "m")
 	rg := [2]int64{t0, t0 + 3*hourMs - 1}
+	// Rows of hours that are over enter on their first read.
+	for round := range 2 {
+		for _, x := range all {
+			it := r.Iterator(context.Background(), x, rg[0], rg[1], nil)
+			for it.Next() {
+			}
+			it.Close()
+		}
+		if st := r.Stats(); st.CacheRows != 9 || st.CacheHits != int64(9*round) {
+			t.Fatalf("round %d: stats %+v, want the 9 head rows cached at once and hit after", round, st)
+		}
+	}
+	// The row of the hour not yet over waits for its second sighting.
+	filling := s.reader(t, read.Options{Now: func() time.Time { return time.UnixMilli(t0 + 2*hourMs + 5) }})
+	for _, x := range all {
+		it := filling.Iterator(context.Background(), x, rg[0], rg[1], nil)
+		for it.Next() {
+		}
+		it.Close()
+	}
+	if st := filling.Stats(); st.CacheRows != 6 {
+		t.Fatalf("stats %+v: want the 6 rows of hours over cached at once", st)
+	}
 	for range 3 {
 		readEveryWay(t, s, r, all, m, rg)
 	}
@@ -198,10 +222,39 @@ func TestRowCacheHeadRows(t *testing.T) {
 	}
 	it.Close()
 
+	// Visit gives cached head rows with their sums too.
+	sv := &sumVisitor{collectVisitor: collectVisitor{pts: make([][]series.Point, len(all))}}
+	if err := r.Visit(context.Background(), read.Selection{Series: all, Start: rg[0], End: rg[1]}, sv); err != nil || sv.err != nil {
+		t.Fatalf("visit: %v %v", err, sv.err)
+	}
+	if sv.sums != 9 {
+		t.Fatalf("visit: %d batches came with their sums, want the 9 cached head rows", sv.sums)
+	}
+
 	host := hostOf(t, s, all[0])
-	m.put(s, t, host, series.IntPoint(t0+3*hourMs-1, 5000))        // in order
+	m.put(s, t, host, series.IntPoint(t0+3*hourMs-1, 5000))         // in order
 	m.put(s, t, host, series.IntPoint(t0+hourMs+5, -7))             // out of order
 	m.put(s, t, host, series.Float64Point(t0+2*hourMs+10_000, 2.5)) // replaced
 	readEveryWay(t, s, r, all, m, rg)
 	readEveryWay(t, s, r, all, m, rg)
+}
+
+// sumVisitor is a collectVisitor that also takes sums, checking each.
+type sumVisitor struct {
+	collectVisitor
+	sums int
+}
+
+func (v *sumVisitor) PointsSum(i int, pts []series.Point, sum int64, maxAbs uint64) error {
+	var want int64
+	for _, p := range pts {
+		want += p.Int()
+	}
+	v.mu.Lock()
+	if sum != want || maxAbs == 0 {
+		v.err = fmt.Errorf("series %d: sum %d (max %d), points add up to %d", i, sum, maxAbs, want)
+	}
+	v.sums++
+	v.mu.Unlock()
+	return v.Points(i, pts)
 }

@@ -27,9 +27,10 @@
 //
 // Visit serves a consumer that folds points as they come (the OpenTSDB
 // engine's downsampling): it gives each selected series' points a row at a
-// time, in time order, merged with the head's (read first, for the whole
-// selection), from the scan's bucket goroutines or the per-series
-// workers, so a series is never held whole. The per-series plan runs on
+// time, in time order, merged with the head's rows (read first, for the
+// whole selection), from the scan's bucket goroutines or the per-series
+// workers (head rows after a series' last stored row from workers too),
+// so a series is never held whole. The per-series plan runs on
 // the caller's goroutine when it has at most a few rows to Get (one
 // series, or a handful of rows), as Read does: starting workers would cost
 // more than the reads.
@@ -51,10 +52,12 @@
 // The head is read before the store: a row leaves the head only after its
 // write to the store is acknowledged, so a point is always in one or the
 // other. A point found in both keeps the head's value (the newer write).
-// Read, Visit and last-point reads take the head's points of the range up
-// front. A SeriesIterator lists the head's rows of the range up front,
-// each with a fingerprint of its points (Head.AppendRows), and reads a
-// head row when it reaches its hour, before the stored row.
+// Read and last-point reads take the head's points of the range up
+// front. Visit, Fetch (before its scan) and a SeriesIterator (when it
+// starts; under Fetch's scan plan, Fetch's) read the head's rows of the
+// range up front instead, each under a fingerprint of its points
+// (Head.AppendRows), from the row cache when it holds them, and merge
+// each with the stored row of its hour.
 //
 // # Row cache
 //
@@ -79,14 +82,13 @@
 // read its points; Visit gives such a row to a SumVisitor with its sum,
 // for OpenTSDB's sum and avg downsampling.
 //
-// A SeriesIterator caches head rows the same way, keyed by the head's
-// fingerprint of the row (which changes with every point added or
-// replaced, so a cached head row is never stale either) under its TSUID
-// and base, with a cell count of -1 that no stored row has. Right after a
-// bulk load every row is still in the head, and a dashboard's refresh
-// then costs what it costs on stored rows, sums included. Read and Visit
-// do not use head entries yet: they merge the head's points after the
-// lookup.
+// Head rows are cached the same way, keyed by the head's fingerprint of
+// the row (which changes with every point added or replaced, so a cached
+// head row is never stale either) under its TSUID and base, with a cell
+// count of -1 that no stored row has. Right after a bulk load every row
+// is still in the head, and a dashboard's refresh then costs what it
+// costs on stored rows, sums included. Read does not use head entries:
+// it merges the head's points after the lookup.
 //
 // # Limits
 //

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid/index"
@@ -33,6 +34,11 @@ type fetchBuffers struct {
 	counts  []int
 	flat    []fetchedRow
 	lists   [][]fetchedRow
+	// The series' head rows, read before the scan: series i's are
+	// hrows[hoffs[i]:hoffs[i+1]], their decoded copies in hslab.
+	hrows []headRow
+	hoffs []int
+	hslab []series.Point
 }
 
 // maxPooledFetch is the largest scan memory Release keeps for reuse.
@@ -46,7 +52,10 @@ func (f *Fetched) Release() {
 		return
 	}
 	f.bufs, f.rows = nil, nil
-	size := 0
+	clear(fb.hrows) // drop cache entries
+	fb.hrows, fb.hoffs = fb.hrows[:0], fb.hoffs[:0]
+	size := cap(fb.hslab) * pointBytes
+	fb.hslab = fb.hslab[:0]
 	for i := range fb.buckets {
 		b := &fb.buckets[i]
 		size += cap(b.arena.data)
@@ -82,6 +91,12 @@ func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
 		return f, nil
 	}
 	f.bufs = r.fetches.Get().(*fetchBuffers)
+	// The head before the store: a row leaves the head only once the store
+	// has it, so no point falls between the two reads.
+	if err := f.readHeads(&sel); err != nil {
+		f.Release()
+		return nil, err
+	}
 	rows, err := r.fetchScan(ctx, sel, f.bufs)
 	if err != nil {
 		f.Release()
@@ -106,9 +121,28 @@ func (f *Fetched) Len() int { return len(f.series) }
 func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *SeriesIterator {
 	var rows iterRows
 	if f.rows != nil {
-		rows = iterRows{rows: f.rows[i], fetched: true}
+		fb := f.bufs
+		rows = iterRows{rows: f.rows[i], fetched: true, head: fb.hrows[fb.hoffs[i]:fb.hoffs[i+1]], hslab: fb.hslab, headRead: true}
 	}
 	return f.r.newIterator(ctx, &f.series[i], rows, f.start, f.end, f.budget, nil, reuse)
+}
+
+// readHeads reads every selected series' head rows into f.bufs.
+func (f *Fetched) readHeads(sel *Selection) error {
+	fb := f.bufs
+	rr := f.r.getRowReader()
+	defer f.r.putRowReader(rr)
+	hrows, hslab, offs := fb.hrows[:0], fb.hslab[:0], fb.hoffs[:0]
+	for i := range sel.Series {
+		offs = append(offs, len(hrows))
+		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
+		var err error
+		if hrows, hslab, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
+			return err
+		}
+	}
+	fb.hrows, fb.hslab, fb.hoffs = hrows, hslab, append(offs, len(hrows))
+	return nil
 }
 
 // errFetchFull stops a fetch scan past Options.MaxFetchBytes.

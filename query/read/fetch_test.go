@@ -117,14 +117,23 @@ func walkModel(t *testing.T, name string, rng *rand.Rand, it *read.SeriesIterato
 }
 
 // TestFetchBudget: points decoded from fetched rows count against the
-// budget, as Gets' do.
+// budget, as Gets' do; so do head rows, which the scan plan reads in
+// Fetch, before the store.
 func TestFetchBudget(t *testing.T) {
 	s := openStack(t)
 	loadSplit(t, s)
 	r := s.reader(t, read.Options{})
 	sel := s.selection(t, "m")
-	for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
-		f, err := r.Fetch(context.Background(), budgetSel(sel, plan, read.Limits{MaxPoints: 100}))
+	for _, c := range []struct {
+		plan read.Plan
+		max  int64
+	}{{read.PlanSeries, 100}, {read.PlanScan, 100}, {read.PlanScan, 4000}} {
+		plan := c.plan
+		f, err := r.Fetch(context.Background(), budgetSel(sel, plan, read.Limits{MaxPoints: c.max}))
+		if plan == read.PlanScan && c.max == 100 {
+			wantLimit(t, "scan, head rows", err, "data points")
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,5 +146,35 @@ func TestFetchBudget(t *testing.T) {
 			err2 = it.Err()
 		}
 		wantLimit(t, plan.String(), err2, "data points")
+	}
+}
+
+// TestFetchThenFlush flushes the head between Fetch's scan and the
+// iterators: the rows that moved to the store after the scan read it were
+// read from the head before it, so no point is lost (iterators that read
+// the head only when they start would find it empty by then).
+func TestFetchThenFlush(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{})
+	sel := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + 6*hourMs}
+	f, err := r.Fetch(context.Background(), read.Selection{Series: sel, Start: rg[0], End: rg[1], Plan: read.PlanScan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release()
+	s.flushAll(t)
+	for i := range f.Len() {
+		it := f.Iterator(context.Background(), i, nil)
+		var got []series.Point
+		for it.Next() {
+			got = append(got, it.At())
+		}
+		want := m.want(hostOf(t, s, sel[i]), rg[0], rg[1])
+		if it.Err() != nil || !slices.Equal(got, want) {
+			t.Fatalf("series %d: %d points (err %v), want %d", i, len(got), it.Err(), len(want))
+		}
+		it.Close()
 	}
 }

@@ -12,13 +12,62 @@ import (
 // other even under one fingerprint.
 const headCells = -1
 
-// loadHeadRows reads the head's rows of tsuid that may hold points in
-// [start, end] into rr.hrows.
-func (rr *rowReader) loadHeadRows(tsuid []byte, start, end int64) {
-	rr.hrows = rr.hrows[:0]
-	if h := rr.r.opts.Head; h != nil {
-		rr.hrows = h.AppendRows(rr.hrows, tsuid, start, maxtOf(end))
+// headRow is one row of the head read for a query, before the store is:
+// its points are the row cache's entry's, or a decoded copy at [lo, hi)
+// of its reader's slab (head rows are read before the store, and a
+// decoded copy is what survives the row leaving the head meanwhile).
+type headRow struct {
+	base   int64
+	entry  *cacheEntry
+	lo, hi int
+}
+
+// points returns the row's points; slab is the one its copy went to.
+func (h *headRow) points(slab []series.Point) []series.Point {
+	if h.entry != nil {
+		return h.entry.pts
 	}
+	return slab[h.lo:h.hi]
+}
+
+// appendHeadRows appends to rows the head's rows of tsuid that may hold
+// points in [start, end] and reads each: from the row cache when it holds
+// the row under the fingerprint the head lists it with, else decoded onto
+// slab and offered to the cache under the fingerprint taken with the
+// points: at once when its hour is over (recent data, which dashboards
+// read again), on its second sighting, as stored rows, while it fills. A row that left the head between listing and reading is left
+// out: the store has it by then. The points are charged to b.
+func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid []byte, start, end int64, b *Budget) ([]headRow, []series.Point, error) {
+	h := rr.r.opts.Head
+	if h == nil {
+		return rows, slab, nil
+	}
+	rr.hrows = h.AppendRows(rr.hrows[:0], tsuid, start, maxtOf(end))
+	c, n, nowMs := rr.r.cache, 0, rr.r.opts.Now().UnixMilli()
+	for _, ref := range rr.hrows {
+		if c != nil {
+			rr.hkey = binary.BigEndian.AppendUint64(append(rr.hkey[:0], tsuid...), uint64(ref.Base))
+			if e := c.entry(ref.FP, rr.hkey, headCells); e != nil {
+				rows = append(rows, headRow{base: ref.Base, entry: e})
+				n += len(e.pts)
+				continue
+			}
+		}
+		lo := len(slab)
+		var fp uint64
+		var ok bool
+		if slab, fp, ok = h.AppendRowPoints(slab, tsuid, ref.Base); !ok || len(slab) == lo {
+			continue
+		}
+		if c != nil && ref.Base+hourMs <= nowMs {
+			c.addNow(fp, rr.hkey, headCells, slab[lo:])
+		} else if c != nil {
+			c.add(fp, rr.hkey, headCells, slab[lo:]) // still filling
+		}
+		rows = append(rows, headRow{base: ref.Base, lo: lo, hi: len(slab)})
+		n += len(slab) - lo
+	}
+	return rows, slab, b.AddPoints(n)
 }
 
 // maxtOf is the exclusive bound of an inclusive end.
@@ -27,28 +76,4 @@ func maxtOf(end int64) int64 {
 		return end
 	}
 	return end + 1
-}
-
-// headRow returns every point of the head row ref of rr.tsuid, charged to
-// b: the row cache's (read-only; entry is its entry) when it holds the
-// row at ref's fingerprint, else decoded into rr.head and offered to the
-// cache under the fingerprint taken with them. No points when the row
-// left the head since ref was taken: the store has it then.
-func (rr *rowReader) headRow(ref series.RowRef, b *Budget) (pts []series.Point, entry *cacheEntry, err error) {
-	c := rr.r.cache
-	if c != nil {
-		rr.hkey = binary.BigEndian.AppendUint64(append(rr.hkey[:0], rr.tsuid...), uint64(ref.Base))
-		if e := c.entry(ref.FP, rr.hkey, headCells); e != nil {
-			return e.pts, e, b.AddPoints(len(e.pts))
-		}
-	}
-	pts, fp, ok := rr.r.opts.Head.AppendRowPoints(rr.head[:0], rr.tsuid, ref.Base)
-	rr.head = pts[:0]
-	if !ok {
-		return nil, nil, nil
-	}
-	if c != nil {
-		c.add(fp, rr.hkey, headCells, pts)
-	}
-	return pts, nil, b.AddPoints(len(pts))
 }

@@ -13,10 +13,9 @@ import (
 // Iterator returns the points of s in [start, end] (ms, inclusive) as a
 // lazy iterator: it Gets one hour row at a time, when Next, SeekTime or
 // NextBatch reaches it, so an engine that needs a window never holds the
-// whole series. The head's rows of the range are listed up front, each
-// with its fingerprint, and read with their hour (before its stored row):
-// from the row cache when it holds them, as stored rows are. Points count
-// against b as they are decoded.
+// whole series. The head's rows of the range are read up front (before
+// the store), from the row cache when it holds them as it holds stored
+// rows. Points count against b as they are decoded.
 // Retention applies as in Read. The iterator must not outlive ctx.
 func (r *Reader) Iterator(ctx context.Context, s index.Series, start, end int64, b *Budget) *SeriesIterator {
 	start, err := r.clampStart(ctx, s.TSUID, start)
@@ -27,6 +26,12 @@ func (r *Reader) Iterator(ctx context.Context, s index.Series, start, end int64,
 type iterRows struct {
 	rows    []fetchedRow // with fetched: every stored row of the series
 	fetched bool         // false: Get each hour
+	// With headRead, the series' head rows, read before the store was
+	// (Fetch's scan), their decoded copies in hslab; else the iterator
+	// reads them when it starts.
+	head     []headRow
+	hslab    []series.Point
+	headRead bool
 }
 
 // newIterator starts an iterator over s, reusing reuse's buffers.
@@ -35,7 +40,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 	if it == nil {
 		it = r.iters.Get().(*SeriesIterator)
 	}
-	rr, mem := it.rr, it.mem[:0]
+	rr, mem, hbuf, hmem := it.rr, it.mem[:0], it.hbuf[:0], it.hmem[:0]
 	if rr != nil && rr.r != r {
 		rr.r.putRowReader(rr)
 		rr = nil
@@ -44,7 +49,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 		rr = r.getRowReader()
 	}
 	*it = SeriesIterator{r: r, ctx: ctx, rr: rr, budget: b, start: start, end: end, rows: rows.rows,
-		fetched: rows.fetched, mem: mem, i: -1, err: err}
+		fetched: rows.fetched, mem: mem, hbuf: hbuf, hmem: hmem, i: -1, err: err}
 	if err != nil {
 		it.finish()
 		return it
@@ -53,13 +58,17 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 	rr.tsuid = append(rr.tsuid[:0], s.TSUID...)
 	sp := spanOf(s)
 	it.hour, it.last = hourRange(&sp, start, end)
-	rr.loadHeadRows(rr.tsuid, start, end)
-	it.head = rr.hrows
+	if rows.headRead {
+		it.head, it.hslab = rows.head, rows.hslab
+	} else {
+		it.hbuf, it.hmem, it.err = rr.appendHeadRows(hbuf, hmem, rr.tsuid, start, end, b)
+		it.head, it.hslab = it.hbuf, it.hmem
+	}
 	if n := len(it.head); n > 0 {
 		// The index span bounds stored rows; the head may hold rows just
 		// outside it until its next widening.
-		it.hour = min(it.hour, it.head[0].Base)
-		it.last = max(it.last, it.head[n-1].Base)
+		it.hour = min(it.hour, it.head[0].base)
+		it.last = max(it.last, it.head[n-1].base)
 	}
 	return it
 }
@@ -78,13 +87,16 @@ type SeriesIterator struct {
 	rr         *rowReader // nil once the last row is read
 	budget     *Budget
 	start, end int64
-	hour, last int64           // next row to read, last row (base ms)
-	rows       []fetchedRow    // with fetched: the rows not yet read
-	fetched    bool            // rows were scanned by Fetch: no Gets
-	head       []series.RowRef // the head's rows not yet read
-	mem        []series.Point  // buf's whole backing array
-	buf        []series.Point  // the current row's points
-	entry      *cacheEntry     // the row cache's entry buf is part of, if any
+	hour, last int64          // next row to read, last row (base ms)
+	rows       []fetchedRow   // with fetched: the rows not yet read
+	fetched    bool           // rows were scanned by Fetch: no Gets
+	head       []headRow      // the head's rows not yet merged
+	hslab      []series.Point // their decoded copies (it.hmem or Fetch's)
+	hbuf       []headRow      // head's backing array when read here
+	hmem       []series.Point // hslab's when read here
+	mem        []series.Point // buf's whole backing array
+	buf        []series.Point // the current row's points
+	entry      *cacheEntry    // the row cache's entry buf is part of, if any
 	i          int
 	err        error
 }
@@ -219,7 +231,7 @@ func (it *SeriesIterator) skipEmpty() {
 		next = it.rows[0].base
 	}
 	if len(it.head) > 0 {
-		next = min(next, max(it.hour, it.head[0].Base))
+		next = min(next, max(it.hour, it.head[0].base))
 	}
 	if next == math.MaxInt64 {
 		it.hour = it.last + 1 // nothing left; never overflows
@@ -228,19 +240,16 @@ func (it *SeriesIterator) skipEmpty() {
 	it.hour = max(it.hour, next)
 }
 
-// loadHour reads the head's row at base h, then the stored one, and
-// merges them. With only one of the two, buf is the row cache's slice on
-// a hit (it is only read) or it.mem decoded or copied into, never rr's
-// buffers: rr may go back to the pool while buf is in use.
+// loadHour reads the stored row at base h and merges the head's row of
+// that hour (read up front). With only one of the two, buf is the row
+// cache's slice on a hit (it is only read), the head slab, or it.mem
+// decoded or copied into, never rr's buffers: rr may go back to the pool
+// while buf is in use.
 func (it *SeriesIterator) loadHour(h int64) {
 	rr := it.rr
 	it.i = -1
 	it.entry = nil
-	head, hentry, err := it.headRow(h)
-	if err != nil {
-		it.err, it.buf = err, nil
-		return
-	}
+	head, hentry := it.headRow(h)
 	dst := rr.store
 	if len(head) == 0 {
 		dst = it.mem // decode straight into buf: nothing to merge
@@ -263,7 +272,7 @@ func (it *SeriesIterator) loadHour(h int64) {
 		if hit {
 			it.entry = rr.entry
 		}
-	case len(store) == 0 && hentry != nil:
+	case len(store) == 0:
 		it.buf, it.entry = head, hentry
 	default:
 		it.buf = mergeHead(it.mem[:0], store, head)
@@ -274,16 +283,16 @@ func (it *SeriesIterator) loadHour(h int64) {
 // headRow returns every point of the head's row at base h (the caller
 // clips them) and its row cache entry when they are the cache's, after
 // dropping the rows of hours skipped.
-func (it *SeriesIterator) headRow(h int64) ([]series.Point, *cacheEntry, error) {
-	for len(it.head) > 0 && it.head[0].Base < h {
+func (it *SeriesIterator) headRow(h int64) ([]series.Point, *cacheEntry) {
+	for len(it.head) > 0 && it.head[0].base < h {
 		it.head = it.head[1:]
 	}
-	if len(it.head) == 0 || it.head[0].Base != h {
-		return nil, nil, nil
+	if len(it.head) == 0 || it.head[0].base != h {
+		return nil, nil
 	}
-	ref := it.head[0]
+	hr := &it.head[0]
 	it.head = it.head[1:]
-	return it.rr.headRow(ref, it.budget)
+	return hr.points(it.hslab), hr.entry
 }
 
 // viewRow returns the points of the row at base h, fetched or read with a
@@ -337,7 +346,8 @@ func (it *SeriesIterator) Close() {
 	it.finish()
 	if it.r != nil {
 		r := it.r
-		*it = SeriesIterator{mem: it.mem[:0]}
+		clear(it.hbuf) // drop cache entries
+		*it = SeriesIterator{mem: it.mem[:0], hbuf: it.hbuf[:0], hmem: it.hmem[:0]}
 		r.iters.Put(it)
 	}
 }

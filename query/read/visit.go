@@ -43,15 +43,15 @@ type visitState struct {
 	v     Visitor
 	scan  bool             // the plan: true scans buckets, false Gets series
 	ids   map[string]int32 // TSUID -> index in the selection
-	head  []series.Point   // every series' head points, one slab
+	hrows []headRow        // every series' head rows, one slab
+	hslab []series.Point   // their decoded copies
 	spans []visitSeries
-	offs  []int  // series' bounds in head
-	key   []byte // a TSUID for the head
+	offs  []int // series' bounds in hrows
 }
 
-// visitSeries is one series' head points still to merge and its notes.
+// visitSeries is one series' head rows still to give and its notes.
 type visitSeries struct {
-	head  []series.Point // head points not yet given, in visitState.head
+	head  []headRow // head rows not yet given, in visitState.hrows
 	notes []Note
 }
 
@@ -82,48 +82,55 @@ func (r *Reader) Visit(ctx context.Context, sel Selection, v Visitor) error {
 	if err != nil {
 		return err
 	}
-	for i := range vs.spans {
-		if err := vs.end(i); err != nil {
-			return err
-		}
-	}
-	return nil
+	// Head rows after a series' last stored row (all of them right after
+	// a bulk load) are given by workers too.
+	return r.forSeries(ctx, &vs.sel, visitEnd{vs})
 }
 
-// maxPooledVisit is the largest head slab putVisitState keeps.
+// visitEnd is the task that ends a Visit's series.
+type visitEnd struct{ vs *visitState }
+
+func (e visitEnd) run(_ context.Context, _ *rowReader, i int) error { return e.vs.end(i) }
+
+// maxPooledVisit is the largest head slab (points) putVisitState keeps.
 const maxPooledVisit = 1 << 16
 
 func (r *Reader) putVisitState(vs *visitState) {
 	clear(vs.spans)
 	vs.spans = vs.spans[:0]
 	clear(vs.ids)
-	if cap(vs.head) > maxPooledVisit {
-		vs.head = nil
+	clear(vs.hrows) // drop cache entries
+	vs.hrows = vs.hrows[:0]
+	if cap(vs.hslab) > maxPooledVisit {
+		vs.hslab = nil
 	}
 	vs.sel, vs.v = Selection{}, nil
 	r.visits.Put(vs)
 }
 
-// readHeads reads every selected series' head points in the range into
-// one slab.
+// readHeads reads every selected series' head rows in the range.
 func (vs *visitState) readHeads() error {
 	sel := &vs.sel
 	vs.spans = resizeSpans(vs.spans, len(sel.Series))
 	if vs.r.opts.Head == nil {
 		return nil
 	}
-	vs.head = vs.head[:0]
-	offs := append(vs.offs[:0], 0)
+	rr := vs.r.getRowReader()
+	defer vs.r.putRowReader(rr)
+	hrows, hslab, offs := vs.hrows[:0], vs.hslab[:0], append(vs.offs[:0], 0)
 	for i := range sel.Series {
-		vs.key = append(vs.key[:0], sel.Series[i].TSUID...)
-		vs.head = vs.r.headPoints(vs.head, vs.key, sel.Start, sel.End)
-		offs = append(offs, len(vs.head))
+		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
+		var err error
+		if hrows, hslab, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
+			return err
+		}
+		offs = append(offs, len(hrows))
 	}
-	vs.offs = offs
+	vs.hrows, vs.hslab, vs.offs = hrows, hslab, offs
 	for i := range sel.Series {
-		vs.spans[i].head = vs.head[offs[i]:offs[i+1]:offs[i+1]]
+		vs.spans[i].head = hrows[offs[i]:offs[i+1]:offs[i+1]]
 	}
-	return sel.Budget.AddPoints(len(vs.head))
+	return nil
 }
 
 func resizeSpans(s []visitSeries, n int) []visitSeries {
@@ -136,35 +143,59 @@ func resizeSpans(s []visitSeries, n int) []visitSeries {
 }
 
 // give gives v series i's stored points of one row (decoded into rr,
-// any order of rows' hours but ascending), merged with the head points
-// before the row's end.
+// any order of rows' hours but ascending), after its head rows of earlier
+// hours and merged with its head row of the same hour.
 func (vs *visitState) give(rr *rowReader, i int, row []series.Point, base int64) error {
 	sp := &vs.spans[i]
-	row = clip(row, vs.sel.Start, vs.sel.End)
-	pts := row
-	if h := headBefore(sp.head, base+hourMs); h > 0 {
-		rr.head = mergeHead(rr.head[:0], row, sp.head[:h])
-		pts, sp.head = rr.head, sp.head[h:]
+	for len(sp.head) > 0 && sp.head[0].base < base {
+		if err := vs.giveHead(i, &sp.head[0]); err != nil {
+			return err
+		}
+		sp.head = sp.head[1:]
 	}
+	pts, entry := clip(row, vs.sel.Start, vs.sel.End), rr.entry
+	if len(sp.head) > 0 && sp.head[0].base == base {
+		hr := &sp.head[0]
+		sp.head = sp.head[1:]
+		head := clip(hr.points(vs.hslab), vs.sel.Start, vs.sel.End)
+		if len(pts) == 0 {
+			pts, entry = head, hr.entry
+		} else if len(head) > 0 {
+			rr.head = mergeHead(rr.head[:0], pts, head)
+			pts, entry = rr.head, nil
+		}
+	}
+	return vs.emit(i, pts, entry)
+}
+
+// giveHead gives v one head row of series i.
+func (vs *visitState) giveHead(i int, hr *headRow) error {
+	return vs.emit(i, clip(hr.points(vs.hslab), vs.sel.Start, vs.sel.End), hr.entry)
+}
+
+// emit gives v points of series i, with their sum when they are the end
+// of entry's row (the row cache's) and it has one.
+func (vs *visitState) emit(i int, pts []series.Point, entry *cacheEntry) error {
 	if len(pts) == 0 {
 		return nil
 	}
-	if sv, ok := vs.v.(SumVisitor); ok && rr.entry != nil && len(row) > 0 && &pts[0] == &row[0] {
-		if sum, maxAbs, ok := rr.entry.suffixSum(pts); ok {
+	if sv, ok := vs.v.(SumVisitor); ok && entry != nil {
+		if sum, maxAbs, ok := entry.suffixSum(pts); ok {
 			return sv.PointsSum(i, pts, sum, maxAbs)
 		}
 	}
 	return vs.v.Points(i, pts)
 }
 
-// end gives v series i's head points after its last row and its notes.
+// end gives v series i's head rows after its last stored row and its
+// notes.
 func (vs *visitState) end(i int) error {
 	s := &vs.spans[i]
-	if len(s.head) > 0 {
-		if err := vs.v.Points(i, s.head); err != nil {
+	for len(s.head) > 0 {
+		if err := vs.giveHead(i, &s.head[0]); err != nil {
 			return err
 		}
-		s.head = nil
+		s.head = s.head[1:]
 	}
 	if notes := clipNotes(s.notes, vs.sel.Start, vs.sel.End); len(notes) > 0 {
 		vs.v.Notes(i, notes)
