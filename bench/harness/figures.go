@@ -78,12 +78,12 @@ func queryFigures() []Figure {
 	return []Figure{
 		{
 			Name: "OpenTSDB /api/query 1 host 1 metric 1 h, 1m-max", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("single-1h")},
+			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("single-1h", stored)},
 			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(0)},
 		},
 		{
 			Name: "OpenTSDB /api/query 1 metric 100 hosts 12 h, 1h-avg by host", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h")},
+			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h", stored)},
 			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(1)},
 		},
 		{
@@ -93,12 +93,29 @@ func queryFigures() []Figure {
 		},
 		{
 			Name: "PromQL 1 host 1 metric 1 h, max per minute", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(0)},
+			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(0, stored)},
 			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(0)},
 		},
 		{
 			Name: "PromQL 1 metric all hosts 12 h, hourly avg by host", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(1)},
+			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(1, stored)},
+			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(1)},
+		},
+		// The same questions right after a bulk load: every row still in
+		// ingest's head, as for the flush grace after the load.
+		{
+			Name: "OpenTSDB /api/query 1 metric 100 hosts 12 h, 1h-avg by host, rows in the head", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h", loadTSDHead)},
+			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(1)},
+		},
+		{
+			Name: "PromQL 1 host 1 metric 1 h, max per minute, rows in the head", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(0, loadTSDHead)},
+			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(0)},
+		},
+		{
+			Name: "PromQL 1 metric all hosts 12 h, hourly avg by host, rows in the head", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "Prometheus engine on tsd's Queryable", Measure: tsdPromQuery(1, loadTSDHead)},
 			Peer: Side{Name: "Prometheus engine on its block", Measure: promQuery(1)},
 		},
 	}

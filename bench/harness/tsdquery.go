@@ -35,6 +35,16 @@ type tsdLoaded struct {
 
 // loadTSD loads d into a fresh tsd store once per key.
 func loadTSD(e *Env, key string, d *promtsdb.Data) (*tsdLoaded, error) {
+	return loadTSDAs(e, key, d, true)
+}
+
+// loadTSDHead is loadTSD without the flush: every row stays in the head,
+// as it does for the minutes after a bulk load (the flush grace).
+func loadTSDHead(e *Env, d *promtsdb.Data) (*tsdLoaded, error) {
+	return loadTSDAs(e, "int-head", d, false)
+}
+
+func loadTSDAs(e *Env, key string, d *promtsdb.Data, flush bool) (*tsdLoaded, error) {
 	return Cached(e, "tsd-loaded-"+key, func() (*tsdLoaded, error) {
 		w, err := openTSDWriter(e, d, "tsd-query-"+key, ingest.HeadOptions{MaxMemory: -1})
 		if err != nil {
@@ -47,12 +57,22 @@ func loadTSD(e *Env, key string, d *promtsdb.Data) (*tsdLoaded, error) {
 		if err := w.appendAll(d, promtsdb.DefaultCommitEvery); err != nil {
 			return nil, err
 		}
-		if err := w.flushAll(d); err != nil {
+		if flush {
+			err = w.flushAll(d)
+		} else {
+			err = w.ix.Flush(context.Background())
+		}
+		if err != nil {
 			return nil, err
 		}
 		return newTSDLoaded(e, w, d)
 	})
 }
+
+// loader loads the int dataset into tsd one way.
+type loader func(e *Env, d *promtsdb.Data) (*tsdLoaded, error)
+
+func stored(e *Env, d *promtsdb.Data) (*tsdLoaded, error) { return loadTSD(e, "int", d) }
 
 // registerAll registers every series in the index in bulk first, as
 // `tsd index rebuild` does: a new series registered one at a time costs
@@ -123,14 +143,14 @@ func medianMs(e *Env, f func() error) (float64, error) {
 }
 
 // tsdPromQuery times PromQL query i on tsd's Queryable, as promQuery does
-// on Prometheus's block.
-func tsdPromQuery(i int) Measure {
+// on Prometheus's block, the rows loaded as load leaves them.
+func tsdPromQuery(i int, load loader) Measure {
 	return func(e *Env) (float64, error) {
 		d, err := promData(e, gen.ValuesInt)
 		if err != nil {
 			return 0, err
 		}
-		l, err := loadTSD(e, "int", d)
+		l, err := load(e, d)
 		if err != nil {
 			return 0, err
 		}
@@ -153,13 +173,13 @@ func tsdPromQuery(i int) Measure {
 
 // tsdOpenTSDBQuery times the named query of bench/queryset through the
 // OpenTSDB engine in process: parse, execute and write the response JSON.
-func tsdOpenTSDBQuery(name string) Measure {
+func tsdOpenTSDBQuery(name string, load loader) Measure {
 	return func(e *Env) (float64, error) {
 		d, err := promData(e, gen.ValuesInt)
 		if err != nil {
 			return 0, err
 		}
-		l, err := loadTSD(e, "int", d)
+		l, err := load(e, d)
 		if err != nil {
 			return 0, err
 		}
