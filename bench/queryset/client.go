@@ -163,55 +163,98 @@ func (c *Client) Repeat(ctx context.Context, api API, q *Query, end time.Time, n
 	return repeat(n, func() (time.Duration, error) { return c.Do(ctx, api, q, end) })
 }
 
+// Interleave runs q n times on c and on peer in turn, one run on each at
+// a time, and summarises each side: both then see the same minutes of a
+// shared machine, whose speed moves several-fold from one to the next,
+// and the ratio of their means reads the servers rather than the minutes.
+func Interleave(ctx context.Context, c, peer *Client, api API, q *Query, end time.Time, n int) (Stats, Stats) {
+	var a, b samples
+	for range n {
+		a.add(c.Do(ctx, api, q, end))
+		b.add(peer.Do(ctx, api, q, end))
+	}
+	return a.stats(), b.stats()
+}
+
 // Floor times n requests of GET /api/version, the server's cheapest
 // answer, on the connection the queries use: the round trip every query
 // pays before any work. On a shared virtual machine it moves several-fold
 // from minute to minute, so a query's figure reads against the floor
 // measured beside it.
 func (c *Client) Floor(ctx context.Context, n int) Stats {
-	return repeat(n, func() (time.Duration, error) {
-		if err := c.ready(ctx); err != nil {
-			return 0, err
-		}
-		start := time.Now()
-		status, body, err := c.send(ctx, http.MethodGet, "/api/version", nil)
-		took := time.Since(start)
-		if err == nil && status != http.StatusOK {
-			err = fmt.Errorf("GET /api/version: status %d: %.200s", status, body)
-		}
-		return took, err
-	})
+	return repeat(n, func() (time.Duration, error) { return c.version(ctx) })
+}
+
+// version times one GET /api/version.
+func (c *Client) version(ctx context.Context) (time.Duration, error) {
+	if err := c.ready(ctx); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	status, body, err := c.send(ctx, http.MethodGet, "/api/version", nil)
+	took := time.Since(start)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("GET /api/version: status %d: %.200s", status, body)
+	}
+	return took, err
+}
+
+// InterleaveFloor is Floor on c and peer in turn, as Interleave runs
+// queries.
+func InterleaveFloor(ctx context.Context, c, peer *Client, n int) (Stats, Stats) {
+	var a, b samples
+	for range n {
+		a.add(c.version(ctx))
+		b.add(peer.version(ctx))
+	}
+	return a.stats(), b.stats()
 }
 
 // repeat calls run n times and summarises the durations of the calls
 // that succeeded.
 func repeat(n int, run func() (time.Duration, error)) Stats {
-	var s Stats
-	var ds []time.Duration
-	for i := 0; i < n; i++ {
-		d, err := run()
-		if err != nil {
-			s.Errors++
-			if s.FirstError == nil {
-				s.FirstError = err
-			}
-			continue
+	var s samples
+	for range n {
+		s.add(run())
+	}
+	return s.stats()
+}
+
+// samples collects the durations of runs and their errors.
+type samples struct {
+	ds     []time.Duration
+	errors int
+	first  error
+}
+
+// add records one run.
+func (s *samples) add(d time.Duration, err error) {
+	if err != nil {
+		s.errors++
+		if s.first == nil {
+			s.first = err
 		}
-		ds = append(ds, d)
+		return
 	}
-	s.Runs = n
-	if len(ds) == 0 {
-		return s
+	s.ds = append(s.ds, d)
+}
+
+// stats summarises the runs: mean, p50 and p99 of the successful ones.
+func (s *samples) stats() Stats {
+	st := Stats{Runs: len(s.ds) + s.errors, Errors: s.errors, FirstError: s.first}
+	if len(s.ds) == 0 {
+		return st
 	}
+	ds := slices.Clone(s.ds)
 	slices.Sort(ds)
 	var sum time.Duration
 	for _, d := range ds {
 		sum += d
 	}
-	s.Mean = sum / time.Duration(len(ds))
-	s.P50 = ds[rank(len(ds), 0.5)]
-	s.P99 = ds[rank(len(ds), 0.99)]
-	return s
+	st.Mean = sum / time.Duration(len(ds))
+	st.P50 = ds[rank(len(ds), 0.5)]
+	st.P99 = ds[rank(len(ds), 0.99)]
+	return st
 }
 
 // rank is the nearest-rank index of quantile q among n sorted values.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -141,5 +142,43 @@ func TestConnChunkedAndClose(t *testing.T) {
 	}
 	if n := dials.Load(); n != 2 {
 		t.Fatalf("%d connections, want 2 (one redial after the close)", n)
+	}
+}
+
+// TestInterleave: runs alternate between the two servers one at a time,
+// queries and floors alike, and each side's stats count its own runs.
+func TestInterleave(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		seq []byte
+	)
+	server := func(name byte) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seq = append(seq, name)
+			mu.Unlock()
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		}))
+	}
+	a, b := server('a'), server('b')
+	defer a.Close()
+	defer b.Close()
+	ca, cb := &Client{Base: a.URL}, &Client{Base: b.URL}
+	defer ca.Close()
+	defer cb.Close()
+	ctx := context.Background()
+	fa, fb := InterleaveFloor(ctx, ca, cb, 2)
+	q := &Set[0] // single-1h: one expression
+	sa, sb := Interleave(ctx, ca, cb, PromQL, q, End(24*time.Hour), 3)
+	if got := string(seq); got != "ababababab" {
+		t.Fatalf("request order %q, want the two servers in turn", got)
+	}
+	for _, s := range []Stats{fa, fb, sa, sb} {
+		if s.Errors != 0 || s.Mean <= 0 || s.P99 < s.P50 {
+			t.Fatalf("stats %+v", s)
+		}
+	}
+	if fa.Runs != 2 || sa.Runs != 3 || sb.Runs != 3 {
+		t.Fatalf("runs: floor %d, queries %d and %d", fa.Runs, sa.Runs, sb.Runs)
 	}
 }

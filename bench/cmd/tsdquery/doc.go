@@ -17,11 +17,12 @@
 //
 // -peer host:port names a Prometheus peer (bench/cmd/promserve: the same
 // dataset in Prometheus's own tsdb, its engine behind net/http). Each
-// PromQL query then runs there too, right after tsd's runs of it, with the
-// same n and ranges, on a connection of its own driven the same way; the
+// PromQL query then runs there too, with the same n and ranges, on a
+// connection of its own driven the same way, the two servers in turn, one
+// run each at a time (so a slow minute of the machine falls on both); the
 // peer's row carries the ratio tsd/peer of the means in a tsd/peer
 // column, and a second floor row times GET /api/version on the peer's
-// connection. OpenTSDB queries have no peer.
+// connection, interleaved the same way. OpenTSDB queries have no peer.
 //
 // Usage:
 //

@@ -69,9 +69,9 @@ func client(addr string, netHTTP bool) *queryset.Client {
 const peerAPI = "promql (Prometheus peer)"
 
 // report runs the selected queries and prints one Markdown table; it returns
-// whether any run failed. With a peer, each PromQL query runs on it right
-// after tsd's runs of it, so both see the machine in the same minute, and
-// the peer's row carries the ratio tsd/peer of the means.
+// whether any run failed. With a peer, each PromQL query runs on tsd and on
+// the peer in turn, one run each at a time, so both see the machine in the
+// same minutes, and the peer's row carries the ratio tsd/peer of the means.
 func report(w io.Writer, c, peer *queryset.Client, apis []queryset.API, filter *regexp.Regexp, end time.Time, n int) bool {
 	t := &table{w: w, peer: peer != nil}
 	fmt.Fprintf(w, "tsdquery: %s, %d runs each, ranges ending %s\n", c.Base, n, end.Format(time.RFC3339))
@@ -82,10 +82,12 @@ func report(w io.Writer, c, peer *queryset.Client, apis []queryset.API, filter *
 	ctx := context.Background()
 	// The transport floor first, measured on the same connection: what a
 	// query's figure cannot go below at this minute on this machine.
-	floor := c.Floor(ctx, n)
-	t.row("floor: GET /api/version", "-", floor, nil)
 	if peer != nil {
-		t.row("floor: GET /api/version", "Prometheus peer", peer.Floor(ctx, n), &floor)
+		floor, pfloor := queryset.InterleaveFloor(ctx, c, peer, n)
+		t.row("floor: GET /api/version", "-", floor, nil)
+		t.row("floor: GET /api/version", "Prometheus peer", pfloor, &floor)
+	} else {
+		t.row("floor: GET /api/version", "-", c.Floor(ctx, n), nil)
 	}
 	for i := range queryset.Set {
 		q := &queryset.Set[i]
@@ -93,11 +95,13 @@ func report(w io.Writer, c, peer *queryset.Client, apis []queryset.API, filter *
 			continue
 		}
 		for _, api := range apis {
-			s := c.Repeat(ctx, api, q, end, n)
-			t.row(q.Name, string(api), s, nil)
 			if peer != nil && api == queryset.PromQL {
-				t.row(q.Name, peerAPI, peer.Repeat(ctx, api, q, end, n), &s)
+				s, ps := queryset.Interleave(ctx, c, peer, api, q, end, n)
+				t.row(q.Name, string(api), s, nil)
+				t.row(q.Name, peerAPI, ps, &s)
+				continue
 			}
+			t.row(q.Name, string(api), c.Repeat(ctx, api, q, end, n), nil)
 		}
 	}
 	return t.failed
