@@ -58,7 +58,9 @@ func TestWallClock(t *testing.T) {
 	if code := run([]string{"-smoke", "-clock", "wall", "-only", "^decode,|PromQL", "-dir", t.TempDir()}, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
-	if n := strings.Count(out.String(), "\n| "); n != 4+2 || strings.Contains(out.String(), "error") {
-		t.Fatalf("want 4 rows:\n%s", out.String())
+	// Two decode rows and four PromQL rows (stored rows and rows in the
+	// head), after the header and its rule.
+	if n := strings.Count(out.String(), "\n| "); n != 6+2 || strings.Contains(out.String(), "error") {
+		t.Fatalf("want 6 rows:\n%s", out.String())
 	}
 }
