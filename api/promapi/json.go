@@ -214,6 +214,15 @@ func appendFloatString(dst []byte, f float64) []byte {
 	if math.IsNaN(f) {
 		return append(dst, `"NaN"`...)
 	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)) {
+		// A whole number below 1e15 (its neighbours at most 1/8 apart)
+		// needs every digit to round-trip, so the shortest 'f' form is
+		// its integer: written without the float formatter (gauges of
+		// counts and percentages, every counter).
+		dst = append(dst, '"')
+		dst = strconv.AppendInt(dst, int64(f), 10)
+		return append(dst, '"')
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e' // +Inf included: strconv writes "+Inf" in either form
