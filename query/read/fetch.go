@@ -95,7 +95,11 @@ func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
 	// has it, so no point falls between the two reads.
 	if err := f.readHeads(&sel); err != nil {
 		f.Release()
-		return nil, err
+		if !errors.Is(err, errFetchFull) {
+			return nil, err
+		}
+		r.c.plansSeries.Add(1)
+		return f, nil
 	}
 	rows, err := r.fetchScan(ctx, sel, f.bufs)
 	if err != nil {
@@ -127,21 +131,36 @@ func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *S
 	return f.r.newIterator(ctx, &f.series[i], rows, f.start, f.end, f.budget, nil, reuse)
 }
 
-// readHeads reads every selected series' head rows into f.bufs.
+// readHeads reads every selected series' head rows into f.bufs. Their
+// decoded copies count against Options.MaxFetchBytes as the scan's cells
+// do: past it, the points are refunded to the budget and errFetchFull
+// sends the selection to the per-series plan, whose iterators read the
+// head one series at a time.
 func (f *Fetched) readHeads(sel *Selection) error {
 	fb := f.bufs
 	rr := f.r.getRowReader()
 	defer f.r.putRowReader(rr)
 	hrows, hslab, offs := fb.hrows[:0], fb.hslab[:0], fb.hoffs[:0]
+	charged := 0
+	defer func() { fb.hrows, fb.hslab, fb.hoffs = hrows, hslab, offs }()
 	for i := range sel.Series {
 		offs = append(offs, len(hrows))
 		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
-		var err error
-		if hrows, hslab, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
+		var (
+			n   int
+			err error
+		)
+		hrows, hslab, n, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget)
+		charged += n
+		if err != nil {
 			return err
 		}
+		if int64(len(hslab))*pointBytes > f.r.opts.MaxFetchBytes {
+			_ = sel.Budget.AddPoints(-charged)
+			return errFetchFull
+		}
 	}
-	fb.hrows, fb.hslab, fb.hoffs = hrows, hslab, append(offs, len(hrows))
+	offs = append(offs, len(hrows))
 	return nil
 }
 

@@ -178,3 +178,43 @@ func TestFetchThenFlush(t *testing.T) {
 		it.Close()
 	}
 }
+
+// TestFetchHeadOverMaxFetchBytes: head rows read up front count against
+// MaxFetchBytes like the scan's cells; past it Fetch falls back to the
+// per-series plan and refunds the head points it charged: the budget is
+// then spent as by the per-series plan itself.
+func TestFetchHeadOverMaxFetchBytes(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{MaxFetchBytes: 1000, RowCacheBytes: -1})
+	sel := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + 6*hourMs}
+	var spent [2]int64
+	for k, plan := range []read.Plan{read.PlanScan, read.PlanSeries} {
+		b := read.NewBudget(read.Limits{})
+		f, err := r.Fetch(context.Background(), read.Selection{Series: sel, Start: rg[0], End: rg[1], Plan: plan, Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := r.Stats(); st.PlansScan != 0 || st.PlansSeries != int64(k+1) {
+			t.Fatalf("%s: stats %+v, want the per-series plan", plan, st)
+		}
+		var it *read.SeriesIterator
+		for i := range f.Len() {
+			it = f.Iterator(context.Background(), i, it)
+			var got []series.Point
+			for it.Next() {
+				got = append(got, it.At())
+			}
+			if want := m.want(hostOf(t, s, sel[i]), rg[0], rg[1]); it.Err() != nil || !slices.Equal(got, want) {
+				t.Fatalf("%s: series %d: %d points (err %v), want %d", plan, i, len(got), it.Err(), len(want))
+			}
+		}
+		it.Close()
+		f.Release()
+		_, spent[k] = b.Spent()
+	}
+	if spent[0] != spent[1] || spent[0] == 0 {
+		t.Fatalf("points charged: %d after the fallback, %d by the per-series plan", spent[0], spent[1])
+	}
+}

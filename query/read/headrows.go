@@ -36,14 +36,15 @@ func (h *headRow) points(slab []series.Point) []series.Point {
 // slab and offered to the cache under the fingerprint taken with the
 // points: at once when its hour is over (recent data, which dashboards
 // read again), on its second sighting, as stored rows, while it fills. A row that left the head between listing and reading is left
-// out: the store has it by then. The points are charged to b.
-func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid []byte, start, end int64, b *Budget) ([]headRow, []series.Point, error) {
+// out: the store has it by then. The points are charged to b; n is how
+// many.
+func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid []byte, start, end int64, b *Budget) (_ []headRow, _ []series.Point, n int, _ error) {
 	h := rr.r.opts.Head
 	if h == nil {
-		return rows, slab, nil
+		return rows, slab, 0, nil
 	}
 	rr.hrows = h.AppendRows(rr.hrows[:0], tsuid, start, maxtOf(end))
-	c, n, nowMs := rr.r.cache, 0, rr.r.opts.Now().UnixMilli()
+	c, nowMs := rr.r.cache, rr.r.opts.Now().UnixMilli()
 	for _, ref := range rr.hrows {
 		if c != nil {
 			rr.hkey = binary.BigEndian.AppendUint64(append(rr.hkey[:0], tsuid...), uint64(ref.Base))
@@ -67,7 +68,7 @@ func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid [
 		rows = append(rows, headRow{base: ref.Base, lo: lo, hi: len(slab)})
 		n += len(slab) - lo
 	}
-	return rows, slab, b.AddPoints(n)
+	return rows, slab, n, b.AddPoints(n)
 }
 
 // maxtOf is the exclusive bound of an inclusive end.

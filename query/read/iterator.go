@@ -61,7 +61,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 	if rows.headRead {
 		it.head, it.hslab = rows.head, rows.hslab
 	} else {
-		it.hbuf, it.hmem, it.err = rr.appendHeadRows(hbuf, hmem, rr.tsuid, start, end, b)
+		it.hbuf, it.hmem, _, it.err = rr.appendHeadRows(hbuf, hmem, rr.tsuid, start, end, b)
 		it.head, it.hslab = it.hbuf, it.hmem
 	}
 	if n := len(it.head); n > 0 {

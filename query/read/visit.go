@@ -121,7 +121,7 @@ func (vs *visitState) readHeads() error {
 	for i := range sel.Series {
 		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
 		var err error
-		if hrows, hslab, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
+		if hrows, hslab, _, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
 			return err
 		}
 		offs = append(offs, len(hrows))
