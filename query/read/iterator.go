@@ -250,6 +250,7 @@ func (it *SeriesIterator) loadHour(h int64) {
 	it.i = -1
 	it.entry = nil
 	head, hentry := it.headRow(h)
+	head = clip(head, it.start, it.end) // before dst is chosen: buf may be store
 	dst := rr.store
 	if len(head) == 0 {
 		dst = it.mem // decode straight into buf: nothing to merge
@@ -265,7 +266,6 @@ func (it *SeriesIterator) loadHour(h int64) {
 		return
 	}
 	store = clip(store, it.start, it.end)
-	head = clip(head, it.start, it.end)
 	switch {
 	case len(head) == 0:
 		it.buf = store
