@@ -33,20 +33,37 @@ type acc struct {
 }
 
 // scanMetric runs the scan plan and gives fn every series with points or
-// notes, merged with the head's.
+// notes, merged with the head's. The head is read first, for every
+// series: a row leaves the head only once the store has it, so no point
+// falls between the two reads (read after the scan, a row flushed during
+// it would be in neither).
 func (r *Reader) scanMetric(ctx context.Context, sel *Selection, fn Func) error {
 	t := &scanTask{r: r, sel: sel, ids: selectionIDs(nil, sel), accs: make([]acc, len(sel.Series)),
 		lastBase: rowkey.BaseTime(sel.End)}
+	rr := r.getRowReader()
+	defer r.putRowReader(rr)
+	var (
+		hrows []headRow
+		hslab []series.Point
+		offs  = make([]int, 1, len(sel.Series)+1)
+	)
+	for i := range sel.Series {
+		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
+		var err error
+		if hrows, hslab, _, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
+			return err
+		}
+		offs = append(offs, len(hrows))
+	}
 	if err := r.forBuckets(ctx, t); err != nil {
 		return err
 	}
-	rr := r.getRowReader()
-	defer r.putRowReader(rr)
 	for i := range sel.Series {
 		s := &sel.Series[i]
 		a := &t.accs[i]
-		if err := rr.loadHead([]byte(s.TSUID), sel.Start, sel.End, sel.Budget); err != nil {
-			return err
+		rr.head = rr.head[:0]
+		for _, hr := range hrows[offs[i]:offs[i+1]] {
+			rr.head = append(rr.head, clip(hr.points(hslab), sel.Start, sel.End)...)
 		}
 		store := clip(a.pts, sel.Start, sel.End)
 		notes := clipNotes(a.notes, sel.Start, sel.End)
