@@ -272,7 +272,7 @@ func TestIteratorBatchOutlivesRowReader(t *testing.T) {
 		m.put(s, t, "b", series.IntPoint(ts, -(ts-t0)/10_000))
 	}
 	s.flushAll(t)
-	m.put(s, t, "a", series.IntPoint(t0+5, 1))         // head row of the hour, before the range
+	m.put(s, t, "a", series.IntPoint(t0+5, 1))        // head row of the hour, before the range
 	m.put(s, t, "b", series.IntPoint(t0+hourMs-5, 2)) // and one inside it
 	r := s.reader(t, read.Options{RowCacheBytes: -1})
 	all := s.selection(t, "m")
