@@ -34,10 +34,10 @@ func (h *headRow) points(slab []series.Point) []series.Point {
 // points in [start, end] and reads each: from the row cache when it holds
 // the row under the fingerprint the head lists it with, else decoded onto
 // slab and offered to the cache under the fingerprint taken with the
-// points: at once when its hour is over (recent data, which dashboards
-// read again), on its second sighting, as stored rows, while it fills. A row that left the head between listing and reading is left
-// out: the store has it by then. The points are charged to b; n is how
-// many.
+// points, at once when its hour is over (recent data, which dashboards
+// read again) and, while it fills, on its second sighting as stored rows
+// are. A row that left the head between listing and reading is left out:
+// the store has it by then. The points are charged to b; n is how many.
 func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid []byte, start, end int64, b *Budget) (_ []headRow, _ []series.Point, n int, _ error) {
 	h := rr.r.opts.Head
 	if h == nil {
