@@ -64,7 +64,11 @@ func (h *Head) AppendRows(dst []series.RowRef, key []byte, mint, maxt int64) []s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eachRow(mint, maxt, func(r, older *openRow) {
-		dst = append(dst, series.RowRef{Base: r.base, FP: h.rowFP(r, older)})
+		n := r.points()
+		if older != nil {
+			n += older.points()
+		}
+		dst = append(dst, series.RowRef{Base: r.base, FP: h.rowFP(r, older), Points: n})
 	})
 	return dst
 }
@@ -87,6 +91,10 @@ func (h *Head) AppendRowPoints(dst []series.Point, key []byte, base int64) (_ []
 	})
 	return dst, fp, ok
 }
+
+// points bounds the points r holds: its chunk's and its out-of-order
+// buffer's, which may repeat a chunk timestamp.
+func (r *openRow) points() int { return int(r.chunk.n) + len(r.ooo) }
 
 // eachRow calls fn for each row of s with a base in the hours overlapping
 // [mint, maxt), in time order, with the flushing row of the same base as

@@ -130,6 +130,9 @@ func checkRows(t testing.TB, h *Head, key []byte) {
 		if !ok || fp != r.FP {
 			t.Fatalf("series %x row %d: ok=%v fingerprint %x, AppendRows gave %x", key, r.Base, ok, fp, r.FP)
 		}
+		if r.Points < len(got)-n {
+			t.Fatalf("series %x row %d: Points %d, but %d points read", key, r.Base, r.Points, len(got)-n)
+		}
 		for _, p := range got[n:] {
 			if rowBase(p.T) != r.Base {
 				t.Fatalf("series %x row %d holds a point at %d", key, r.Base, p.T)

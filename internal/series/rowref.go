@@ -10,4 +10,7 @@ type RowRef struct {
 	Base int64
 	// FP fingerprints the row's points.
 	FP uint64
+	// Points bounds the points the row holds (writes of one timestamp
+	// not yet merged count once each), to size a buffer for them.
+	Points int
 }

@@ -147,19 +147,45 @@ func (c *rowCache) entry(fp uint64, key []byte, ncells int) *cacheEntry {
 	return e
 }
 
+// adopt keeps pts (which the cache then owns: the caller must not write
+// them) as the row's entry on its first offer and returns the entry; nil
+// when it does not fit a shard. A row already cached under fp returns its
+// entry.
+func (c *rowCache) adopt(fp uint64, key []byte, ncells int, pts []series.Point) *cacheEntry {
+	size := entrySize(len(pts), len(key))
+	if size > c.maxShard {
+		return nil
+	}
+	s := c.shard(fp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[fp]; ok && e.cells == ncells && bytes.Equal(e.key, key) {
+		return e
+	} else if ok {
+		return nil // another row under the same fingerprint: keep it
+	}
+	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: pts, sum: rowIntSum(pts)}
+	s.insert(e, size, c.maxShard)
+	return e
+}
+
+// insert links a new entry and evicts the oldest past max bytes. The
+// caller holds s.mu.
+func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
+	s.m[e.fp] = e
+	s.pushFront(e)
+	s.bytes += size
+	for s.bytes > max {
+		old := s.head.prev
+		s.unlink(old)
+		delete(s.m, old.fp)
+		s.bytes -= entrySize(len(old.pts), len(old.key))
+	}
+}
+
 // add offers a decoded row. It is kept on its second offer (the first only
 // records the fingerprint) and when it fits a shard.
 func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
-	c.offer(fp, key, ncells, pts, false)
-}
-
-// addNow keeps a decoded row on its first offer when it fits a shard.
-func (c *rowCache) addNow(fp uint64, key []byte, ncells int, pts []series.Point) {
-	c.offer(fp, key, ncells, pts, true)
-}
-
-// offer is add, or addNow with now.
-func (c *rowCache) offer(fp uint64, key []byte, ncells int, pts []series.Point, now bool) {
 	size := entrySize(len(pts), len(key))
 	if size > c.maxShard {
 		return
@@ -170,7 +196,7 @@ func (c *rowCache) offer(fp uint64, key []byte, ncells int, pts []series.Point, 
 	if _, ok := s.m[fp]; ok {
 		return
 	}
-	if _, seen := s.ghosts[fp]; !seen && !now {
+	if _, seen := s.ghosts[fp]; !seen {
 		if len(s.ghosts) >= ghostsPerShard {
 			clear(s.ghosts)
 		}
@@ -179,15 +205,7 @@ func (c *rowCache) offer(fp uint64, key []byte, ncells int, pts []series.Point, 
 	}
 	delete(s.ghosts, fp)
 	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...), sum: rowIntSum(pts)}
-	s.m[fp] = e
-	s.pushFront(e)
-	s.bytes += size
-	for s.bytes > c.maxShard {
-		old := s.head.prev
-		s.unlink(old)
-		delete(s.m, old.fp)
-		s.bytes -= entrySize(len(old.pts), len(old.key))
-	}
+	s.insert(e, size, c.maxShard)
 }
 
 // entrySize is what an entry of n points and a key of k bytes is charged.

@@ -54,16 +54,32 @@ func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid [
 				continue
 			}
 		}
+		if c != nil && ref.Base+hourMs <= nowMs {
+			// An hour that is over enters the cache at once, decoded
+			// straight into the entry's own slice: no copy, and no slab
+			// growing through a large first read (fresh pages fault, at
+			// a hypervisor's cost on a VM).
+			pts, fp, ok := h.AppendRowPoints(make([]series.Point, 0, ref.Points), tsuid, ref.Base)
+			if !ok || len(pts) == 0 {
+				continue
+			}
+			n += len(pts)
+			if e := c.adopt(fp, rr.hkey, headCells, pts); e != nil {
+				rows = append(rows, headRow{base: ref.Base, entry: e})
+				continue
+			}
+			rows = append(rows, headRow{base: ref.Base, lo: len(slab), hi: len(slab) + len(pts)})
+			slab = append(slab, pts...)
+			continue
+		}
 		lo := len(slab)
 		var fp uint64
 		var ok bool
 		if slab, fp, ok = h.AppendRowPoints(slab, tsuid, ref.Base); !ok || len(slab) == lo {
 			continue
 		}
-		if c != nil && ref.Base+hourMs <= nowMs {
-			c.addNow(fp, rr.hkey, headCells, slab[lo:])
-		} else if c != nil {
-			c.add(fp, rr.hkey, headCells, slab[lo:]) // still filling
+		if c != nil {
+			c.add(fp, rr.hkey, headCells, slab[lo:]) // still filling: on a second sighting
 		}
 		rows = append(rows, headRow{base: ref.Base, lo: lo, hi: len(slab)})
 		n += len(slab) - lo
