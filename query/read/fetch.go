@@ -93,7 +93,7 @@ func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
 	f.bufs = r.fetches.Get().(*fetchBuffers)
 	// The head before the store: a row leaves the head only once the store
 	// has it, so no point falls between the two reads.
-	if err := f.readHeads(&sel); err != nil {
+	if err := f.readHeads(ctx, &sel); err != nil {
 		f.Release()
 		if !errors.Is(err, errFetchFull) {
 			return nil, err
@@ -136,31 +136,20 @@ func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *S
 // do: past it, the points are refunded to the budget and errFetchFull
 // sends the selection to the per-series plan, whose iterators read the
 // head one series at a time.
-func (f *Fetched) readHeads(sel *Selection) error {
+func (f *Fetched) readHeads(ctx context.Context, sel *Selection) error {
 	fb := f.bufs
-	rr := f.r.getRowReader()
-	defer f.r.putRowReader(rr)
-	hrows, hslab, offs := fb.hrows[:0], fb.hslab[:0], fb.hoffs[:0]
-	charged := 0
-	defer func() { fb.hrows, fb.hslab, fb.hoffs = hrows, hslab, offs }()
-	for i := range sel.Series {
-		offs = append(offs, len(hrows))
-		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
-		var (
-			n   int
-			err error
-		)
-		hrows, hslab, n, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget)
-		charged += n
-		if err != nil {
-			return err
-		}
-		if int64(len(hslab))*pointBytes > f.r.opts.MaxFetchBytes {
-			_ = sel.Budget.AddPoints(-charged)
-			return errFetchFull
-		}
+	var (
+		charged int
+		err     error
+	)
+	fb.hrows, fb.hslab, fb.hoffs, charged, err = f.r.readHeadRows(ctx, sel, fb.hrows[:0], fb.hslab[:0], fb.hoffs)
+	if err != nil {
+		return err
 	}
-	offs = append(offs, len(hrows))
+	if int64(len(fb.hslab))*pointBytes > f.r.opts.MaxFetchBytes {
+		_ = sel.Budget.AddPoints(-charged)
+		return errFetchFull
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package read
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 
@@ -93,4 +94,83 @@ func maxtOf(end int64) int64 {
 		return end
 	}
 	return end + 1
+}
+
+// headSeriesPerWorker is the fewest series a worker reads the head rows
+// of: below it, one goroutine reads them all.
+const headSeriesPerWorker = 8
+
+// readHeadRows reads every selected series' head rows (appendHeadRows)
+// into rows, series i's being rows[offs[i]:offs[i+1]] (offs has one more
+// entry than the selection has series, with or without a head; on an
+// error it may have fewer), their decoded
+// copies onto slab, and returns the points charged to the budget. A
+// large selection is split among Parallelism workers by contiguous
+// series: a first read after a bulk load decodes every row.
+func (r *Reader) readHeadRows(ctx context.Context, sel *Selection, rows []headRow, slab []series.Point, offs []int) (_ []headRow, _ []series.Point, _ []int, charged int, err error) {
+	n := len(sel.Series)
+	offs = append(offs[:0], 0)
+	if r.opts.Head == nil || n == 0 {
+		for range n {
+			offs = append(offs, 0) // every series: no head rows
+		}
+		return rows, slab, offs, 0, nil
+	}
+	workers := max(1, min(r.opts.Parallelism, n/headSeriesPerWorker))
+	hr := &headRead{sel: sel, per: (n + workers - 1) / workers, parts: make([]headPart, workers)}
+	hr.parts[0] = headPart{rows: rows, slab: slab, offs: offs[1:]}
+	err = r.forEach(ctx, workers, workers, hr)
+	p0 := &hr.parts[0]
+	// p0.offs began in offs' array after the 0, and may have moved.
+	rows, slab, offs, charged = p0.rows, p0.slab, append(offs[:1], p0.offs...), p0.n
+	for i := 1; i < len(hr.parts); i++ {
+		p := &hr.parts[i]
+		base, sbase := len(rows), len(slab)
+		for _, h := range p.rows {
+			if h.entry == nil {
+				h.lo, h.hi = h.lo+sbase, h.hi+sbase
+			}
+			rows = append(rows, h)
+		}
+		slab = append(slab, p.slab...)
+		for _, o := range p.offs {
+			offs = append(offs, base+o)
+		}
+		charged += p.n
+	}
+	return rows, slab, offs, charged, err
+}
+
+// headRead is readHeadRows' task: part p reads series [p*per, (p+1)*per).
+type headRead struct {
+	sel   *Selection
+	per   int
+	parts []headPart
+}
+
+// headPart is one worker's head rows: offs[k] ends the part's k-th
+// series in rows; n counts the points charged.
+type headPart struct {
+	rows []headRow
+	slab []series.Point
+	offs []int
+	n    int
+}
+
+func (hr *headRead) run(_ context.Context, rr *rowReader, p int) error {
+	part, sel := &hr.parts[p], hr.sel
+	for i := p * hr.per; i < min((p+1)*hr.per, len(sel.Series)); i++ {
+		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
+		var (
+			n   int
+			err error
+		)
+		part.rows, part.slab, n, err = rr.appendHeadRows(part.rows, part.slab, rr.tsuid, sel.Start, sel.End, sel.Budget)
+		part.n += n
+		if err != nil {
+			return err
+		}
+		part.offs = append(part.offs, len(part.rows))
+	}
+	return nil
 }

@@ -40,24 +40,15 @@ type acc struct {
 func (r *Reader) scanMetric(ctx context.Context, sel *Selection, fn Func) error {
 	t := &scanTask{r: r, sel: sel, ids: selectionIDs(nil, sel), accs: make([]acc, len(sel.Series)),
 		lastBase: rowkey.BaseTime(sel.End)}
-	rr := r.getRowReader()
-	defer r.putRowReader(rr)
-	var (
-		hrows []headRow
-		hslab []series.Point
-		offs  = make([]int, 1, len(sel.Series)+1)
-	)
-	for i := range sel.Series {
-		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
-		var err error
-		if hrows, hslab, _, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
-			return err
-		}
-		offs = append(offs, len(hrows))
+	hrows, hslab, offs, _, err := r.readHeadRows(ctx, sel, nil, nil, make([]int, 0, len(sel.Series)+1))
+	if err != nil {
+		return err
 	}
 	if err := r.forBuckets(ctx, t); err != nil {
 		return err
 	}
+	rr := r.getRowReader()
+	defer r.putRowReader(rr)
 	for i := range sel.Series {
 		s := &sel.Series[i]
 		a := &t.accs[i]

@@ -69,7 +69,7 @@ func (r *Reader) Visit(ctx context.Context, sel Selection, v Visitor) error {
 	vs.sel, vs.v = sel, v
 	// The head before the store: a row leaves the head only once the store
 	// has it, so no point falls between the two reads.
-	if err := vs.readHeads(); err != nil {
+	if err := vs.readHeads(ctx); err != nil {
 		return err
 	}
 	var err error
@@ -109,26 +109,16 @@ func (r *Reader) putVisitState(vs *visitState) {
 }
 
 // readHeads reads every selected series' head rows in the range.
-func (vs *visitState) readHeads() error {
+func (vs *visitState) readHeads(ctx context.Context) error {
 	sel := &vs.sel
 	vs.spans = resizeSpans(vs.spans, len(sel.Series))
-	if vs.r.opts.Head == nil {
-		return nil
+	var err error
+	vs.hrows, vs.hslab, vs.offs, _, err = vs.r.readHeadRows(ctx, sel, vs.hrows[:0], vs.hslab[:0], vs.offs)
+	if err != nil {
+		return err
 	}
-	rr := vs.r.getRowReader()
-	defer vs.r.putRowReader(rr)
-	hrows, hslab, offs := vs.hrows[:0], vs.hslab[:0], append(vs.offs[:0], 0)
 	for i := range sel.Series {
-		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
-		var err error
-		if hrows, hslab, _, err = rr.appendHeadRows(hrows, hslab, rr.tsuid, sel.Start, sel.End, sel.Budget); err != nil {
-			return err
-		}
-		offs = append(offs, len(hrows))
-	}
-	vs.hrows, vs.hslab, vs.offs = hrows, hslab, offs
-	for i := range sel.Series {
-		vs.spans[i].head = hrows[offs[i]:offs[i+1]:offs[i+1]]
+		vs.spans[i].head = vs.hrows[vs.offs[i]:vs.offs[i+1]:vs.offs[i+1]]
 	}
 	return nil
 }
