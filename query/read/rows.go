@@ -225,15 +225,6 @@ func clipTail(pts []series.Point, from int, start, end int64) []series.Point {
 	return pts[:from+len(kept)]
 }
 
-// headBefore returns how many of head's points (sorted) are before t.
-func headBefore(head []series.Point, t int64) int {
-	n := 0
-	for n < len(head) && head[n].T < t {
-		n++
-	}
-	return n
-}
-
 // mergeHead appends to dst the union of store and head (both sorted),
 // head winning equal timestamps.
 func mergeHead(dst, store, head []series.Point) []series.Point {
