@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	"math"
 
 	"github.com/tsd-db/tsd/internal/series"
 )
@@ -136,13 +137,10 @@ func resizeSpans(s []visitSeries, n int) []visitSeries {
 // any order of rows' hours but ascending), after its head rows of earlier
 // hours and merged with its head row of the same hour.
 func (vs *visitState) give(rr *rowReader, i int, row []series.Point, base int64) error {
-	sp := &vs.spans[i]
-	for len(sp.head) > 0 && sp.head[0].base < base {
-		if err := vs.giveHead(i, &sp.head[0]); err != nil {
-			return err
-		}
-		sp.head = sp.head[1:]
+	if err := vs.giveHeads(i, base); err != nil {
+		return err
 	}
+	sp := &vs.spans[i]
 	pts, entry := clip(row, vs.sel.Start, vs.sel.End), rr.entry
 	if len(sp.head) > 0 && sp.head[0].base == base {
 		hr := &sp.head[0]
@@ -158,9 +156,18 @@ func (vs *visitState) give(rr *rowReader, i int, row []series.Point, base int64)
 	return vs.emit(i, pts, entry)
 }
 
-// giveHead gives v one head row of series i.
-func (vs *visitState) giveHead(i int, hr *headRow) error {
-	return vs.emit(i, clip(hr.points(vs.hslab), vs.sel.Start, vs.sel.End), hr.entry)
+// giveHeads gives v series i's head rows of the hours before base, and
+// drops them from its span.
+func (vs *visitState) giveHeads(i int, base int64) error {
+	sp := &vs.spans[i]
+	for len(sp.head) > 0 && sp.head[0].base < base {
+		hr := &sp.head[0]
+		if err := vs.emit(i, clip(hr.points(vs.hslab), vs.sel.Start, vs.sel.End), hr.entry); err != nil {
+			return err
+		}
+		sp.head = sp.head[1:]
+	}
+	return nil
 }
 
 // emit gives v points of series i, with their sum when they are the end
@@ -180,13 +187,10 @@ func (vs *visitState) emit(i int, pts []series.Point, entry *cacheEntry) error {
 // end gives v series i's head rows after its last stored row and its
 // notes.
 func (vs *visitState) end(i int) error {
-	s := &vs.spans[i]
-	for len(s.head) > 0 {
-		if err := vs.giveHead(i, &s.head[0]); err != nil {
-			return err
-		}
-		s.head = s.head[1:]
+	if err := vs.giveHeads(i, math.MaxInt64); err != nil {
+		return err
 	}
+	s := &vs.spans[i]
 	if notes := clipNotes(s.notes, vs.sel.Start, vs.sel.End); len(notes) > 0 {
 		vs.v.Notes(i, notes)
 	}
