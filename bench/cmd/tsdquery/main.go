@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,7 +132,7 @@ func (t *table) row(name, api string, s queryset.Stats, tsd *queryset.Stats) {
 	if t.peer {
 		r := "-"
 		if tsd != nil && tsd.Mean > 0 && s.Mean > 0 {
-			r = fmt.Sprintf("%.2f", float64(tsd.Mean)/float64(s.Mean))
+			r = ratio(float64(tsd.Mean) / float64(s.Mean))
 		}
 		fmt.Fprintf(t.w, " %s |", r)
 	}
@@ -140,6 +141,15 @@ func (t *table) row(name, api string, s queryset.Stats, tsd *queryset.Stats) {
 		t.failed = true
 		fmt.Fprintf(t.w, "|   | first error: %.200s | | | | |\n", s.FirstError)
 	}
+}
+
+// ratio prints r with two decimals, or two significant digits below 0.01,
+// so a tsd far ahead of its peer never prints as 0.00.
+func ratio(r float64) string {
+	if r < 0.01 {
+		return strconv.FormatFloat(r, 'g', 2, 64)
+	}
+	return fmt.Sprintf("%.2f", r)
 }
 
 func ms(d time.Duration) string {
