@@ -180,3 +180,36 @@ func roundTrip(b *testing.B, c net.Conn, br *bufio.Reader, req []byte, want int)
 		b.Fatalf("status %d, want %d", resp.StatusCode, want)
 	}
 }
+
+// BenchmarkConnReadDeadline is what the read deadline adds to each Read
+// of a connection past its head (an HTTP body, telnet lines): arming the
+// idle deadline and following the phases, on a real TCP socket, without
+// the read itself.
+func BenchmarkConnReadDeadline(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	s := &Server{opts: *(&Options{}).EnsureDefaults()}
+	c := &conn{Conn: nc, srv: s}
+	c.rd.kind = kindTelnet
+	c.endHead()
+	p := make([]byte, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.armRead()
+		c.progress(p)
+	}
+}
