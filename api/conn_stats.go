@@ -43,12 +43,13 @@ func (s *Server) ConnStats() ConnStats {
 }
 
 // refuse closes nc, accepted past Options.MaxConns, at once: the
-// descriptor it holds belongs to the store's reserve.
+// descriptor it holds belongs to the store's reserve. It counts and logs
+// first, so a client that sees the close finds it counted.
 func (s *Server) refuse(nc net.Conn) {
-	nc.Close()
 	s.counts.refused.Add(1)
 	s.rlog.Warn("conn.limit", ratelog.Client(nc.RemoteAddr()),
 		"connection refused: the limit of open connections is reached", "limit", s.opts.MaxConns)
+	nc.Close()
 }
 
 // deadlineHit counts and logs c's read deadline; the head deadline is a

@@ -183,12 +183,15 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("idle telnet connection closed after %v, before the %v idle timeout", after, idle)
 	}
 
-	// A byte every quarter of the idle timeout, for four idle timeouts.
-	busy := dial(t, base)
+	// A byte every tenth of the idle timeout, for two idle timeouts; the
+	// idle timeout is longer here so a slow test machine keeps the pace.
+	const steadyIdle = 1500 * time.Millisecond
+	steady, base2 := startServer(t, Options{ReadHeaderTimeout: liveness, IdleTimeout: steadyIdle, Telnet: echoTelnet{}})
+	busy := dial(t, base2)
 	io.WriteString(busy, "version\n")
 	stop := make(chan struct{})
-	line := "put m 1 1 h=aaa\n"
-	trickle(busy, line, idle/4, stop)
+	line := "put m 1 1 h=aaaaaaaa\n"
+	trickle(busy, line, steadyIdle/10, stop)
 	rb := bufio.NewReader(busy)
 	busy.SetReadDeadline(time.Now().Add(liveness))
 	for _, want := range []string{"version\n", line} {
@@ -200,6 +203,9 @@ func TestIdleTimeout(t *testing.T) {
 	if st := s.ConnStats(); st.IdleTimeouts != 2 || st.ReadHeaderTimeouts != 0 {
 		t.Errorf("ConnStats = %+v, want 2 idle timeouts, no read-header ones", st)
 	}
+	if st := steady.ConnStats(); st.IdleTimeouts != 0 || st.Open != 1 {
+		t.Errorf("steady client's server: ConnStats = %+v, want it open, no timeout", st)
+	}
 }
 
 // TestStreamedBodyOutlivesHeadTimeout: ReadHeaderTimeout ends with the
@@ -208,7 +214,7 @@ func TestIdleTimeout(t *testing.T) {
 // connection.
 func TestStreamedBodyOutlivesHeadTimeout(t *testing.T) {
 	w, h, u := newWriter(t, 0)
-	const idle = 500 * time.Millisecond
+	const idle = 1500 * time.Millisecond // 30 times the pauses of the slow body
 	s, base := startServer(t, Options{Ingest: w, ReadHeaderTimeout: testHead, IdleTimeout: idle})
 	body := influxLines("slow", 2000) // about 40 KB, sent over about 2 s
 	c := dial(t, base)
@@ -352,5 +358,31 @@ func TestMaxConns(t *testing.T) {
 			t.Fatal("no connection served after one of the two closed")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPipelinedRequests: requests sent back to back in one write, the
+// later ones already buffered when the first is answered, are all
+// answered under the deadlines' bookkeeping.
+func TestPipelinedRequests(t *testing.T) {
+	s, base := startServer(t, Options{ReadHeaderTimeout: testHead, IdleTimeout: time.Hour})
+	c := dial(t, base)
+	io.WriteString(c, strings.Repeat("GET /api/version HTTP/1.1\r\nHost: x\r\n\r\n", 3))
+	c.SetReadDeadline(time.Now().Add(liveness))
+	br := bufio.NewReader(c)
+	for i := range 3 {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("pipelined request %d: %v %v", i+1, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+	}
+	time.Sleep(2 * testHead) // idle between requests is not head time
+	io.WriteString(c, "GET /api/version HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("request after the pipelined ones: %v %v", resp, err)
+	}
+	if st := s.ConnStats(); st.ReadHeaderTimeouts != 0 || st.IdleTimeouts != 0 {
+		t.Errorf("ConnStats = %+v, want no timeouts", st)
 	}
 }
