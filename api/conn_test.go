@@ -386,3 +386,25 @@ func TestPipelinedRequests(t *testing.T) {
 		t.Errorf("ConnStats = %+v, want no timeouts", st)
 	}
 }
+
+// TestSlowlorisFlood: the attack in small, many connections each
+// sending a byte of a request now and then, all closed once their head
+// deadline passes, none left open.
+func TestSlowlorisFlood(t *testing.T) {
+	const n = 200
+	s, base := startServer(t, Options{ReadHeaderTimeout: testHead, IdleTimeout: time.Hour})
+	stop := make(chan struct{})
+	defer close(stop)
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = dial(t, base)
+		trickle(conns[i], "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("y", 100), 100*time.Millisecond, stop)
+	}
+	start := time.Now()
+	for _, c := range conns {
+		waitClosed(t, c, start)
+	}
+	if st := s.ConnStats(); st.ReadHeaderTimeouts != n || st.Open != 0 {
+		t.Errorf("ConnStats = %+v, want %d read-header timeouts and none open", st, n)
+	}
+}
