@@ -5,6 +5,9 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/tsd-db/tsd/internal/ratelog"
 )
 
 // connKind is what the server knows of a connection so far.
@@ -17,26 +20,38 @@ const (
 )
 
 // conn is an accepted connection, tracked by the server until closed. Its
-// first Read replays the byte the server read to tell HTTP from telnet.
+// first Read replays the byte the server read to tell HTTP from telnet,
+// and every Read runs under the read deadline of conn_read.go.
 type conn struct {
 	net.Conn
 	srv *Server
-	// first and replay are touched only by the goroutine reading the
+	// first, replay and rd are touched only by the goroutine reading the
 	// connection; the hand-off to fasthttp orders the two readers.
 	first  byte
 	replay bool
+	rd     readState
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Read returns the replayed first byte, then reads the connection.
+// Read returns the replayed first byte, then reads the connection within
+// its read deadline.
 func (c *conn) Read(p []byte) (int, error) {
 	if c.replay && len(p) > 0 {
 		p[0], c.replay = c.first, false
+		c.progress(p[:1])
 		return 1, nil
 	}
-	return c.Conn.Read(p)
+	c.armRead()
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.progress(p[:n])
+	}
+	if err != nil {
+		c.readFailed(err)
+	}
+	return n, err
 }
 
 // Close closes the connection once and stops tracking it.
@@ -48,18 +63,27 @@ func (c *conn) Close() error {
 	return c.closeErr
 }
 
-// track wraps and registers nc, counting its goroutine in wg; after Close
-// it closes nc and returns nil.
-func (s *Server) track(nc net.Conn) *conn {
+// track wraps and registers nc, accepted at start, counting its goroutine
+// in wg and starting its first request head. After Close, or past
+// Options.MaxConns, it closes nc and returns nil.
+func (s *Server) track(nc net.Conn, start time.Time) *conn {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.mu.closed {
+		s.mu.Unlock()
 		nc.Close()
+		return nil
+	}
+	if s.opts.MaxConns > 0 && len(s.mu.conns) >= s.opts.MaxConns {
+		s.mu.Unlock()
+		s.refuse(nc)
 		return nil
 	}
 	c := &conn{Conn: nc, srv: s}
 	s.mu.conns[c] = kindSniff
 	s.wg.Add(1)
+	s.mu.Unlock()
+	s.counts.accepted.Add(1)
+	c.startHead(start)
 	return c
 }
 
@@ -89,17 +113,19 @@ func (s *Server) setKind(c *conn, k connKind) bool {
 func (s *Server) serveConn(c *conn) {
 	defer s.wg.Done()
 	var b [1]byte
-	if _, err := io.ReadFull(c.Conn, b[:]); err != nil {
+	if _, err := io.ReadFull(c, b[:]); err != nil {
 		c.Close()
 		return
 	}
 	c.first, c.replay = b[0], true
 	if b[0] >= 'A' && b[0] <= 'Z' {
+		c.rd.kind = kindHTTP
 		if !s.setKind(c, kindHTTP) || !s.httpConns.deliver(c) {
 			c.Close()
 		}
 		return
 	}
+	c.rd.kind = kindTelnet // its head ends with the replayed byte if that is '\n'
 	if !s.setKind(c, kindTelnet) {
 		c.Close()
 		return
@@ -112,8 +138,9 @@ func (s *Server) serveConn(c *conn) {
 func (s *Server) serveTelnet(c *conn) {
 	defer c.Close()
 	if s.opts.Telnet == nil {
-		s.log.Warn("closing non-HTTP connection: the telnet protocol is not served yet",
-			"remote", c.RemoteAddr().String(), "first_byte", strconv.QuoteRune(rune(c.first)))
+		s.rlog.Warn("conn.no_telnet", ratelog.Client(c.RemoteAddr()),
+			"closing non-HTTP connection: the telnet protocol is not served yet",
+			"first_byte", strconv.QuoteRune(rune(c.first)))
 		return
 	}
 	s.opts.Telnet.ServeConn(c)

@@ -17,6 +17,39 @@
 // lets in-flight HTTP requests finish for at most Options.ShutdownTimeout,
 // then closes whatever is left and waits for every goroutine it started.
 //
+// # Deadlines and the connection limit
+//
+// A connection's reads run under one of two deadlines, which the
+// connection wrapper keeps itself (fasthttp's ReadTimeout and IdleTimeout
+// are off; conn_read.go):
+//
+//   - The head deadline, Options.ReadHeaderTimeout (default 30 s), fixed
+//     when a request head starts and not extended by progress, so a client
+//     trickling bytes is cut off. The first head starts at the accept and
+//     takes in the byte that tells HTTP from telnet (and a TLS handshake,
+//     when there is one, since it reads through the wrapper) and ends with
+//     HTTP's headers or telnet's first '\n'. Each later HTTP request's head
+//     starts with its first byte. fasthttp reports the end of the headers
+//     through its HeaderReceived hook, before it reads any of the body, so
+//     a body however long and slow is never under this deadline. An HTTP
+//     client that misses it is answered 408; any other connection is
+//     closed.
+//   - The idle deadline, Options.IdleTimeout (default 5 min): outside a
+//     head, each read may wait that long for a byte (between HTTP
+//     requests, inside a body, and on telnet after the first line, between
+//     and inside lines). Progress resets it; time the server spends on a
+//     request does not count, since the deadline is moved before each read.
+//     It is moved only when less than IdleTimeout is left, to at most a
+//     sixteenth more, so most reads cost one clock read.
+//
+// Past Options.MaxConns open connections (default 10,000), a new
+// connection is closed as soon as it is accepted, so clients can never
+// take the descriptors the store needs (the daemon lowers the limit to
+// its open-file limit less the store's reserve). Refusals and deadlines
+// are counted (Server.ConnStats) and logged through Options.RateLog, one
+// line per client and kind a window: conn.limit and conn.read_header_timeout
+// at WARN, conn.idle_timeout at INFO.
+//
 // # Routing
 //
 // A request is routed in this order:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/last"
@@ -18,7 +19,9 @@ import (
 const (
 	DefaultAddr               = ":4242"
 	DefaultMaxRequestBodySize = 256 << 20
+	DefaultReadHeaderTimeout  = 30 * time.Second
 	DefaultIdleTimeout        = 5 * time.Minute
+	DefaultMaxConns           = 10_000
 	DefaultShutdownTimeout    = 10 * time.Second
 )
 
@@ -39,6 +42,10 @@ type VersionInfo struct {
 // ConnHandler serves a raw connection that is not HTTP (the telnet line
 // protocol). ServeConn owns conn: it must return once conn is closed, which
 // Server.Close does on shutdown, and the server closes conn after it returns.
+// The server keeps conn's read deadline (ReadHeaderTimeout until the first
+// '\n', then IdleTimeout), so a read past it fails with
+// os.ErrDeadlineExceeded and ServeConn should return; ServeConn must not
+// set read deadlines itself.
 type ConnHandler interface {
 	ServeConn(conn net.Conn)
 }
@@ -55,9 +62,26 @@ type Options struct {
 	// larger one is answered 413 and logged with the client address.
 	// Default 256 MiB.
 	MaxRequestBodySize int
-	// IdleTimeout closes a keep-alive HTTP connection that sends no request
-	// for this long. Default 5 minutes.
+	// ReadHeaderTimeout bounds the time from accepting a connection to
+	// having its first request head: an HTTP request line and headers, or
+	// a telnet connection's first line (what a TLS handshake reads will
+	// count too). Each later HTTP request on the connection has as long
+	// again from its first byte to the end of its headers. A connection
+	// that misses it is closed (HTTP: answered 408 first). Default 30
+	// seconds; negative: no limit.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a connection, HTTP or telnet, once a read has
+	// waited this long without receiving a byte, outside a request head:
+	// between HTTP requests, inside a request body, and between or inside
+	// telnet lines after the first. Time the server spends handling a
+	// request is not counted. Closing happens up to a sixteenth of it
+	// later, which spares re-arming the deadline on every read. Default 5
+	// minutes; negative: no limit.
 	IdleTimeout time.Duration
+	// MaxConns bounds the open connections; a connection accepted beyond
+	// it is closed at once, counted (ConnStats.Refused) and logged within
+	// RateLog's budget. Default 10,000; negative: no limit.
+	MaxConns int
 	// ShutdownTimeout bounds how long Close lets in-flight HTTP requests
 	// finish before closing their connections. Default 10 seconds.
 	ShutdownTimeout time.Duration
@@ -99,6 +123,10 @@ type Options struct {
 	MaxInflightBytes int64
 	// Logger receives the server's log lines. Default slog.Default().
 	Logger *slog.Logger
+	// RateLog receives the log lines a client can make the server repeat
+	// (refused connections, deadlines, unreadable requests). Default a
+	// ratelog.Logger writing to Logger with its default budget.
+	RateLog *ratelog.Logger
 }
 
 // EnsureDefaults sets every zero field to its default and returns o.
@@ -109,14 +137,23 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxRequestBodySize == 0 {
 		o.MaxRequestBodySize = DefaultMaxRequestBodySize
 	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.RateLog == nil {
+		o.RateLog = ratelog.New(ratelog.Options{Logger: o.Logger})
 	}
 	return o
 }
@@ -131,9 +168,6 @@ func (o *Options) Validate() error {
 	}
 	if err := o.PromQL.Validate(); err != nil {
 		return fmt.Errorf("api: PromQL: %w", err)
-	}
-	if o.IdleTimeout < 0 {
-		return fmt.Errorf("api: IdleTimeout %v is negative", o.IdleTimeout)
 	}
 	if o.ShutdownTimeout < 0 {
 		return fmt.Errorf("api: ShutdownTimeout %v is negative", o.ShutdownTimeout)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/ratelog"
 )
 
 // ErrServerClosed is returned by Serve once Close has been called.
@@ -23,6 +25,7 @@ var ErrServerClosed = errors.New("api: server closed")
 type Server struct {
 	opts        Options
 	log         *slog.Logger
+	rlog        *ratelog.Logger // lines a client can make the server repeat
 	routes      *router
 	versionJSON []byte // /api/version body, immutable
 	indexPage   []byte // "/" body, immutable
@@ -44,7 +47,8 @@ type Server struct {
 	}
 	// wg counts the goroutines the server started: one per connection
 	// being sniffed or served as telnet, plus the fasthttp accept loop.
-	wg sync.WaitGroup
+	wg     sync.WaitGroup
+	counts connCounts
 }
 
 // New returns a Server for opts after EnsureDefaults and Validate.
@@ -53,7 +57,7 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger, rlog: opts.RateLog}
 	s.work, s.stopWork = context.WithCancel(context.Background())
 	s.routes = s.newRouter()
 	s.versionJSON = appendVersionJSON(nil, opts.Version)
@@ -65,12 +69,18 @@ func New(opts Options) (*Server, error) {
 		// Bodies stream: the ingest endpoints parse them as they arrive
 		// (the limit applies to decompressed bytes), every other endpoint
 		// gets its body buffered up to MaxRequestBodySize by bufferBody.
-		StreamRequestBody:     true,
-		MaxRequestBodySize:    opts.MaxRequestBodySize,
-		IdleTimeout:           opts.IdleTimeout,
+		StreamRequestBody:  true,
+		MaxRequestBodySize: opts.MaxRequestBodySize,
+		// The connections keep their own read deadlines (conn_read.go):
+		// fasthttp's ReadTimeout would cut long streamed bodies, its
+		// IdleTimeout is not progress-based, and with both zero the
+		// only read deadline fasthttp sets is the one headerReceived asks
+		// for, which marks the end of a request's head.
+		HeaderReceived:        s.headerReceived,
+		ConnState:             s.connState,
 		NoDefaultServerHeader: true,
 		CloseOnShutdown:       true,
-		Logger:                fasthttpLogger{opts.Logger},
+		Logger:                fasthttpLogger{s.rlog},
 	}
 	s.mu.listeners = make(map[net.Listener]struct{})
 	s.mu.conns = make(map[*conn]connKind)
@@ -106,12 +116,12 @@ func (s *Server) Serve(ln net.Listener) error {
 				return fmt.Errorf("api: accept on %s: %w", ln.Addr(), err)
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+			s.rlog.Warn("conn.accept", "", "accept failed; retrying", "err", err, "in", backoff)
 			time.Sleep(backoff)
 			continue
 		}
 		backoff = 0
-		if c := s.track(nc); c != nil {
+		if c := s.track(nc, time.Now()); c != nil {
 			go s.serveConn(c)
 		}
 	}
@@ -303,9 +313,18 @@ func finishBody(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// fasthttpLogger sends fasthttp's log lines to slog.
-type fasthttpLogger struct{ log *slog.Logger }
+// fasthttpLogger sends fasthttp's log lines, mostly about requests it
+// could not read, to the rate-limited log.
+type fasthttpLogger struct{ log *ratelog.Logger }
 
+// Printf budgets a line by the last address among args, which in
+// fasthttp's lines about a connection is the client's.
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Warn("http: " + fmt.Sprintf(format, args...))
+	client := ""
+	for _, a := range args {
+		if addr, ok := a.(net.Addr); ok {
+			client = ratelog.Client(addr)
+		}
+	}
+	l.log.Warn("http.serve", client, "http: "+fmt.Sprintf(format, args...))
 }

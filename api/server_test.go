@@ -295,7 +295,7 @@ func TestServeAfterClose(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	for _, o := range []Options{
-		{Addr: "4242"}, {MaxRequestBodySize: -1}, {IdleTimeout: -1}, {ShutdownTimeout: -1},
+		{Addr: "4242"}, {MaxRequestBodySize: -1}, {ShutdownTimeout: -1},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted invalid options", o)

@@ -23,6 +23,16 @@
 // emulator address comes from BIGTABLE_EMULATOR_HOST, as the Bigtable
 // client expects.
 //
+// # Descriptors
+//
+// At start tsd reads its open-file limit (RLIMIT_NOFILE, which the Go
+// runtime has raised to the hard limit) and lowers
+// tsd.core.connections.limit to it less the descriptors it keeps for the
+// store and itself (storeFDs in conn_wiring.go: pebble's MaxOpenFiles plus
+// a margin of 256), so clients can never starve the store of files. It
+// logs the limit with those figures, and refuses to start when fewer than
+// 16 would be left for clients.
+//
 // # Logging
 //
 // log/slog text lines on stderr. Once listening, tsd logs

@@ -29,6 +29,7 @@ type config struct {
 	bigtableInstance  string
 	bigtableCreate    bool
 	ingest            ingestConfig
+	network           networkConfig
 	query             queryConfig
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
@@ -45,6 +46,9 @@ func (c *config) keyTable() []*key {
 	return []*key{
 		intKey(&c.port, "tsd.network.port", 4242, 0, 65535, "TCP port for telnet and HTTP; 0 picks a free port").withAlias("port"),
 		stringKey(&c.bind, "tsd.network.bind", "0.0.0.0", "IP address to listen on"),
+		durationKey(&c.network.readHeaderTimeout, "tsd.network.read_header_timeout", 30*time.Second, "time a new connection has to send its first request (HTTP request line and headers, or a telnet line), and each later HTTP request from its first byte to its headers' end; 0 none"),
+		intKey(&c.network.socketTimeout, "tsd.core.socket.timeout", 300, 0, math.MaxInt32, "seconds a connection, HTTP or telnet, may wait outside a request head without sending a byte before it is closed; 0 never (OpenTSDB's default)"),
+		intKey(&c.network.connLimit, "tsd.core.connections.limit", 10000, 0, math.MaxInt32, "most open client connections, lowered at start to the open-file limit less what the store keeps; past it a new connection is closed at once; 0 only the open-file limit"),
 		enumKey(&c.engine, "tsd.storage.engine", "pebble", []string{"pebble", "bigtable"}, "storage engine: embedded pebble, or Cloud Bigtable"),
 		stringKey(&c.dataDir, "tsd.storage.directory", "./data", "data directory of the pebble engine").withAlias("data"),
 		newKey(&s.Format, "tsd.storage.format", uid.FormatDense, "dense|opentsdb", uid.ParseFormat, uid.Format.String, "format of a new store: dense (tsd's) or opentsdb (shared with OpenTSDB 2.4); fixed once data exists"),

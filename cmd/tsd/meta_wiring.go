@@ -13,8 +13,9 @@ import (
 // write path's UIDs and index, the /api/config snapshot, and the stats of
 // /api/stats and /metrics (opts.Query and opts.PromQL must be set already:
 // the query reader, shared by every query API, has the counters listed, and
-// PromQL's label cache is dropped with the UID caches and on renames).
-func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
+// PromQL's label cache is dropped with the UID caches and on renames);
+// conns gives the listener's connection counters.
+func (c *config) wireMeta(opts *api.Options, st *ingestStack, conns func() api.ConnStats) {
 	var names []meta.NameCache
 	if nc, ok := opts.PromQL.Queryable.(meta.NameCache); ok {
 		names = append(names, nc) // PromQL's label sets, by TSUID
@@ -30,7 +31,7 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack) {
 	}
 	opts.Config = c.snapshot()
 	q := opts.Query
-	opts.Stats = func() []api.Stat { return collectStats(st, q) }
+	opts.Stats = func() []api.Stat { return collectStats(st, q, conns) }
 }
 
 // rowCacheDropper empties the query reader's row cache with the others.
@@ -59,8 +60,9 @@ func (l *statList) add(name, help string, counter bool, v int64, tags ...api.Sta
 
 // collectStats reads every component's counters, names in OpenTSDB's
 // tsd.* style (tsd.uid.cache-hit with kind=metrics|tagk|tagv, as OpenTSDB).
-func collectStats(st *ingestStack, q *query.Engine) []api.Stat {
+func collectStats(st *ingestStack, q *query.Engine, conns func() api.ConnStats) []api.Stat {
 	var l statList
+	l.connStats(conns)
 	l.uidStats(st.uids)
 	l.indexStats(st)
 	if st.head != nil {

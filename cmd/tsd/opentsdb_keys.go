@@ -12,14 +12,14 @@ import "strings"
 var openTSDBKeys = setOf(
 	// core
 	"tsd.core.authentication.enable", "tsd.core.authentication.plugin",
-	"tsd.core.bulk.allow_out_of_order_timestamps", "tsd.core.connections.limit",
+	"tsd.core.bulk.allow_out_of_order_timestamps",
 	"tsd.core.enable_api", "tsd.core.enable_ui", "tsd.core.histograms.config",
 	"tsd.core.meta.cache.enable", "tsd.core.meta.cache.plugin",
 	"tsd.core.meta.enable_realtime_ts", "tsd.core.meta.enable_realtime_uid",
 	"tsd.core.meta.enable_tracking", "tsd.core.meta.enable_tsuid_incrementing",
 	"tsd.core.meta.enable_tsuid_tracking", "tsd.core.plugin_path",
 	"tsd.core.preload_uid_cache", "tsd.core.preload_uid_cache.max_entries",
-	"tsd.core.socket.timeout", "tsd.core.stats_with_port",
+	"tsd.core.stats_with_port",
 	"tsd.core.storage_exception_handler.enable", "tsd.core.storage_exception_handler.plugin",
 	"tsd.core.tree.enable_processing", "tsd.core.uid.random_metrics",
 	// http

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/tsd-db/tsd/api"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/bigtable"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -41,7 +42,10 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 		// The server is closed by now: flush with a fresh context, ctx is done.
 		err = errors.Join(err, st.close(context.Background(), log))
 	}()
-	opts := c.apiOptions(log)
+	opts, err := c.apiOptions(log)
+	if err != nil {
+		return err
+	}
 	opts.Telnet, opts.Ingest = st.telnet, st.writer
 	rs, err := c.openRead(ctx, db, st, log)
 	if err != nil {
@@ -57,9 +61,11 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	if opts.PromQL, err = c.openPromQL(rs, st, log); err != nil {
 		return err
 	}
-	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
-	srv, err := api.New(opts)
-	if err != nil {
+	// After Query: its reader's counters are in the stats. srv is set
+	// before it serves, so before any stats request.
+	var srv *api.Server
+	c.wireMeta(&opts, st, func() api.ConnStats { return srv.ConnStats() })
+	if srv, err = api.New(opts); err != nil {
 		return err
 	}
 	ln, err := srv.Listen()
@@ -145,11 +151,14 @@ func dataTableSpec(name string) storage.TableSpec {
 	return storage.TableSpec{Name: name, Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
 }
 
-// apiOptions wires the network settings into api.Options.
-func (c *config) apiOptions(log *slog.Logger) api.Options {
-	return api.Options{
+// apiOptions wires the network settings into api.Options, with the
+// daemon's one rate-limited log.
+func (c *config) apiOptions(log *slog.Logger) (api.Options, error) {
+	opts := api.Options{
 		Addr:    net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
 		Version: versionInfo(),
 		Logger:  log,
+		RateLog: ratelog.New(ratelog.Options{Logger: log}),
 	}
+	return opts, c.wireConns(&opts, log)
 }

@@ -61,12 +61,22 @@ type Options struct {
 	// (read-modify-write) of a missing row skip sstables. Default 10 (about
 	// 1 % false positives).
 	BloomBitsPerKey int
+	// MaxOpenFiles bounds the files pebble keeps open: its cache of open
+	// sstables holds this many less the handful pebble keeps for its own
+	// log, manifest and lock. It is a soft limit (sstables being written
+	// and iterators pinning evicted tables add a few); the daemon reserves
+	// descriptors for it before it lets clients connect. Default 1000
+	// (DefaultMaxOpenFiles).
+	MaxOpenFiles int
 
 	// noSync turns off fsync on writes. Tests use it to prove the power-loss
 	// test detects a missing sync; it is unexported so no caller can lose
 	// acknowledged writes by accident.
 	noSync bool
 }
+
+// DefaultMaxOpenFiles is Options.MaxOpenFiles' default, pebble's own.
+const DefaultMaxOpenFiles = 1000
 
 const (
 	defaultCacheSize    = 64 << 20
@@ -105,6 +115,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.BloomBitsPerKey == 0 {
 		o.BloomBitsPerKey = defaultBloomBits
 	}
+	if o.MaxOpenFiles == 0 {
+		o.MaxOpenFiles = DefaultMaxOpenFiles
+	}
 	return o
 }
 
@@ -118,6 +131,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BloomBitsPerKey < 1 || o.BloomBitsPerKey > 64 {
 		return storage.Invalidf("pebble options: BloomBitsPerKey %d outside [1, 64]", o.BloomBitsPerKey)
+	}
+	if o.MaxOpenFiles < 1 {
+		return storage.Invalidf("pebble options: MaxOpenFiles %d below 1", o.MaxOpenFiles)
 	}
 	if _, ok := compressionSettings[o.Compression]; !ok {
 		return storage.Invalidf("pebble options: unknown Compression %q", o.Compression)
@@ -140,6 +156,7 @@ func (o *Options) pebbleOptions(lock *pebble.Lock) *pebble.Options {
 		Lock:               lock,
 		CacheSize:          o.CacheSize,
 		MemTableSize:       o.MemTableSize,
+		MaxOpenFiles:       o.MaxOpenFiles,
 		Comparer:           comparer,
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             slogAdapter{o.Logger},

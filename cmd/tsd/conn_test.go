@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsd-db/tsd/api"
+)
+
+// connLiveness bounds how long these tests wait for the daemon to close a
+// connection; it only guards liveness.
+const connLiveness = 15 * time.Second
+
+// awaitClose reads c until the daemon closes it, returning what it read
+// and the time since start; it fails the test if c stays open.
+func awaitClose(t *testing.T, c net.Conn, start time.Time) (string, time.Duration) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(connLiveness))
+	b, err := io.ReadAll(c)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("connection still open after %v; read %q", time.Since(start), b)
+	}
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read: %v", err)
+	}
+	return string(b), time.Since(start)
+}
+
+// telnetVersionOK sends "version" on c and reports whether a reply came.
+func telnetVersionOK(c net.Conn, r *bufio.Reader) bool {
+	c.SetDeadline(time.Now().Add(connLiveness))
+	if _, err := io.WriteString(c, "version\n"); err != nil {
+		return false
+	}
+	line, err := r.ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "tsd ")
+}
+
+func dialDaemon(t *testing.T, d *daemon) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestDaemonConnDeadlinesAndLimit: through the real binary, a client that
+// dribbles its HTTP headers and one that never ends its telnet line are
+// closed after tsd.network.read_header_timeout, a telnet client that goes
+// quiet after tsd.core.socket.timeout seconds, and past
+// tsd.core.connections.limit a new connection is closed at once while the
+// open ones work. /metrics counts each.
+func TestDaemonConnDeadlinesAndLimit(t *testing.T) {
+	const head = 300 * time.Millisecond
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.network.read_header_timeout=300ms",
+		"--tsd.core.socket.timeout=1", "--tsd.core.connections.limit=3")
+	if !regexp.MustCompile(`msg="connection limit" limit=3 configured=3 open_file_limit=\d+ reserved=1256`).
+		MatchString(d.logs.String()) {
+		t.Errorf("no start line with the connection limit:\n%s", d.logs)
+	}
+
+	slow := dialDaemon(t, d)
+	start := time.Now()
+	go func() {
+		for _, b := range []byte("GET /api/version HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("y", 200)) {
+			if _, err := slow.Write([]byte{b}); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	if got, after := awaitClose(t, slow, start); !strings.HasPrefix(got, "HTTP/1.1 408 ") || after < head {
+		t.Errorf("slowloris HTTP client: read %q, closed after %v; want a 408 after %v", got, after, head)
+	}
+	partial := dialDaemon(t, d)
+	start = time.Now()
+	io.WriteString(partial, "put sys.cpu.user 1356998400 1 host=a")
+	if _, after := awaitClose(t, partial, start); after < head {
+		t.Errorf("telnet line without its end: closed after %v, before %v", after, head)
+	}
+	quiet := dialDaemon(t, d)
+	if !telnetVersionOK(quiet, bufio.NewReader(quiet)) {
+		t.Fatal("telnet version on a fresh connection failed")
+	}
+	start = time.Now()
+	if _, after := awaitClose(t, quiet, start); after < time.Second {
+		t.Errorf("quiet telnet client: closed after %v, before the 1s socket timeout", after)
+	}
+
+	var open []net.Conn
+	for range 3 {
+		c := dialDaemon(t, d)
+		if !telnetVersionOK(c, bufio.NewReader(c)) {
+			t.Fatal("telnet version under the limit failed")
+		}
+		open = append(open, c)
+	}
+	over := dialDaemon(t, d)
+	if got, after := awaitClose(t, over, time.Now()); got != "" || after > connLiveness/2 {
+		t.Errorf("connection past the limit: read %q, closed after %v", got, after)
+	}
+	for i, c := range open[1:] {
+		if !telnetVersionOK(c, bufio.NewReader(c)) {
+			t.Errorf("open connection %d stopped working after a refusal", i+2)
+		}
+	}
+	open[0].Close()
+	body := metricsOnceServed(t, d)
+	// The /metrics request itself may be refused until the daemon sees
+	// the close, so the refusals are 1 or more.
+	if m := regexp.MustCompile(`tsd_connections_refused_total{reason="limit"} (\d+)\n`).FindStringSubmatch(body); m == nil || m[1] == "0" {
+		t.Errorf("/metrics counts no refusal:\n%s", grepLines(body, "tsd_connections"))
+	}
+	for _, want := range []string{
+		`tsd_connections_timeouts_total{deadline="read_header"} 2`,
+		`tsd_connections_timeouts_total{deadline="idle"} 1`,
+		"# TYPE tsd_connections_open gauge",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "tsd_connections"))
+		}
+	}
+	if n := strings.Count(d.logs.String(), "kind=conn.limit"); n != 1 {
+		t.Errorf("%d conn.limit log lines, want 1:\n%s", n, d.logs)
+	}
+}
+
+// metricsOnceServed gets /metrics, retrying while the daemon has not yet
+// seen a closed connection free its slot.
+func metricsOnceServed(t *testing.T, d *daemon) string {
+	t.Helper()
+	deadline := time.Now().Add(connLiveness)
+	for {
+		c := dialDaemon(t, d)
+		c.SetDeadline(time.Now().Add(connLiveness))
+		io.WriteString(c, "GET /metrics HTTP/1.0\r\n\r\n")
+		b, _ := io.ReadAll(c)
+		c.Close()
+		if s := string(b); strings.HasPrefix(s, "HTTP/1.0 200 ") || strings.HasPrefix(s, "HTTP/1.1 200 ") {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("GET /metrics never served after a connection closed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// grepLines returns the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestDaemonConnLimitFitsOpenFiles: under an open-file limit of the
+// store's reserve plus 20, the daemon lowers tsd.core.connections.limit to
+// 20 and says so; under one that leaves fewer than 16 for clients it does
+// not start, naming the key and the figure to raise the limit to.
+func TestDaemonConnLimitFitsOpenFiles(t *testing.T) {
+	const reserve = 1256 // pebble.DefaultMaxOpenFiles + fdMargin
+	d := startDaemonUlimit(t, reserve+20, "--data", t.TempDir())
+	if !regexp.MustCompile(`level=WARN msg="tsd.core.connections.limit lowered to fit the open-file limit less the store's reserve" limit=20 configured=10000 open_file_limit=1276 reserved=1256`).
+		MatchString(d.logs.String()) {
+		t.Errorf("no warning of the lowered limit:\n%s", d.logs)
+	}
+	var open []net.Conn
+	for i := range 20 {
+		c := dialDaemon(t, d)
+		if !telnetVersionOK(c, bufio.NewReader(c)) {
+			t.Fatalf("connection %d of 20 not served", i+1)
+		}
+		open = append(open, c)
+	}
+	if got, _ := awaitClose(t, dialDaemon(t, d), time.Now()); got != "" {
+		t.Errorf("connection 21 read %q before its close", got)
+	}
+
+	cmd := exec.Command("sh", "-c", `ulimit -n 1000 && exec "$0" "$@"`, tsdBinary(t),
+		"--port=0", "--tsd.network.bind=127.0.0.1", "--data", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	want := "tsd.core.connections.limit: the open-file limit (RLIMIT_NOFILE) is 1000 and tsd keeps 1256 descriptors"
+	if err == nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), "at least 1272") {
+		t.Errorf("start under ulimit -n 1000: %v\n%s\nwant an error containing %q", err, out, want)
+	}
+}
+
+// startDaemonUlimit is startDaemon under an open-file limit of n (soft
+// and hard, so the Go runtime cannot raise it).
+func startDaemonUlimit(t *testing.T, n int, args ...string) *daemon {
+	t.Helper()
+	args = append([]string{"-c", `ulimit -n ` + strconv.Itoa(n) + ` && exec "$0" "$@"`, tsdBinary(t),
+		"--port=0", "--tsd.network.bind=127.0.0.1"}, args...)
+	d := &daemon{cmd: exec.Command("sh", args...), logs: &logBuffer{}, done: make(chan error, 1)}
+	stderr, err := d.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.stop(t) })
+	found := make(chan string, 1)
+	go d.readLogs(stderr, found)
+	select {
+	case d.addr = <-found:
+	case err := <-d.done:
+		t.Fatalf("tsd exited before listening: %v\n%s", err, d.logs)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("tsd did not log its address within 60s:\n%s", d.logs)
+	}
+	return d
+}
+
+func TestConnLimit(t *testing.T) {
+	for _, tc := range []struct {
+		limit         int
+		nofile        uint64
+		want          int
+		lowered, fail bool
+	}{
+		{10000, 20000, 10000, false, false},
+		{10000, 5000, 5000 - 1256, true, false},
+		{0, 20000, 20000 - 1256, true, false},
+		{0, 1 << 62, 1<<31 - 1, true, false}, // RLIM_INFINITY and the like
+		{0, 0, -1, false, false},             // unknown limit, none configured
+		{5, 0, 5, false, false},
+		{10, 1256 + 15, 0, false, true},
+	} {
+		got, lowered, err := connLimit(tc.limit, tc.nofile, 1256)
+		if got != tc.want || lowered != tc.lowered || (err != nil) != tc.fail {
+			t.Errorf("connLimit(%d, %d, 1256) = %d, %v, %v; want %d, %v, error %v",
+				tc.limit, tc.nofile, got, lowered, err, tc.want, tc.lowered, tc.fail)
+		}
+	}
+}
+
+// TestWireConns: the keys' defaults and their 0 ("none") reach
+// api.Options, OpenTSDB's socket timeout read in seconds.
+func TestWireConns(t *testing.T) {
+	for _, tc := range []struct {
+		head, idle string
+		want       api.Options
+	}{
+		{"", "", api.Options{ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 300 * time.Second}},
+		{"2s", "7", api.Options{ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 7 * time.Second}},
+		{"0", "0", api.Options{ReadHeaderTimeout: -1, IdleTimeout: -1}},
+	} {
+		c := newConfig()
+		for name, v := range map[string]string{"tsd.network.read_header_timeout": tc.head, "tsd.core.socket.timeout": tc.idle} {
+			if v == "" {
+				continue
+			}
+			if err := c.byName[name].set(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var opts api.Options
+		if err := c.wireConns(&opts, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		if opts.ReadHeaderTimeout != tc.want.ReadHeaderTimeout || opts.IdleTimeout != tc.want.IdleTimeout || opts.MaxConns == 0 {
+			t.Errorf("head %q, idle %q: options %v, %v, %d; want %v, %v and a limit", tc.head, tc.idle,
+				opts.ReadHeaderTimeout, opts.IdleTimeout, opts.MaxConns, tc.want.ReadHeaderTimeout, tc.want.IdleTimeout)
+		}
+	}
+}
