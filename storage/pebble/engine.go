@@ -60,8 +60,8 @@ func (d *DB) unref(e *engine) {
 		err = e.pdb.Close()
 	}
 	if !e.final.Load() {
-		if err != nil {
-			d.opts.Logger.Warn("close pebble for a reopen", "dir", d.dir, "err", err)
+		if err != nil { // after a full disk pebble's log writer keeps its error
+			d.opts.Logger.Debug("close pebble for a reopen", "dir", d.dir, "err", err.Error())
 		}
 		return
 	}
@@ -101,8 +101,11 @@ func (d *DB) reopen(readOnly bool) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	d.unref(old) // the last reference: pebble closes
-	// A full disk reported from here on is the new opening's.
-	d.space.full.Store(nil)
+	if !readOnly {
+		// A full disk reported from here on is the new opening's; a
+		// read-only one writes nothing, and the report stays the reason.
+		d.space.full.Store(nil)
+	}
 	eng, err := d.openEngine(readOnly)
 	if err != nil && !readOnly {
 		d.opts.Logger.Warn("reopen pebble store read-write failed; opening it read-only", "dir", d.dir, "err", err)

@@ -221,12 +221,21 @@ func (a slogAdapter) Errorf(format string, args ...any) {
 func (a slogAdapter) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if err := noSpaceArg(args); err != nil && a.d != nil {
-		a.d.diskFull(fmt.Errorf("%s: %w", msg, err))
+		a.d.diskFull(&fatalError{msg: msg, err: err})
 		return
 	}
 	a.l.Log(context.Background(), slog.LevelError+4, msg, "component", "pebble")
 	panic("pebble: fatal: " + msg)
 }
+
+// fatalError is a Fatalf message that carries its error argument.
+type fatalError struct {
+	msg string
+	err error
+}
+
+func (e *fatalError) Error() string { return e.msg }
+func (e *fatalError) Unwrap() error { return e.err }
 
 // noSpaceArg returns the first argument that is an error caused by a full
 // disk, or nil.

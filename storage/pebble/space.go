@@ -196,7 +196,7 @@ func (d *DB) checkSpace() {
 	ro, open := d.engineState()
 	var cause error
 	switch {
-	case d.space.full.Load() != nil || (!open && low):
+	case d.space.full.Load() != nil && !ro || !open && low:
 		d.reopenLogged(true)
 	case (ro || !open) && !low:
 		if cause = d.probe(); cause == nil {
