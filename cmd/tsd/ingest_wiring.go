@@ -249,9 +249,12 @@ func closeErrors(errs []error, readOnly error, log *slog.Logger) error {
 			left, errs[i] = append(left, err), nil
 		}
 	}
-	if readOnly != nil || len(left) > 0 {
+	if readOnly == nil && len(left) > 0 {
+		readOnly = errors.Join(left...)
+	}
+	if readOnly != nil {
 		log.Warn("read-only at shutdown: unflushed points stay in the write-ahead log for the next start",
-			"reason", readOnly, "refused", errors.Join(left...))
+			"reason", readOnly)
 	}
 	err := errors.Join(errs...)
 	if err != nil {
