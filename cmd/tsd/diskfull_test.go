@@ -279,9 +279,9 @@ func TestDiskLowDaemon(t *testing.T) {
 	if line := telnetLine(t, d, fmt.Sprintf("put low.acked %d 1 host=a", diskT0+200)); line != "put: Please throttle writes: "+reason {
 		t.Errorf("telnet put with the disk low answered %q", line)
 	}
-	resp, body := post(t, "POST", d.base()+"/api/v1/write", nil, false)
-	if resp.StatusCode == 204 {
-		t.Errorf("/api/v1/write with the disk low = %d %s", resp.StatusCode, body)
+	resp, body := post(t, "POST", d.base()+"/write", []byte("low_cpu v=1 1356998400000000000\n"), false)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Please throttle writes: "+reason) {
+		t.Errorf("Influx /write with the disk low = %d %s", resp.StatusCode, body)
 	}
 	samePoints(t, "acknowledged points with the disk low", d.points(t, "low.acked"), acked)
 	if v := d.metric(t, "tsd_storage_disk_free_bytes"); v != 32<<20 {

@@ -118,6 +118,11 @@ func (d *DB) openFirst() error {
 		}
 	}
 	eng, err := d.openEngine(low)
+	if err != nil && !low && (vfs.IsNoSpaceError(err) || d.space.full.Load() != nil) {
+		// The disk filled between the probe and the open's own writes.
+		low, cause = true, err
+		eng, err = d.openEngine(true)
+	}
 	if low && errors.Is(err, pebble.ErrDBDoesNotExist) {
 		return fmt.Errorf("open pebble store %s: no store to open read-only, and %s free is under min_free_bytes %s: %w",
 			d.dir, formatBytes(free), formatBytes(d.opts.MinFreeBytes), storage.ReadOnly(errors.New("disk full")))
