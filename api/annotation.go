@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/storage"
@@ -20,7 +21,8 @@ import (
 // sub-path ending in "bulk" (OpenTSDB's AnnotationRpc).
 type annotationAPI struct {
 	store *annotation.Store
-	limit int // decompressed body limit
+	gate  *ingest.Gate // refuses changes while read-only
+	limit int          // decompressed body limit
 	// loc is the zone of absolute dates (tsd.core.timezone, through the
 	// query engine's options), as OpenTSDB parses them in its default zone.
 	loc *time.Location
@@ -36,14 +38,21 @@ func noteBad(message, details string) *noteError {
 	return &noteError{fasthttp.StatusBadRequest, message, details}
 }
 
-func (e *noteError) write(ctx *fasthttp.RequestCtx) { writeError(ctx, e.code, e.message, e.details) }
+// write answers e; a 503 (the store not answering or read-only) tells the
+// client when to retry.
+func (e *noteError) write(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, e.code, e.message, e.details)
+	if e.code == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	}
+}
 
 // annotationRoute returns the endpoint, planned (501) without a store.
 func (s *Server) annotationRoute(name string) endpoint {
 	if s.opts.Annotations == nil {
 		return planned(name)
 	}
-	a := &annotationAPI{store: s.opts.Annotations, limit: s.opts.MaxRequestBodySize, loc: time.UTC}
+	a := &annotationAPI{store: s.opts.Annotations, gate: s.opts.Gate, limit: s.opts.MaxRequestBodySize, loc: time.UTC}
 	if s.opts.Query != nil {
 		a.loc = s.opts.Query.Options().Location
 	}
@@ -52,6 +61,9 @@ func (s *Server) annotationRoute(name string) endpoint {
 
 func (a *annotationAPI) handle(ctx *fasthttp.RequestCtx) {
 	method, herr := noteMethod(ctx)
+	if herr == nil && method != fasthttp.MethodGet && writeReadOnly(ctx, a.gate) {
+		return
+	}
 	if herr == nil {
 		if isAnnotationBulkPath(ctx.Path()) {
 			herr = a.bulk(ctx, method)
@@ -224,6 +236,8 @@ func noteStoreError(err error, details string) *noteError {
 	case errors.Is(err, annotation.ErrConflict):
 		return &noteError{fasthttp.StatusInternalServerError, err.Error(),
 			"This may be caused by another process modifying storage data"}
+	case errors.Is(err, storage.ErrReadOnly):
+		return &noteError{fasthttp.StatusServiceUnavailable, "Read-only", err.Error()}
 	case storage.IsRetryable(err), errors.Is(err, context.DeadlineExceeded):
 		return &noteError{fasthttp.StatusServiceUnavailable, "Storage is not answering", err.Error()}
 	}

@@ -23,6 +23,7 @@ type putResult struct {
 	details                    bool
 	errs                       []byte // JSON array elements, when details
 	omitted                    int    // refused points left out of errs
+	throttle                   string // why the first throttled point was refused
 }
 
 // putDetailLimit bounds the error details one /api/put answer holds: each
@@ -50,6 +51,25 @@ func (r *putResult) addError(dec *putjson.Decoder, msg string) {
 		r.errs = r.errs[:start]
 		r.omitted++
 	}
+}
+
+// addCommitError records a failed commit of n points: their data points
+// were echoed when decoded, not kept, so one element names the cause and
+// the count, without a "datapoint".
+func (r *putResult) addCommitError(err error, n int) {
+	r.throttled += n
+	if r.throttle == "" {
+		r.throttle = service.ThrottleReason(err)
+	}
+	if !r.details || n == 0 {
+		return
+	}
+	if len(r.errs) > 0 {
+		r.errs = append(r.errs, ',')
+	}
+	r.errs = append(r.errs, `{"error":`...)
+	r.errs = appendJSONString(r.errs, err.Error()+" ("+strconv.Itoa(n)+" data points not written)")
+	r.errs = append(r.errs, '}')
 }
 
 // putBatchPoints is how many points a /api/put request adds before it
@@ -131,15 +151,15 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 
 // committed counts a commit's outcome: on failure the points of the batch
 // it wrote, or with sync all the request's points (none was acknowledged
-// as synced), become throttled.
+// as synced), become throttled, and the details name the cause.
 func (r *putResult) committed(err error, sync bool) {
 	if err != nil {
 		n := r.batch
 		if sync {
 			n = r.success
 		}
-		r.throttled += n
 		r.success -= n
+		r.addCommitError(err, n)
 	}
 	r.batch = 0
 }
@@ -207,6 +227,9 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 		res.batch++
 	case errors.Is(err, service.ErrThrottled):
 		res.throttled++
+		if res.throttle == "" {
+			res.throttle = service.ThrottleReason(err)
+		}
 		res.addError(dec, err.Error())
 	case errors.Is(err, uid.ErrNoSuchName):
 		// PutDataPointRpc's catch of NoSuchUniqueName, whichever name.
@@ -218,9 +241,15 @@ func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *se
 	}
 }
 
-// writePutResult answers as OpenTSDB does, with 503 for any throttled point.
+// writePutResult answers as OpenTSDB does, with 503 for any throttled
+// point: without summary or details, an error naming why the first was
+// refused.
 func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 	switch {
+	case res.throttled > 0 && !summary && !res.details:
+		writeError(ctx, fasthttp.StatusServiceUnavailable, "Please throttle writes", res.throttle)
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+		return
 	case res.throttled > 0 || res.timeouts > 0:
 		setThrottled(ctx)
 	case res.failed == 0 && !summary && !res.details:

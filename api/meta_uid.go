@@ -70,6 +70,9 @@ func (a *metaAPI) handleAssign(ctx *fasthttp.RequestCtx) {
 		writeMethodNotAllowed(ctx)
 		return
 	}
+	if writeReadOnly(ctx, a.s.opts.Gate) {
+		return
+	}
 	src, ok := assignRequest(ctx)
 	if !ok {
 		return
@@ -201,6 +204,9 @@ func (a *metaAPI) handleRename(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsGet() && !ctx.IsPost() {
 		writeError(ctx, fasthttp.StatusMethodNotAllowed, "Method not allowed",
 			"The HTTP method["+string(ctx.Method())+"] is not permitted for this endpoint")
+		return
+	}
+	if writeReadOnly(ctx, a.s.opts.Gate) {
 		return
 	}
 	src := map[string]string{}

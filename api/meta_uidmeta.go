@@ -57,6 +57,9 @@ func (a *metaAPI) getUIDMeta(ctx *fasthttp.RequestCtx) {
 
 // changeUIDMeta serves POST, PUT and DELETE.
 func (a *metaAPI) changeUIDMeta(ctx *fasthttp.RequestCtx, method string) {
+	if writeReadOnly(ctx, a.s.opts.Gate) {
+		return
+	}
 	if !hasContent(ctx) {
 		// parseUIDMetaQS: getRequiredQueryStringParam for both.
 		for _, p := range []string{"uid", "type"} {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/api/promapi"
+	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/query"
@@ -95,6 +96,11 @@ type Options struct {
 	// Ingest writes the points of /api/put, /write, /api/v2/write and
 	// /api/v1/write. Default nil: those endpoints answer 501.
 	Ingest *service.Writer
+	// Gate is the daemon's read-only state: while it refuses, the other
+	// writes (annotations, UID assign, rename and uidmeta changes) answer
+	// 503 with Retry-After naming the reason; points are refused by
+	// Ingest's own gate. Default nil: never read-only.
+	Gate *ingest.Gate
 	// Query runs the queries of /api/query (GET, POST, DELETE). Default
 	// nil: /api/query answers 501.
 	Query *query.Engine

@@ -269,6 +269,9 @@ func (c *Compactor) Start() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				if c.f.opts.Gate.Err() != nil {
+					continue // read-only (the flusher's gate): the queue waits
+				}
 				if _, err := c.Compact(ctx, c.f.h.opts.Clock(), false); err != nil && ctx.Err() == nil {
 					c.f.h.opts.Logger.Warn("ingest: background compaction failed", "err", err)
 				}

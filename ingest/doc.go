@@ -146,6 +146,19 @@
 // points may come for them after a restart, when this process no longer
 // knows they were flushed.
 //
+// # Read-only (Gate)
+//
+// A Gate is the daemon's read-only state, with a reason: the store's
+// refusal of writes (a disk under tsd.storage.min_free_bytes, or full) or
+// the operator's mode. Every write path consults it: the protocol writer
+// (ingest/service) refuses points before they resolve a name or reach the
+// log, so nothing refused is acknowledged; the flusher, compactor and
+// retention loops skip their rounds, keeping rows in the head and the log
+// and entries in the queue, and the first round after the gate opens
+// writes them. Acknowledged points stay in the log meanwhile, so a restart
+// on a full disk replays them (the log opens without room for a new
+// segment) and the flusher writes them once space is back.
+//
 // # Shutdown (SIGTERM)
 //
 // Stop accepting writes; Flusher.Stop and Compactor.Stop (and

@@ -61,6 +61,11 @@ type FlushOptions struct {
 	// token bucket). Flushes at shutdown and under memory pressure are not
 	// capped. Default 20,000; negative is unlimited.
 	RowsPerSecond float64
+	// Gate pauses the started loops (Start, and the Compactor's) while
+	// the daemon is read-only: rounds are skipped, rows stay in the head
+	// and the log, and the next round after the gate opens writes them.
+	// Default none.
+	Gate *Gate
 
 	log *slog.Logger // the head's
 }

@@ -12,7 +12,7 @@ const DefaultFlushInterval = 10 * time.Second
 // zero) on a goroutine the Flusher owns until Stop, and relieves memory
 // pressure (Relieve) whenever the head goes over MaxMemory. Errors go to
 // the head's logger; the rows stay in the head and the next round retries
-// them. While a loop runs the head throttles commits only when flushing
+// them. Rounds are skipped while FlushOptions.Gate is closed. While a loop runs the head throttles commits only when flushing
 // fails or falls behind (HeadOptions.MaxMemory). Start and Stop are not
 // safe for concurrent use with each other.
 func (f *Flusher) Start(interval time.Duration) {
@@ -38,6 +38,9 @@ func (f *Flusher) run(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if f.opts.Gate.Err() != nil {
+				continue // read-only: the rows wait in the head and the log
+			}
 			f.background(ctx, "flush", func() error {
 				_, err := f.Flush(ctx, f.h.opts.Clock(), false)
 				return err
@@ -46,7 +49,9 @@ func (f *Flusher) run(ctx context.Context, interval time.Duration) {
 				f.relieve(ctx, interval)
 			}
 		case <-f.h.pressure:
-			f.relieve(ctx, interval)
+			if f.opts.Gate.Err() == nil {
+				f.relieve(ctx, interval)
+			}
 		}
 	}
 }

@@ -35,6 +35,9 @@ type RetentionOptions struct {
 	Clock func() time.Time
 	// Logger receives the job's failures. Default slog.Default().
 	Logger *slog.Logger
+	// Gate skips the started job's runs while the daemon is read-only.
+	// Default none.
+	Gate *Gate
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
@@ -180,9 +183,7 @@ func (r *Retention) Start() {
 		t := time.NewTicker(r.opts.Interval)
 		defer t.Stop()
 		for {
-			if _, err := r.Run(ctx, r.opts.Clock()); err != nil && ctx.Err() == nil {
-				r.opts.Logger.Warn("ingest: retention run failed", "err", err)
-			}
+			r.background(ctx)
 			select {
 			case <-ctx.Done():
 				return
@@ -190,6 +191,17 @@ func (r *Retention) Start() {
 			}
 		}
 	}()
+}
+
+// background is one run of Start's loop. While the daemon is read-only
+// runs are skipped; the next one deletes whatever expired meanwhile.
+func (r *Retention) background(ctx context.Context) {
+	if r.opts.Gate.Err() != nil {
+		return
+	}
+	if _, err := r.Run(ctx, r.opts.Clock()); err != nil && ctx.Err() == nil {
+		r.opts.Logger.Warn("ingest: retention run failed", "err", err)
+	}
 }
 
 // Stop ends the goroutine Start began and waits for it.

@@ -65,6 +65,8 @@
 // # Errors
 //
 // Callers branch with errors.Is on ErrNotFound, ErrConflict, ErrClosed,
-// ErrInvalidArgument, ErrRetryable and ErrCorruption; a *CorruptionError
-// names the table, row and qualifier.
+// ErrInvalidArgument, ErrRetryable, ErrReadOnly and ErrCorruption; a
+// *CorruptionError names the table, row and qualifier. ErrReadOnly (made
+// by ReadOnly, naming its cause) is a write refused while the store cannot
+// take writes, a full disk for one; it is retryable and reads go on.
 package storage

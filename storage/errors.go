@@ -23,6 +23,11 @@ var (
 	ErrRetryable = errors.New("storage: retryable")
 	// ErrCorruption: stored bytes are damaged; see *CorruptionError.
 	ErrCorruption = errors.New("storage: corruption")
+	// ErrReadOnly: the store refuses writes for now, for a reason the
+	// error names (its disk is below the free-space minimum or full);
+	// reads still work. It is in the ErrRetryable class: the same write
+	// succeeds once the reason is gone.
+	ErrReadOnly = errors.New("storage: read-only")
 )
 
 // Invalidf returns an ErrInvalidArgument error with a formatted reason.
@@ -45,6 +50,19 @@ func MarkRetryable(err error) error {
 	}
 	return &retryableError{err: err}
 }
+
+// readOnlyError marks its cause as ErrReadOnly and ErrRetryable.
+type readOnlyError struct{ err error }
+
+func (e *readOnlyError) Error() string { return "read-only: " + e.err.Error() }
+func (e *readOnlyError) Unwrap() []error {
+	return []error{e.err, ErrReadOnly, ErrRetryable}
+}
+
+// ReadOnly returns a refusal of a write whose reason is cause: its text is
+// "read-only: " and the cause's, and errors.Is matches ErrReadOnly,
+// ErrRetryable and whatever cause matches.
+func ReadOnly(cause error) error { return &readOnlyError{err: cause} }
 
 // IsRetryable reports whether err is in the retryable class.
 func IsRetryable(err error) bool { return errors.Is(err, ErrRetryable) }

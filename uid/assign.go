@@ -92,7 +92,7 @@ func (u *UIDs) assignOnce(ctx context.Context, kind Kind, name string) (ID, erro
 	var last error
 	for attempt := 1; attempt <= u.opts.MaxAttempts; attempt++ {
 		id, done, err := u.tryAssign(ctx, kind, name, row)
-		if done {
+		if done || errors.Is(err, storage.ErrReadOnly) {
 			return id, err
 		}
 		last = err

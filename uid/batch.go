@@ -359,8 +359,8 @@ func (u *UIDs) leadBatch(ctx context.Context, kind Kind, names []batchName) erro
 	for len(pending) > 0 {
 		round := pending[:min(len(pending), maxBatchRound)]
 		again, err := u.assignRound(ctx, kind, round)
-		if err != nil && !storage.IsRetryable(err) && !errors.Is(err, errRoundAgain) {
-			return err
+		if err != nil && (!storage.IsRetryable(err) || errors.Is(err, storage.ErrReadOnly)) && !errors.Is(err, errRoundAgain) {
+			return err // read-only (a full disk) lasts longer than any backoff
 		}
 		progress := len(again) < len(round)
 		pending = append(again, pending[len(round):]...)

@@ -245,12 +245,14 @@ func (u *UIDs) get(ctx context.Context, row []byte, ro *storage.ReadOptions) ([]
 }
 
 // withRetry runs fn until it succeeds, fails for good, or MaxAttempts
-// retryable failures have happened, pausing with doubling backoff.
+// retryable failures have happened, pausing with doubling backoff. A
+// read-only store (a full disk) is not retried: it lasts far longer than
+// the backoff, and the writer's client retries the point later.
 func (u *UIDs) withRetry(ctx context.Context, fn func() error) error {
 	backoff := u.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		err := fn()
-		if err == nil || !storage.IsRetryable(err) || attempt >= u.opts.MaxAttempts {
+		if err == nil || !storage.IsRetryable(err) || errors.Is(err, storage.ErrReadOnly) || attempt >= u.opts.MaxAttempts {
 			return err
 		}
 		if err := sleepCtx(ctx, backoff); err != nil {

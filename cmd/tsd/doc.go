@@ -33,6 +33,19 @@
 // logs the limit with those figures, and refuses to start when fewer than
 // 16 would be left for clients.
 //
+// # Full disk
+//
+// serve hands the pebble engine tsd.storage.min_free_bytes and
+// tsd.storage.free_check_interval, and builds one ingest.Gate over the
+// engine's refusal of writes (disk_wiring.go) that every write path
+// consults: the protocol writer, the flusher, compactor and retention
+// loops, the API's other writes and a query's delete. A read-only daemon
+// skips the final flush at SIGTERM (its points wait in the log) and exits
+// cleanly. /metrics shows tsd_storage_read_only, tsd_storage_disk_*, and
+// tsd_ingest_read_only_total per protocol. The tests fill a simulated
+// disk: config.fs, which no key, flag or variable sets, carries it into
+// serve, run in the test process.
+//
 // # Logging
 //
 // log/slog text lines on stderr. Once listening, tsd logs

@@ -40,6 +40,8 @@ type ingestConfig struct {
 // reverse: UIDs, series index, head (and its log), flusher, compactor, and
 // the protocol writer the API serves.
 type ingestStack struct {
+	db        storage.DB
+	gate      *ingest.Gate // read-only state, consulted by every write path
 	uids      *uid.UIDs
 	index     *index.Index
 	head      *ingest.Head
@@ -61,7 +63,7 @@ func storeFS(db storage.DB) vfs.FS {
 
 // openIngest opens the write path on db, whose record prepareStore read.
 func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, shutdown func()) (st *ingestStack, err error) {
-	st = &ingestStack{}
+	st = &ingestStack{db: db, gate: newGate(db)}
 	defer func() {
 		if err != nil {
 			st.close(ctx, log)
@@ -147,7 +149,7 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 		return err
 	}
 	st.flusher, err = st.head.NewFlusher(&ingest.FlushOptions{Table: data, Meta: meta, Layout: &layout,
-		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace})
+		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace, Gate: st.gate})
 	if err != nil {
 		return fmt.Errorf("flusher: %w", err)
 	}
@@ -171,14 +173,14 @@ func (st *ingestStack) openRetention(c *config, data storage.Table, layout *rowk
 		return fmt.Errorf("tsd.storage.retention: %w", err)
 	}
 	st.retention, err = ingest.NewRetention(&ingest.RetentionOptions{Table: data, UIDs: st.uids, Rules: rules,
-		Layout: layout})
+		Layout: layout, Gate: st.gate})
 	return err
 }
 
 func (st *ingestStack) openWriter(c *config, log *slog.Logger, shutdown func()) error {
 	var err error
 	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log,
-		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars})
+		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars, Gate: st.gate})
 	if err != nil {
 		return err
 	}
@@ -204,22 +206,29 @@ func telnetVersion(v api.VersionInfo) string {
 
 // close flushes every row still in the head to the store, drains the
 // compaction queue and closes the head and the index. The API must be
-// closed first so that no write arrives meanwhile.
+// closed first so that no write arrives meanwhile. A read-only daemon
+// (full disk) skips the flush and the drain: the rows stay in the log and
+// the entries in the queue, for the next start.
 func (st *ingestStack) close(ctx context.Context, log *slog.Logger) error {
 	var errs []error
+	readOnly := st.gate.Err()
 	if st.retention != nil {
 		st.retention.Stop()
 	}
 	if st.flusher != nil {
 		st.flusher.Stop()
-		if _, err := st.flusher.Flush(ctx, time.Now(), true); err != nil {
-			errs = append(errs, fmt.Errorf("final flush: %w", err))
+		if readOnly == nil {
+			if _, err := st.flusher.Flush(ctx, time.Now(), true); err != nil {
+				errs = append(errs, fmt.Errorf("final flush: %w", err))
+			}
 		}
 	}
 	if st.compactor != nil {
 		st.compactor.Stop()
-		if _, err := st.compactor.Drain(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("drain compaction queue: %w", err))
+		if readOnly == nil {
+			if _, err := st.compactor.Drain(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("drain compaction queue: %w", err))
+			}
 		}
 	}
 	if st.head != nil {
@@ -227,6 +236,25 @@ func (st *ingestStack) close(ctx context.Context, log *slog.Logger) error {
 	}
 	if st.index != nil {
 		errs = append(errs, st.index.Close())
+	}
+	return closeErrors(errs, readOnly, log)
+}
+
+// closeErrors joins the shutdown's errors, but only warns about what the
+// store refused as read-only: that work waits in the log and the queue.
+func closeErrors(errs []error, readOnly error, log *slog.Logger) error {
+	var left []error
+	for i, err := range errs {
+		if err != nil && readOnlyLeft(err) {
+			left, errs[i] = append(left, err), nil
+		}
+	}
+	if readOnly == nil && len(left) > 0 {
+		readOnly = errors.Join(left...)
+	}
+	if readOnly != nil {
+		log.Warn("read-only at shutdown: unflushed points stay in the write-ahead log for the next start",
+			"reason", readOnly)
 	}
 	err := errors.Join(errs...)
 	if err != nil {

@@ -67,6 +67,18 @@ func durationKey(dst *time.Duration, name string, def time.Duration, desc string
 	return newKey(dst, name, def, "duration", parseDuration, formatDuration, desc)
 }
 
+// positiveDurationKey is a duration setting that must be above zero.
+func positiveDurationKey(dst *time.Duration, name string, def time.Duration, desc string) *key {
+	parse := func(s string) (time.Duration, error) {
+		d, err := parseDuration(s)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("want a duration above zero, such as 10s")
+		}
+		return d, err
+	}
+	return newKey(dst, name, def, "duration", parse, formatDuration, desc)
+}
+
 // enumKey is a string setting limited to choices.
 func enumKey(dst *string, name, def string, choices []string, desc string) *key {
 	parse := func(s string) (string, error) {

@@ -4,7 +4,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -31,8 +34,13 @@ type config struct {
 	ingest            ingestConfig
 	network           networkConfig
 	query             queryConfig
+	disk              diskConfig
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
+	// fs is the file system of the data directory: nil for the operating
+	// system's. No key or flag sets it; the in-process tests set a
+	// simulated disk (storage/pebble/diskfull) to fill it up.
+	fs vfs.FS
 
 	keys   []*key          // in --help order
 	byName map[string]*key // by name and by alias
@@ -69,6 +77,8 @@ func (c *config) keyTable() []*key {
 		durationKey(&c.ingest.fsyncInterval, "tsd.storage.wal.fsync_interval", time.Second, "how often the write-ahead log is synced to disk (a sync put syncs at once)"),
 		durationKey(&c.ingest.flushGrace, "tsd.storage.flush.grace", 10*time.Minute, "how long after its hour a row waits without new points before it is written to the store"),
 		bytesKey(&c.ingest.headMaxMemory, "tsd.storage.head.max_memory", 2<<30, "memory of unflushed points above which rows are flushed early and writes throttled; -1 unlimited"),
+		bytesKey(&c.disk.minFree, "tsd.storage.min_free_bytes", pebble.DefaultMinFreeBytes, "free disk space the pebble engine keeps; with less, writes are refused (503, telnet's throttle line) and reads go on until space is back; 0 or -1 off"),
+		positiveDurationKey(&c.disk.checkInterval, "tsd.storage.free_check_interval", pebble.DefaultFreeCheckInterval, "how often the pebble engine reads the free disk space"),
 		newKey(&c.ingest.retention, "tsd.storage.retention", "", "rules", checkRetention, func(s string) string { return s }, "per-metric retention, glob:duration rules, first match wins (tmp.*:1d,*:forever); empty keeps everything"),
 		intKey(&c.ingest.telnetMaxLine, "tsd.network.telnet.max_line", 64<<10, 1024, 1<<30, "longest telnet line in bytes; a longer one is answered with an error and skipped"),
 		bytesKey(&c.query.maxBytes, "tsd.query.limits.bytes.default", 1<<30, "most bytes of points one query may read (16 per point), 0 or -1 unlimited; over it the query is answered 413"),

@@ -71,6 +71,7 @@ func collectStats(st *ingestStack, q *query.Engine, conns func() api.ConnStats) 
 	}
 	l.writerStats(st.writer)
 	l.flushStats(st)
+	l.diskStats(st)
 	if q != nil && q.Options().Reader != nil {
 		r := q.Options().Reader.Stats()
 		l.add("tsd.query.storage.gets", "Row gets the query reader issued.", true, r.Gets)
@@ -133,6 +134,7 @@ func (l *statList) writerStats(w *service.Writer) {
 		l.add("tsd.ingest.points", "Points stored, by protocol.", true, c.Points.Load(), tag)
 		l.add("tsd.ingest.bad", "Points refused as bad data, by protocol.", true, c.Bad.Load(), tag)
 		l.add("tsd.ingest.throttled", "Points refused for overload, by protocol.", true, c.Throttled.Load(), tag)
+		l.add("tsd.ingest.read-only", "Points refused because the daemon was read-only (a full disk), by protocol; also in throttled.", true, c.ReadOnly.Load(), tag)
 	}
 }
 

@@ -129,7 +129,7 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*query.Engine, error) {
 	q := &c.query
 	return query.New(&query.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: &query.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}, Location: q.location(),
+		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: gatedDeleter{st.gate, &query.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
 		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log})
 }
 

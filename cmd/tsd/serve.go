@@ -20,7 +20,8 @@ import (
 // and serves the API until ctx ends (SIGINT or SIGTERM) or the listener
 // fails; then it shuts the server down and closes the store.
 func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
-	db, err := c.openStore(ctx, log)
+	rl := ratelog.New(ratelog.Options{Logger: log})
+	db, err := c.openStore(ctx, log, rl)
 	if err != nil {
 		return err
 	}
@@ -42,11 +43,11 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 		// The server is closed by now: flush with a fresh context, ctx is done.
 		err = errors.Join(err, st.close(context.Background(), log))
 	}()
-	opts, err := c.apiOptions(log)
+	opts, err := c.apiOptions(log, rl)
 	if err != nil {
 		return err
 	}
-	opts.Telnet, opts.Ingest = st.telnet, st.writer
+	opts.Telnet, opts.Ingest, opts.Gate = st.telnet, st.writer, st.gate
 	rs, err := c.openRead(ctx, db, st, log)
 	if err != nil {
 		return err
@@ -92,8 +93,9 @@ func runServer(ctx context.Context, srv *api.Server, ln net.Listener, log *slog.
 	}
 }
 
-// openStore opens the configured engine.
-func (c *config) openStore(ctx context.Context, log *slog.Logger) (storage.DB, error) {
+// openStore opens the configured engine; rl takes its repeated warnings
+// (nil: one of its own).
+func (c *config) openStore(ctx context.Context, log *slog.Logger, rl *ratelog.Logger) (storage.DB, error) {
 	switch c.engine {
 	case "bigtable":
 		db, err := bigtable.Open(ctx, bigtable.Options{
@@ -107,11 +109,12 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (storage.DB, e
 			"instance", c.bigtableInstance, "emulator", c.bigtableEmulator)
 		return db, nil
 	default:
-		db, err := pebble.Open(c.dataDir, &pebble.Options{Logger: log})
+		db, err := pebble.Open(c.dataDir, &pebble.Options{Logger: log, FS: c.fs, RateLog: rl,
+			MinFreeBytes: c.disk.pebbleMinFree(), FreeCheckInterval: c.disk.checkInterval})
 		if err != nil {
 			return nil, err
 		}
-		log.Info("opened store", "engine", "pebble", "directory", c.dataDir)
+		log.Info("opened store", "engine", "pebble", "directory", c.dataDir, "read_only", db.WriteErr() != nil)
 		return db, nil
 	}
 }
@@ -153,12 +156,12 @@ func dataTableSpec(name string) storage.TableSpec {
 
 // apiOptions wires the network settings into api.Options, with the
 // daemon's one rate-limited log.
-func (c *config) apiOptions(log *slog.Logger) (api.Options, error) {
+func (c *config) apiOptions(log *slog.Logger, rl *ratelog.Logger) (api.Options, error) {
 	opts := api.Options{
 		Addr:    net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
 		Version: versionInfo(),
 		Logger:  log,
-		RateLog: ratelog.New(ratelog.Options{Logger: log}),
+		RateLog: rl,
 	}
 	return opts, c.wireConns(&opts, log)
 }

@@ -167,7 +167,7 @@ func openUIDStore(ctx context.Context, c *config, log *slog.Logger) (storage.DB,
 			return nil, fmt.Errorf("no store (tsd.storage.directory): %w", err)
 		}
 	}
-	db, err := c.openStore(ctx, log)
+	db, err := c.openStore(ctx, log, nil)
 	if err != nil && c.engine != "bigtable" && isLockError(err) {
 		return nil, fmt.Errorf("the store in %s is locked by a running tsd: stop the daemon first (%w)", c.dataDir, err)
 	}

@@ -23,8 +23,13 @@
 // refused for its data is a *PointError (the client must not retry it; the
 // other points of the request still land), and anything the client should
 // retry later (head over its memory limit, a log that cannot write, a store
-// not answering) matches ErrThrottled (HTTP 503 with Retry-After, telnet
-// "put: Please throttle writes: ...").
+// not answering, the daemon read-only) matches ErrThrottled (HTTP 503 with
+// Retry-After, telnet "put: Please throttle writes: ..."), its text naming
+// the cause. While Options.Gate says the daemon is read-only (a disk under
+// tsd.storage.min_free_bytes, or full), Add refuses every point before it
+// resolves a name, and Commit refuses points added before the gate closed:
+// "Please throttle writes: read-only: disk: 12 MiB free in /data, under
+// min_free_bytes 256 MiB". Nothing refused is acknowledged.
 //
 // # Telnet
 //

@@ -49,7 +49,9 @@ func newStack(t testing.TB, headOpts *ingest.HeadOptions) *testStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	w, err := NewWriter(Options{UIDs: u, Head: h, Logger: quietLogger()})
+	// The gate as the daemon wires it: the store's refusal of writes.
+	w, err := NewWriter(Options{UIDs: u, Head: h, Logger: quietLogger(),
+		Gate: ingest.NewGate(ingest.GateOptions{Store: db.WriteErr})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -34,13 +35,14 @@ func (e *throttleError) Error() string   { return "Please throttle writes: " + e
 func (e *throttleError) Unwrap() []error { return []error{e.err, ErrThrottled} }
 
 // ThrottleReason returns the text after "Please throttle writes: " for an
-// error matching ErrThrottled.
+// error matching ErrThrottled (once: the head's memory refusal carries the
+// phrase itself).
 func ThrottleReason(err error) string {
 	var te *throttleError
 	if errors.As(err, &te) {
-		return te.err.Error()
+		err = te.err
 	}
-	return err.Error()
+	return strings.TrimPrefix(err.Error(), "Please throttle writes: ")
 }
 
 // Options configure a Writer.
@@ -60,11 +62,16 @@ type Options struct {
 	InfluxSeparator string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
+	// Gate refuses every point while the daemon is read-only (a full
+	// disk), before it reaches the UID table or the log: the client is told
+	// to retry with the reason. Default none.
+	Gate *ingest.Gate
 }
 
-// Counters count what a Writer stored and refused, per protocol.
+// Counters count what a Writer stored and refused, per protocol. ReadOnly
+// counts the throttled points refused because the daemon was read-only.
 type Counters struct {
-	Points, Bad, Throttled atomic.Int64
+	Points, Bad, Throttled, ReadOnly atomic.Int64
 }
 
 // Protocol names a protocol for counting.
@@ -182,8 +189,11 @@ func (s *Session) AddOwned(ctx context.Context, p *parse.Point) error {
 }
 
 func (s *Session) add(ctx context.Context, metric []byte, tags []uid.Tag, p *parse.Point) error {
+	if s.unreachable == nil {
+		s.unreachable = s.w.opts.Gate.Err()
+	}
 	if s.unreachable != nil {
-		s.w.stats[s.proto].Throttled.Add(1)
+		s.countThrottled(1, s.unreachable)
 		return &throttleError{s.unreachable}
 	}
 	if g := s.w.gen.Load(); g != s.gen {
@@ -205,8 +215,16 @@ func (s *Session) Commit(sync bool) error {
 	if n == 0 {
 		return nil
 	}
-	if err := s.app.Commit(sync); err != nil {
-		s.w.stats[s.proto].Throttled.Add(int64(n))
+	// The gate closed since the points were added: none is logged, so
+	// none is acknowledged.
+	err := s.w.opts.Gate.Err()
+	if err != nil {
+		s.app.Rollback()
+	} else {
+		err = s.app.Commit(sync)
+	}
+	if err != nil {
+		s.countThrottled(int64(n), err)
 		return &throttleError{err}
 	}
 	s.w.stats[s.proto].Points.Add(int64(n))
@@ -225,11 +243,20 @@ func (s *Session) classify(err error) error {
 		s.w.stats[s.proto].Bad.Add(1)
 		return &PointError{Err: err}
 	}
-	s.w.stats[s.proto].Throttled.Add(1)
+	s.countThrottled(1, err)
 	if storage.IsRetryable(err) {
 		s.unreachable = err
 	}
 	return &throttleError{err}
+}
+
+// countThrottled counts n points refused with the retryable err.
+func (s *Session) countThrottled(n int64, err error) {
+	c := &s.w.stats[s.proto]
+	c.Throttled.Add(n)
+	if errors.Is(err, storage.ErrReadOnly) {
+		c.ReadOnly.Add(n)
+	}
 }
 
 func isDataError(err error) bool {

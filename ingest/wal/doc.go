@@ -59,7 +59,10 @@
 //
 // A new segment is created only after the previous one is synced, and its
 // header, file and directory entry are synced before any record goes into
-// it, so on disk a segment exists only if its predecessor is complete.
+// it, so on disk a segment exists only if its predecessor is complete. A
+// log opened on a full disk cannot create its first new segment: it opens
+// anyway (replay needs no space), every append fails with ErrDiskFull, and
+// the first append after space returns creates the segment.
 //
 // # Replay and damage
 //

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -31,6 +32,7 @@ type Log struct {
 		cond     sync.Cond
 		closed   bool
 		writing  bool      // the writer role: its holder owns w
+		noFile   bool      // seg could not be created yet (full disk at Open)
 		rotating bool      // a new segment is being started; appends wait
 		seg      uint32    // segment that pending bytes go to
 		first    uint32    // oldest segment still on disk
@@ -45,6 +47,7 @@ type Log struct {
 	w struct {
 		f            vfs.File
 		off          int64 // valid length of f
+		prevLen      int64 // while mu.noFile: the header's prev of seg
 		spare        []byte
 		spareWaiters []*waiter
 	}
@@ -130,7 +133,16 @@ func (l *Log) open(fn ReplayFunc) error {
 	} else {
 		l.mu.first = next
 	}
-	return l.startSegment(next, prevLen)
+	err = l.startSegment(next, prevLen)
+	if errors.Is(err, ErrWrite) {
+		// A full disk must not keep the log from opening: what it holds
+		// is replayed and readable, and the first append creates the
+		// segment once there is room (each fails with err until then).
+		l.opts.Logger.Warn("wal: cannot start a new segment; appends fail until it can", "dir", l.dir, "err", err)
+		l.deferSegment(next, prevLen)
+		return nil
+	}
+	return err
 }
 
 // dropDamaged logs the damage replay found and removes the later segments.
@@ -207,7 +219,8 @@ func (l *Log) Close() error {
 	l.drainLocked()
 	err := l.syncLocked(l.mu.written)
 	l.mu.Unlock()
-	if cerr := l.w.f.Close(); err == nil && cerr != nil {
+	if l.w.f == nil { // never started (full disk)
+	} else if cerr := l.w.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("%w: close segment: %w", ErrWrite, cerr)
 	}
 	if cerr := l.lock.Close(); err == nil {

@@ -43,6 +43,40 @@ func (l *Log) startSegment(seg uint32, prevLen int64) error {
 	return nil
 }
 
+// deferSegment makes seg the current segment without a file, for Open on a
+// full disk; startDeferredLocked creates it at the first append.
+func (l *Log) deferSegment(seg uint32, prevLen int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.prevLen = prevLen
+	l.mu.seg, l.mu.segLen, l.mu.segStart, l.mu.noFile = seg, 0, 0, true
+	l.segment.Store(seg)
+}
+
+// startDeferredLocked creates the segment Open could not. The caller holds
+// mu, not the role; appends wait while it runs.
+func (l *Log) startDeferredLocked() error {
+	l.takeRoleLocked()
+	l.mu.rotating = true
+	defer func() {
+		l.mu.rotating = false
+		l.releaseRoleLocked()
+	}()
+	if !l.mu.noFile {
+		return nil // another appender created it meanwhile
+	}
+	seg, prevLen := l.mu.seg, l.w.prevLen
+	l.mu.Unlock()
+	f, err := l.createSegment(seg, prevLen)
+	l.mu.Lock()
+	if err != nil {
+		return err
+	}
+	l.mu.noFile = false
+	l.switchLocked(f, seg)
+	return nil
+}
+
 // switchLocked makes f, holding just its header, the current segment. The
 // previous segment was synced by createSegment's caller's contract.
 func (l *Log) switchLocked(f segmentFile, seg uint32) {

@@ -56,6 +56,10 @@ func (l *Log) reserveLocked(seg uint32, n int64) error {
 			l.mu.cond.Wait()
 		case seg != l.mu.seg:
 			return ErrSegmentChanged
+		case l.mu.noFile:
+			if err := l.startDeferredLocked(); err != nil {
+				return err
+			}
 		case l.mu.segLen+n <= l.opts.SegmentSize || l.mu.segLen == l.mu.segStart:
 			return nil
 		case l.mu.writing:

@@ -44,7 +44,7 @@ func rawOptions() *pebble.Options {
 	o := (&Options{}).EnsureDefaults()
 	po := &pebble.Options{
 		CacheSize: o.CacheSize, MemTableSize: o.MemTableSize,
-		FormatMajorVersion: pebble.FormatNewest, Logger: slogAdapter{o.Logger},
+		FormatMajorVersion: pebble.FormatNewest, Logger: slogAdapter{l: o.Logger},
 	}
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
 	for i := range po.Levels {

@@ -187,10 +187,10 @@ func (d *DB) updateTable(t *table, spec storage.TableSpec) error {
 	if slices.Equal(merged.Families, cur.Families) {
 		return nil // nothing changed: spare the synced catalog write
 	}
-	d.beginWrite()
-	err := d.pdb.Set(appendCatalogKey(nil, spec.Name), appendSpec(nil, t.id, merged), d.wo)
-	d.endWrite()
-	if err != nil {
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	_ = b.Set(appendCatalogKey(nil, spec.Name), appendSpec(nil, t.id, merged), nil)
+	if err := d.commit(b, d.wo); err != nil {
 		return fmt.Errorf("update table %q: %w", spec.Name, err)
 	}
 	t.state.Store(newTableState(merged))

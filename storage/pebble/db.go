@@ -19,6 +19,10 @@ import (
 // DB is tsd's embedded wide-column store on one pebble database. It
 // implements storage.DB and is safe for concurrent use.
 type DB struct {
+	// eng is the current opening of pebble and pdb its *pebble.DB; both
+	// change only under opMu held exclusively (a reopen, engine.go), so a
+	// call between enter and leave uses one opening throughout.
+	eng  *engine
 	pdb  *pebble.DB
 	lock *pebble.Lock
 	opts Options
@@ -38,11 +42,15 @@ type DB struct {
 		tables map[string]*table
 		nextID uint32
 	}
-	// refs counts the DB's own reference plus one per open scanner; pebble
-	// closes when it drops to zero, so a scanner's iterator never outlives
+	// closeErr receives pebble's close error when the final engine's last
+	// reference goes (engine.unref): an engine counts the DB's reference
+	// and one per open scanner, so a scanner's iterator never outlives
 	// pebble and Next needs no lock to be safe against Close.
-	refs     atomic.Int64
-	closeErr chan error // receives pebble's close error if Close did it
+	closeErr chan error
+
+	// space watches free disk space and pebble's full-disk reports
+	// (space.go).
+	space spaceState
 
 	rows rowLocks
 
@@ -60,7 +68,9 @@ var _ storage.DB = (*DB)(nil)
 // Open opens or creates the store in dir. Opening an existing store replays
 // its log, so it recovers what was acknowledged before a crash. A directory
 // locked by another process or holding damaged files is an error naming
-// the file.
+// the file. With less than MinFreeBytes free, an existing store opens
+// read-only (reads work, writes are refused until space comes back) and a
+// new one is refused.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := *opts.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -74,26 +84,59 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("open pebble store: lock %s (held by another process?): %w",
 			filepath.Join(dir, "LOCK"), err)
 	}
-	d := &DB{lock: lock, opts: o, dir: dir, wo: pebble.Sync}
+	d := &DB{lock: lock, opts: o, dir: dir, wo: pebble.Sync, closeErr: make(chan error, 1)}
 	d.rows.seed = maphash.MakeSeed()
 	d.iters.size = defaultIterPoolSize()
+	d.space.free.Store(-1)
 	if o.noSync {
 		d.wo = pebble.NoSync
 	}
-	po := o.pebbleOptions(lock)
-	if d.pdb, err = pebble.Open(dir, po); err != nil {
+	if err := d.openFirst(); err != nil {
 		lock.Close()
-		return nil, openError(dir, po, err)
+		return nil, err
 	}
 	if err := d.loadCatalog(); err != nil {
 		d.pdb.Close()
 		lock.Close()
 		return nil, err
 	}
-	d.refs.Store(1)
-	d.closeErr = make(chan error, 1)
 	d.startGC()
+	d.startSpaceWatch()
 	return d, nil
+}
+
+// openFirst opens pebble for Open: read-only when free space is under the
+// minimum, since a read-write open replays the log into an sstable and
+// waits for it, which a full disk never lets finish.
+func (d *DB) openFirst() error {
+	free, known := d.readFree()
+	low := d.lowOn(free, known, false)
+	var cause error
+	if !low {
+		if cause = d.probe(); cause != nil {
+			low = true
+		}
+	}
+	eng, err := d.openEngine(low)
+	if err != nil && !low && (vfs.IsNoSpaceError(err) || d.space.full.Load() != nil) {
+		// The disk filled between the probe and the open's own writes.
+		low, cause = true, err
+		eng, err = d.openEngine(true)
+	}
+	if low && errors.Is(err, pebble.ErrDBDoesNotExist) {
+		return fmt.Errorf("open pebble store %s: no store to open read-only, and %s free is under min_free_bytes %s: %w",
+			d.dir, formatBytes(free), formatBytes(d.opts.MinFreeBytes), storage.ReadOnly(errors.New("disk full")))
+	}
+	if err != nil {
+		return err
+	}
+	d.eng, d.pdb = eng, eng.pdb
+	if low {
+		d.space.refuse.Store(d.refusalNow(free, true, cause))
+		d.opts.Logger.Warn("pebble store opened read-only: free space under min_free_bytes", "dir", d.dir,
+			"free_bytes", free, "min_free_bytes", d.opts.MinFreeBytes)
+	}
+	return nil
 }
 
 // openError wraps pebble's open failure. Pebble names a damaged manifest,
@@ -144,12 +187,17 @@ func (d *DB) Metrics() *pebble.Metrics {
 	return d.pdb.Metrics()
 }
 
-// enter marks a call in flight; it fails once Close has begun.
+// enter marks a call in flight; it fails once Close has begun, and while
+// pebble is being reopened.
 func (d *DB) enter() error {
 	d.opMu.RLock()
 	if d.closed.Load() {
 		d.opMu.RUnlock()
 		return storage.ErrClosed
+	}
+	if d.eng.retired.Load() {
+		d.opMu.RUnlock()
+		return errReopening
 	}
 	return nil
 }
@@ -167,38 +215,23 @@ func (d *DB) Close() error {
 		return storage.ErrClosed
 	}
 	d.stopGC()
+	d.stopSpaceWatch()
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	// Pooled iterators go first: pebble refuses to close under open ones.
 	if err := d.iters.close(); err != nil {
 		d.opts.Logger.Error("close pooled iterator", "dir", d.dir, "err", err)
 	}
-	d.unref()
+	e := d.eng
+	e.final.Store(true)
+	e.retired.Store(true)
+	d.unref(e)
 	select {
 	case err := <-d.closeErr:
 		return err
 	default:
 		return nil
 	}
-}
-
-// ref takes a reference for a scanner; the caller is inside enter.
-func (d *DB) ref() { d.refs.Add(1) }
-
-// unref drops a reference and closes pebble with the last one.
-func (d *DB) unref() {
-	if d.refs.Add(-1) != 0 {
-		return
-	}
-	err := d.pdb.Close()
-	if lerr := d.lock.Close(); err == nil {
-		err = lerr
-	}
-	if err != nil {
-		err = fmt.Errorf("close pebble store %s: %w", d.dir, err)
-		d.opts.Logger.Error("close pebble store", "dir", d.dir, "err", err)
-	}
-	d.closeErr <- err
 }
 
 // Compact runs the TTL and version collector now and then compacts the whole
@@ -211,6 +244,9 @@ func (d *DB) Compact(ctx context.Context) error {
 		return err
 	}
 	defer d.leave()
+	if err := d.admit(true); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
 	if err := d.pdb.Flush(); err != nil {
 		return fmt.Errorf("compact: flush: %w", err)
 	}

@@ -77,7 +77,8 @@
 //   - Close waits for calls in flight. Open scanners hold a reference on
 //     pebble and end with storage.ErrClosed at their next Next; pebble and
 //     the directory LOCK are released when the last of them is closed, so a
-//     leaked Scanner keeps the directory locked.
+//     leaked Scanner keeps the directory locked (and holds up a reopen,
+//     which gives up after 30 s and tries again at the next check).
 //
 // # Iterator reuse
 //
@@ -115,6 +116,43 @@
 // creation would not do: a write in flight at creation, committing just
 // after it, would be missed by a later read while a new iterator (say, a
 // read that already returned) saw it.
+//
+// # Disk space
+//
+// A full disk must not crash the store nor lose what it acknowledged. The
+// store keeps Options.MinFreeBytes (256 MiB) free for pebble's own
+// flushes and compactions and for its callers' logs: a watcher reads the
+// free space (FS.GetDiskUsage) every FreeCheckInterval (10 s), and while
+// less is free every write is refused with storage.ErrReadOnly naming the
+// figures ("read-only: disk: 12 MiB free in /data, under min_free_bytes
+// 256 MiB"), except the collector's deletions, which give space back.
+// Reads go on. Writes resume once an eighth more than the minimum is free.
+// WriteErr returns the current refusal, SpaceStats the figures; the
+// watcher warns at most once a minute (Options.RateLog) while refusing.
+//
+// If the disk fills anyway (another process), pebble meets ENOSPC: a
+// failed log or manifest write goes to its Logger's Fatalf, which pebble
+// never expects to return, and a failed flush or compaction to its
+// EventListener, after which pebble retries the flush in a tight loop.
+// The store's Fatalf returns for ENOSPC (and panics for anything else): the
+// commit that hit it is failed by the store though pebble returns nil (the
+// batch is in pebble's memtable but not in its log), every later write is
+// refused, and the watcher reopens pebble read-only: the old opening is
+// retired (calls fail at once with a retryable error, scanners end at
+// their next Next), closed once its scanners are, and pebble opened again,
+// replaying its log, which holds every synced batch and no part of the
+// failed one. Acknowledged writes were all synced, so none is lost.
+//
+// A read-write open replays the log into an sstable and waits for that
+// flush, forever on a full disk. So Open opens pebble read-only when less
+// than MinFreeBytes is free (a new store cannot be created then), and the
+// watcher reopens it read-write only once space is back and a probe
+// confirms it: it reserves (fallocate) as many bytes as pebble's logs
+// hold, plus 4 MiB, in a scratch file, since the free-space figure can
+// mislead while another process fills the disk. A failed read-write
+// reopen falls back to read-only. Between a check and the open's flush
+// another process can still take the room; that open then waits until
+// space returns.
 //
 // # Byte slices
 //

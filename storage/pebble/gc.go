@@ -50,7 +50,8 @@ func (d *DB) gcLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		err := d.collectGarbage(ctx)
-		if err != nil && !errors.Is(err, storage.ErrClosed) && ctx.Err() == nil {
+		if err != nil && !errors.Is(err, storage.ErrClosed) && !errors.Is(err, storage.ErrReadOnly) &&
+			!errors.Is(err, errReopening) && ctx.Err() == nil {
 			d.opts.Logger.Error("storage gc failed", "dir", d.dir, "err", err)
 		}
 	}
@@ -148,7 +149,7 @@ func (p *gcPass) step(ctx context.Context) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	if err := d.commit(b, pebble.NoSync); err != nil {
+	if err := d.commitDeletes(b, pebble.NoSync); err != nil {
 		return err
 	}
 	return p.trimSurplus(ctx)
@@ -231,7 +232,7 @@ func (p *gcPass) trimRow(ctx context.Context, rowPrefix []byte) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	return d.commit(b, pebble.NoSync)
+	return d.commitDeletes(b, pebble.NoSync)
 }
 
 // visitLocked deletes a version beyond its family's MaxVersions.

@@ -35,12 +35,28 @@ func (d *DB) endWrite() {
 	}
 }
 
-// commit commits b between beginWrite and endWrite.
+// commit commits b between beginWrite and endWrite, unless the store
+// refuses writes (space.go), and fails it if pebble reported a full disk.
 func (d *DB) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
+	if err := d.admit(false); err != nil {
+		return err
+	}
 	d.beginWrite()
 	err := b.Commit(wo)
 	d.endWrite()
-	return err
+	return d.committed(err)
+}
+
+// commitDeletes is commit for the collector's batches, which only delete
+// and so go through while the disk is merely low.
+func (d *DB) commitDeletes(b *pebble.Batch, wo *pebble.WriteOptions) error {
+	if err := d.admit(true); err != nil {
+		return err
+	}
+	d.beginWrite()
+	err := b.Commit(wo)
+	d.endWrite()
+	return d.committed(err)
 }
 
 // pooledIter is an open pebble iterator and the write generation its

@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -68,6 +70,22 @@ type Options struct {
 	// descriptors for it before it lets clients connect. Default 1000
 	// (DefaultMaxOpenFiles).
 	MaxOpenFiles int
+	// MinFreeBytes is the free space the store keeps on its file system
+	// for pebble's own flushes and compactions and its callers' logs:
+	// while less is available, writes are refused with storage.ErrReadOnly
+	// naming the figures, and a store opened with less opens pebble
+	// read-only (space.go). Writes resume once an eighth more than
+	// MinFreeBytes is free. Free space is read through FS.GetDiskUsage; a
+	// file system that does not report it (vfs.MemFS unless told) is never
+	// short. Default 256 MiB; negative disables the check (a full disk
+	// still makes the store read-only rather than crash it).
+	MinFreeBytes int64
+	// FreeCheckInterval is how often free space is read. Default 10 s.
+	FreeCheckInterval time.Duration
+	// RateLog takes the store's repeated warnings (refusing writes, at
+	// most one line a minute; pebble's background errors). Default one of
+	// its own on Logger.
+	RateLog *ratelog.Logger
 
 	// noSync turns off fsync on writes. Tests use it to prove the power-loss
 	// test detects a missing sync; it is unexported so no caller can lose
@@ -83,6 +101,10 @@ const (
 	defaultMemTableSize = 32 << 20
 	defaultGCInterval   = 10 * time.Minute
 	defaultBloomBits    = 10
+	// DefaultMinFreeBytes is Options.MinFreeBytes' default, 256 MiB.
+	DefaultMinFreeBytes = 256 << 20
+	// DefaultFreeCheckInterval is Options.FreeCheckInterval's default.
+	DefaultFreeCheckInterval = 10 * time.Second
 )
 
 // EnsureDefaults fills unset fields with their defaults and returns o; a nil
@@ -118,6 +140,15 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MaxOpenFiles == 0 {
 		o.MaxOpenFiles = DefaultMaxOpenFiles
 	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = DefaultMinFreeBytes
+	}
+	if o.FreeCheckInterval == 0 {
+		o.FreeCheckInterval = DefaultFreeCheckInterval
+	}
+	if o.RateLog == nil {
+		o.RateLog = ratelog.New(ratelog.Options{Logger: o.Logger})
+	}
 	return o
 }
 
@@ -138,6 +169,9 @@ func (o *Options) Validate() error {
 	if _, ok := compressionSettings[o.Compression]; !ok {
 		return storage.Invalidf("pebble options: unknown Compression %q", o.Compression)
 	}
+	if o.FreeCheckInterval < 0 {
+		return storage.Invalidf("pebble options: negative FreeCheckInterval %v", o.FreeCheckInterval)
+	}
 	return nil
 }
 
@@ -149,8 +183,9 @@ var compressionSettings = map[Compression]pebble.DBCompressionSettings{
 	CompressionNone:     pebble.DBCompressionNone,
 }
 
-// pebbleOptions translates o (with defaults) into pebble's options.
-func (o *Options) pebbleOptions(lock *pebble.Lock) *pebble.Options {
+// pebbleOptions translates o (with defaults) into pebble's options; d
+// hears of a full disk (diskFull) from pebble's logger and events.
+func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
 	po := &pebble.Options{
 		FS:                 o.FS,
 		Lock:               lock,
@@ -159,7 +194,8 @@ func (o *Options) pebbleOptions(lock *pebble.Lock) *pebble.Options {
 		MaxOpenFiles:       o.MaxOpenFiles,
 		Comparer:           comparer,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             slogAdapter{o.Logger},
+		Logger:             slogAdapter{l: o.Logger, d: d},
+		EventListener:      &pebble.EventListener{BackgroundError: d.backgroundError},
 	}
 	cs := compressionSettings[o.Compression]
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return cs })
@@ -176,8 +212,12 @@ func (o *Options) pebbleOptions(lock *pebble.Lock) *pebble.Options {
 	return po
 }
 
-// slogAdapter routes pebble's logging to slog.
-type slogAdapter struct{ l *slog.Logger }
+// slogAdapter routes pebble's logging to slog, and a fatal error caused
+// by a full disk to its DB.
+type slogAdapter struct {
+	l *slog.Logger
+	d *DB
+}
 
 func (a slogAdapter) Infof(format string, args ...any) {
 	a.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
@@ -187,10 +227,55 @@ func (a slogAdapter) Errorf(format string, args ...any) {
 	a.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
 }
 
-// Fatalf is only called by pebble for states it cannot survive (it never
-// expects Fatalf to return), so the message is logged and the panic carries it.
+// Fatalf is called by pebble for states it cannot survive and never
+// expects to return from. A full disk is one: pebble calls Fatalf when a
+// write to its log or manifest fails with ENOSPC. That is no reason to
+// crash the daemon, whose acknowledged writes are all synced in pebble's
+// log, so the DB is told (diskFull) and Fatalf returns: the commit that
+// failed then reports the disk full, every later write is refused, and the
+// DB reopens pebble, which replays its log. Any other fatal state is a
+// broken invariant: the message is logged and the panic carries it.
 func (a slogAdapter) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	if err := noSpaceArg(args); err != nil && a.d != nil {
+		a.d.diskFull(&fatalError{msg: msg, err: err})
+		return
+	}
 	a.l.Log(context.Background(), slog.LevelError+4, msg, "component", "pebble")
 	panic("pebble: fatal: " + msg)
+}
+
+// fatalError is a Fatalf message that carries its error argument.
+type fatalError struct {
+	msg string
+	err error
+}
+
+func (e *fatalError) Error() string { return e.msg }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// noSpaceArg returns the first argument that is an error caused by a full
+// disk, or nil.
+func noSpaceArg(args []any) error {
+	for _, a := range args {
+		if err, ok := a.(error); ok && vfs.IsNoSpaceError(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// backgroundError hears pebble's failed flushes and compactions. A full
+// disk makes the DB read-only (pebble would retry the flush in a tight
+// loop); anything else is logged, at most a line a minute.
+func (d *DB) backgroundError(err error) {
+	if vfs.IsNoSpaceError(err) {
+		d.diskFull(err)
+		return
+	}
+	if errors.Is(err, pebble.ErrCancelledCompaction) {
+		return
+	}
+	d.opts.RateLog.Error("pebble.background", "", "pebble background error", "component", "pebble",
+		"dir", d.dir, "err", err)
 }

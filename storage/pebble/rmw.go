@@ -92,9 +92,10 @@ func (r *rmw) write(qualifier []byte, ts int64, value []byte) error {
 	r.kb.a = appendColumnPrefix(r.kb.a, r.st.fams[r.fam].name, qualifier)
 	r.kb.a = appendTimestamp(r.kb.a, ts)
 	d := r.t.db
-	d.beginWrite()
-	defer d.endWrite()
-	return d.pdb.Set(r.kb.a, value, d.wo)
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	_ = b.Set(r.kb.a, value, nil)
+	return d.commit(b, d.wo)
 }
 
 // Increment adds delta to an 8-byte big-endian counter under the row lock

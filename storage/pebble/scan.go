@@ -29,7 +29,10 @@ type scanner struct {
 	reusable bool
 
 	done, started, pending, skipRow bool
-	reverse, hasRef                 bool
+	reverse                         bool
+	// eng is the pebble opening the scanner holds a reference on (Scan's
+	// scanners, not Get's), nil when it holds none.
+	eng *engine
 
 	limit, rows int
 	re          *binaryregexp.Regexp
@@ -96,8 +99,8 @@ func (s *scanner) open() error {
 // next advances to the next visible cell. It is the per-cell hot path, so
 // the row check is inlined here rather than in a helper.
 func (s *scanner) next() bool {
-	if s.hasRef && s.t.db.closed.Load() {
-		s.err = storage.ErrClosed
+	if s.eng != nil && s.eng.retired.Load() {
+		s.err = s.retiredErr()
 		s.finish()
 		return false
 	}
@@ -576,10 +579,20 @@ func (s *scanner) closeIter() {
 		s.err = err
 	}
 	s.it = nil
-	if s.hasRef {
-		s.hasRef = false
-		s.t.db.unref()
+	if e := s.eng; e != nil {
+		s.eng = nil
+		s.t.db.unref(e)
 	}
+}
+
+// retiredErr is why a scan ends when its pebble opening is retired: the
+// store closed, or pebble is being reopened (space.go), which a retry of
+// the scan outlives.
+func (s *scanner) retiredErr() error {
+	if s.t.db.closed.Load() {
+		return storage.ErrClosed
+	}
+	return errReopening
 }
 
 // scanHandle is the storage.Scanner given to callers. It drops its pooled
@@ -641,8 +654,7 @@ func (t *table) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Sca
 		return &scanHandle{err: fmt.Errorf("scan table %q: %w", t.name, err)}
 	}
 	if s.it != nil {
-		t.db.ref()
-		s.hasRef = true
+		s.eng = t.db.ref()
 	}
 	return &scanHandle{s: s}
 }

@@ -321,10 +321,10 @@ func (t *table) DeleteRange(ctx context.Context, start, stop []byte) error {
 	if bytes.Compare(lo, hi) >= 0 {
 		return nil
 	}
-	t.db.beginWrite()
-	err := t.db.pdb.DeleteRange(lo, hi, t.db.wo)
-	t.db.endWrite()
-	if err != nil {
+	b := t.db.pdb.NewBatch()
+	defer b.Close()
+	_ = b.DeleteRange(lo, hi, nil)
+	if err := t.db.commit(b, t.db.wo); err != nil {
 		return fmt.Errorf("delete range of table %q: %w", t.name, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -148,7 +149,9 @@ func (ix *Index) loop() {
 }
 
 func (ix *Index) tick() {
-	if err := ix.Flush(ix.ctx); err != nil {
+	// A read-only store (a full disk) is reported by the store; the spans
+	// wait for the next tick.
+	if err := ix.Flush(ix.ctx); err != nil && !errors.Is(err, storage.ErrReadOnly) {
 		ix.opts.Logger.Warn("index: persist hour spans", "err", err)
 	}
 	ix.abandonSeqs(ix.ctx, false)
@@ -173,7 +176,9 @@ func (ix *Index) retry(ctx context.Context, fn func() error) error {
 	pause := ix.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		err := fn()
-		if err == nil || !storage.IsRetryable(err) || attempt >= ix.opts.MaxAttempts {
+		// Read-only lasts until the disk has room again, far longer than
+		// a retry's backoff: the caller tries again later instead.
+		if err == nil || !storage.IsRetryable(err) || errors.Is(err, storage.ErrReadOnly) || attempt >= ix.opts.MaxAttempts {
 			return err
 		}
 		select {
