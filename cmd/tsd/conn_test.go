@@ -172,8 +172,9 @@ func grepLines(s, sub string) string {
 
 // TestDaemonConnLimitFitsOpenFiles: under an open-file limit of the
 // store's reserve plus 20, the daemon lowers tsd.core.connections.limit to
-// 20 and says so; under one that leaves fewer than 16 for clients it does
-// not start, naming the key and the figure to raise the limit to.
+// 20 and says so; under 1,024 the store keeps fewer sstables open and the
+// daemon serves; under one too small for both it does not start, naming
+// the key and the figure to raise the limit to.
 func TestDaemonConnLimitFitsOpenFiles(t *testing.T) {
 	const reserve = 1256 // pebble.DefaultMaxOpenFiles + fdMargin
 	d := startDaemonUlimit(t, reserve+20, "--data", t.TempDir())
@@ -193,12 +194,27 @@ func TestDaemonConnLimitFitsOpenFiles(t *testing.T) {
 		t.Errorf("connection 21 read %q before its close", got)
 	}
 
-	cmd := exec.Command("sh", "-c", `ulimit -n 1000 && exec "$0" "$@"`, tsdBinary(t),
+	for _, c := range open {
+		c.Close()
+	}
+
+	// A hard limit of 1,024 (common on older systems) is too low for
+	// pebble's 1,000 open sstables beside clients: the store and clients
+	// share what is left, and the daemon serves.
+	low := startDaemonUlimit(t, 1024, "--data", t.TempDir())
+	if !strings.Contains(low.logs.String(), "store_open_files=384") || !strings.Contains(low.logs.String(), "limit=384") {
+		t.Errorf("under ulimit -n 1024, no warning of the shared limit:\n%s", low.logs)
+	}
+	if c := dialDaemon(t, low); !telnetVersionOK(c, bufio.NewReader(c)) {
+		t.Error("under ulimit -n 1024, a connection was not served")
+	}
+
+	cmd := exec.Command("sh", "-c", `ulimit -n 300 && exec "$0" "$@"`, tsdBinary(t),
 		"--port=0", "--tsd.network.bind=127.0.0.1", "--data", t.TempDir())
 	out, err := cmd.CombinedOutput()
-	want := "tsd.core.connections.limit: the open-file limit (RLIMIT_NOFILE) is 1000 and tsd keeps 1256 descriptors"
-	if err == nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), "at least 1272") {
-		t.Errorf("start under ulimit -n 1000: %v\n%s\nwant an error containing %q", err, out, want)
+	want := "tsd.core.connections.limit: the open-file limit (RLIMIT_NOFILE) is 300; tsd keeps 256 descriptors for itself and at least 64 for its store"
+	if err == nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), "at least 336") {
+		t.Errorf("start under ulimit -n 300: %v\n%s\nwant an error containing %q", err, out, want)
 	}
 }
 
@@ -229,25 +245,41 @@ func startDaemonUlimit(t *testing.T, n int, args ...string) *daemon {
 	return d
 }
 
-func TestConnLimit(t *testing.T) {
+func TestPlanFDs(t *testing.T) {
 	for _, tc := range []struct {
-		limit         int
-		nofile        uint64
-		want          int
-		lowered, fail bool
+		limit           int
+		nofile          uint64
+		engine          string
+		store, conns    int
+		lowered, low, e bool
 	}{
-		{10000, 20000, 10000, false, false},
-		{10000, 5000, 5000 - 1256, true, false},
-		{0, 20000, 20000 - 1256, true, false},
-		{0, 1 << 62, 1<<31 - 1, true, false}, // RLIM_INFINITY and the like
-		{0, 0, -1, false, false},             // unknown limit, none configured
-		{5, 0, 5, false, false},
-		{10, 1256 + 15, 0, false, true},
+		{10000, 20000, "pebble", 1000, 10000, false, false, false},
+		{10000, 5000, "pebble", 1000, 5000 - 1256, true, false, false},
+		{0, 20000, "pebble", 1000, 20000 - 1256, true, false, false},
+		{0, 1 << 62, "pebble", 1000, 1<<31 - 1 - 1256, true, false, false}, // RLIM_INFINITY and the like
+		{0, 0, "pebble", 1000, -1, false, false, false},                    // unknown limit, none configured
+		{5, 0, "pebble", 1000, 5, false, false, false},
+		{0, 1256 + 16, "pebble", 1000, 16, true, false, false},
+		// Too few for pebble's default beside clients: half each.
+		{10000, 1256 + 15, "pebble", 507, 508, true, true, false},
+		{0, 1024, "pebble", 384, 384, true, true, false},
+		{100, 1024, "pebble", 384, 100, false, true, false},
+		{0, 256 + 64 + 16, "pebble", 64, 16, true, true, false},
+		{0, 256 + 64 + 15, "pebble", 64, 0, false, true, true},
+		{0, 1024, "bigtable", 0, 1024 - 256, true, false, false},
+		{0, 256 + 15, "bigtable", 0, 0, false, false, true},
 	} {
-		got, lowered, err := connLimit(tc.limit, tc.nofile, 1256)
-		if got != tc.want || lowered != tc.lowered || (err != nil) != tc.fail {
-			t.Errorf("connLimit(%d, %d, 1256) = %d, %v, %v; want %d, %v, error %v",
-				tc.limit, tc.nofile, got, lowered, err, tc.want, tc.lowered, tc.fail)
+		p, err := planFDs(tc.limit, tc.nofile, tc.engine)
+		if (err != nil) != tc.e {
+			t.Errorf("planFDs(%d, %d, %s) error %v, want error %v", tc.limit, tc.nofile, tc.engine, err, tc.e)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if p.storeFiles != tc.store || p.conns != tc.conns || p.lowered != tc.lowered || p.storeLow != tc.low {
+			t.Errorf("planFDs(%d, %d, %s) = %+v; want store %d, conns %d, lowered %v, storeLow %v",
+				tc.limit, tc.nofile, tc.engine, p, tc.store, tc.conns, tc.lowered, tc.low)
 		}
 	}
 }
@@ -272,10 +304,12 @@ func TestWireConns(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var opts api.Options
-		if err := c.wireConns(&opts, slog.New(slog.DiscardHandler)); err != nil {
+		var err error
+		if c.fds, err = planFDs(c.network.connLimit, openFileLimit(), c.engine); err != nil {
 			t.Fatal(err)
 		}
+		var opts api.Options
+		c.wireConns(&opts, slog.New(slog.DiscardHandler))
 		if opts.ReadHeaderTimeout != tc.want.ReadHeaderTimeout || opts.IdleTimeout != tc.want.IdleTimeout || opts.MaxConns == 0 {
 			t.Errorf("head %q, idle %q: options %v, %v, %d; want %v, %v and a limit", tc.head, tc.idle,
 				opts.ReadHeaderTimeout, opts.IdleTimeout, opts.MaxConns, tc.want.ReadHeaderTimeout, tc.want.IdleTimeout)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/tsd-db/tsd/api"
@@ -29,41 +30,59 @@ const fdMargin = 256
 // open-file limit that leaves fewer is a start-up error.
 const minConnLimit = 16
 
-// storeFDs is how many descriptors the engine and the process keep from
-// clients.
-func storeFDs(engine string) int {
-	if engine == "pebble" {
-		return pebble.DefaultMaxOpenFiles + fdMargin
-	}
-	return fdMargin
+// minStoreFiles is the fewest sstables pebble is asked to keep open when
+// the open-file limit is too low for its default.
+const minStoreFiles = 64
+
+// fdPlan is how the open-file limit is shared between the store's
+// sstables and client connections, after fdMargin for everything else.
+type fdPlan struct {
+	storeFiles int  // pebble.Options.MaxOpenFiles; 0 for an engine without local files
+	conns      int  // api.Options.MaxConns; -1 for no limit
+	lowered    bool // conns is below the configured limit (0 counts as unbounded)
+	storeLow   bool // storeFiles is below pebble's default, to leave room for clients
 }
 
-// connLimit returns api.Options.MaxConns for the configured limit (0:
-// none) under an open-file limit of nofile (0: unknown) of which reserve
-// descriptors are not for clients, and whether the descriptors lowered
-// it. -1 is no limit at all.
-func connLimit(limit int, nofile uint64, reserve int) (int, bool, error) {
+// planFDs shares an open-file limit of nofile (0: unknown) between the
+// engine's sstables and at most limit client connections (0: none but the
+// descriptors'). When the limit leaves at least minConnLimit connections
+// beside pebble's default cache of open sstables, the store keeps its
+// default; below that (a hard limit of 1,024, say) the store and the
+// clients get half of what is left each, the store at least
+// minStoreFiles, so tsd still starts, with fewer sstables open at once.
+// Only a limit too small for both is an error.
+func planFDs(limit int, nofile uint64, engine string) (fdPlan, error) {
+	store := 0
+	if engine == "pebble" {
+		store = pebble.DefaultMaxOpenFiles
+	}
+	p := fdPlan{storeFiles: store, conns: -1}
+	if limit > 0 {
+		p.conns = limit
+	}
 	if nofile == 0 {
-		if limit == 0 {
-			return -1, false, nil
-		}
-		return limit, false, nil
+		return p, nil
 	}
-	if nofile < uint64(reserve+minConnLimit) {
-		return 0, false, fmt.Errorf("tsd.core.connections.limit: the open-file limit (RLIMIT_NOFILE) is %d "+
-			"and tsd keeps %d descriptors for its store and itself, which leaves fewer than %d for clients; "+
-			"raise it (ulimit -n, LimitNOFILE=) to at least %d", nofile, reserve, minConnLimit, reserve+minConnLimit)
+	avail := int(min(nofile, uint64(1<<31-1))) - fdMargin
+	if avail-store < minConnLimit && store > 0 {
+		p.storeFiles, p.storeLow = max(minStoreFiles, avail/2), true
 	}
-	fit := int(min(nofile-uint64(reserve), uint64(1<<31-1)))
-	if limit == 0 || limit > fit {
-		return fit, true, nil
+	fit := avail - p.storeFiles
+	if fit < minConnLimit {
+		return p, fmt.Errorf("tsd.core.connections.limit: the open-file limit (RLIMIT_NOFILE) is %d; "+
+			"tsd keeps %d descriptors for itself and at least %d for its store, which leaves fewer than %d "+
+			"for clients; raise it (ulimit -n, LimitNOFILE=) to at least %d",
+			nofile, fdMargin, p.storeFiles, minConnLimit, fdMargin+p.storeFiles+minConnLimit)
 	}
-	return limit, false, nil
+	if p.conns < 0 || p.conns > fit {
+		p.conns, p.lowered = fit, true
+	}
+	return p, nil
 }
 
 // wireConns sets the connection deadlines and limit of opts and logs the
 // limit with the figures it comes from.
-func (c *config) wireConns(opts *api.Options, log *slog.Logger) error {
+func (c *config) wireConns(opts *api.Options, log *slog.Logger) {
 	n := c.network
 	opts.ReadHeaderTimeout, opts.IdleTimeout = -1, -1 // api's "none"
 	if n.readHeaderTimeout > 0 {
@@ -72,19 +91,20 @@ func (c *config) wireConns(opts *api.Options, log *slog.Logger) error {
 	if n.socketTimeout > 0 {
 		opts.IdleTimeout = time.Duration(n.socketTimeout) * time.Second
 	}
-	nofile, reserve := openFileLimit(), storeFDs(c.engine)
-	limit, lowered, err := connLimit(n.connLimit, nofile, reserve)
-	if err != nil {
-		return err
-	}
-	opts.MaxConns = limit
-	args := []any{"limit", limit, "configured", n.connLimit, "open_file_limit", nofile, "reserved", reserve}
-	if lowered && n.connLimit != 0 {
+	opts.MaxConns = c.fds.conns
+	args := []any{"limit", c.fds.conns, "configured", n.connLimit, "open_file_limit", openFileLimit(),
+		"reserved", fdMargin + c.fds.storeFiles}
+	switch {
+	case c.fds.storeLow:
+		log.Warn("the open-file limit is below what pebble's default cache of open sstables and clients need: "+
+			"the store keeps fewer sstables open and clients get the rest; raise the limit (ulimit -n) "+
+			"to at least "+strconv.Itoa(fdMargin+pebble.DefaultMaxOpenFiles+minConnLimit)+" for pebble's default",
+			append(args, "store_open_files", c.fds.storeFiles)...)
+	case c.fds.lowered && n.connLimit != 0:
 		log.Warn("tsd.core.connections.limit lowered to fit the open-file limit less the store's reserve", args...)
-	} else {
+	default:
 		log.Info("connection limit", args...)
 	}
-	return nil
 }
 
 // connStats adds the listener's connection counters.

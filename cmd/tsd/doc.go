@@ -28,10 +28,13 @@
 // At start tsd reads its open-file limit (RLIMIT_NOFILE, which the Go
 // runtime has raised to the hard limit) and lowers
 // tsd.core.connections.limit to it less the descriptors it keeps for the
-// store and itself (storeFDs in conn_wiring.go: pebble's MaxOpenFiles plus
-// a margin of 256), so clients can never starve the store of files. It
-// logs the limit with those figures, and refuses to start when fewer than
-// 16 would be left for clients.
+// store and itself (planFDs in conn_wiring.go: pebble's MaxOpenFiles plus
+// a margin of 256), so clients can never starve the store of files. When
+// the limit is too low for pebble's default of 1,000 open sstables beside
+// 16 clients (a hard limit of 1,024, say), the store and the clients share
+// what is left half and half, the store at least 64, and tsd says so at
+// WARN; it refuses to start only when even that leaves fewer than 16
+// connections. It logs the limit with the figures it comes from.
 //
 // # Full disk
 //

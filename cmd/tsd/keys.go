@@ -33,8 +33,11 @@ type config struct {
 	bigtableCreate    bool
 	ingest            ingestConfig
 	network           networkConfig
-	query             queryConfig
-	disk              diskConfig
+	// fds shares the open-file limit between the store and clients;
+	// serve sets it from the limit before it opens the store.
+	fds   fdPlan
+	query queryConfig
+	disk  diskConfig
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
 	// fs is the file system of the data directory: nil for the operating

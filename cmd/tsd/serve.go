@@ -21,6 +21,9 @@ import (
 // fails; then it shuts the server down and closes the store.
 func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	rl := ratelog.New(ratelog.Options{Logger: log})
+	if c.fds, err = planFDs(c.network.connLimit, openFileLimit(), c.engine); err != nil {
+		return err
+	}
 	db, err := c.openStore(ctx, log, rl)
 	if err != nil {
 		return err
@@ -43,10 +46,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 		// The server is closed by now: flush with a fresh context, ctx is done.
 		err = errors.Join(err, st.close(context.Background(), log))
 	}()
-	opts, err := c.apiOptions(log, rl)
-	if err != nil {
-		return err
-	}
+	opts := c.apiOptions(log, rl)
 	opts.Telnet, opts.Ingest, opts.Gate = st.telnet, st.writer, st.gate
 	rs, err := c.openRead(ctx, db, st, log)
 	if err != nil {
@@ -109,7 +109,7 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger, rl *ratelog.Lo
 			"instance", c.bigtableInstance, "emulator", c.bigtableEmulator)
 		return db, nil
 	default:
-		db, err := pebble.Open(c.dataDir, &pebble.Options{Logger: log, FS: c.fs, RateLog: rl,
+		db, err := pebble.Open(c.dataDir, &pebble.Options{Logger: log, FS: c.fs, RateLog: rl, MaxOpenFiles: c.fds.storeFiles,
 			MinFreeBytes: c.disk.pebbleMinFree(), FreeCheckInterval: c.disk.checkInterval})
 		if err != nil {
 			return nil, err
@@ -156,12 +156,13 @@ func dataTableSpec(name string) storage.TableSpec {
 
 // apiOptions wires the network settings into api.Options, with the
 // daemon's one rate-limited log.
-func (c *config) apiOptions(log *slog.Logger, rl *ratelog.Logger) (api.Options, error) {
+func (c *config) apiOptions(log *slog.Logger, rl *ratelog.Logger) api.Options {
 	opts := api.Options{
 		Addr:    net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
 		Version: versionInfo(),
 		Logger:  log,
 		RateLog: rl,
 	}
-	return opts, c.wireConns(&opts, log)
+	c.wireConns(&opts, log)
+	return opts
 }
