@@ -18,13 +18,25 @@ type stalledTable struct {
 	storage.Table
 	stalled atomic.Bool
 	gets    atomic.Int32
+	began   atomic.Pointer[chan struct{}] // when set, told each time a read stalls
+}
+
+// stall waits until ctx ends, first telling began.
+func (s *stalledTable) stall(ctx context.Context) error {
+	if ch := s.began.Load(); ch != nil {
+		select {
+		case *ch <- struct{}{}:
+		default:
+		}
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 func (s *stalledTable) Get(ctx context.Context, row []byte, o *storage.ReadOptions) ([]storage.Cell, error) {
 	s.gets.Add(1)
 	if s.stalled.Load() {
-		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, s.stall(ctx)
 	}
 	return s.Table.Get(ctx, row, o)
 }
@@ -33,8 +45,7 @@ func (s *stalledTable) Get(ctx context.Context, row []byte, o *storage.ReadOptio
 func (s *stalledTable) GetAppend(ctx context.Context, dst []storage.Cell, buf, row []byte, o *storage.ReadOptions) ([]storage.Cell, []byte, error) {
 	s.gets.Add(1)
 	if s.stalled.Load() {
-		<-ctx.Done()
-		return dst, buf, ctx.Err()
+		return dst, buf, s.stall(ctx)
 	}
 	return s.Table.GetAppend(ctx, dst, buf, row, o)
 }
@@ -65,11 +76,20 @@ func TestResolveStoreTimeout(t *testing.T) {
 	if d := time.Since(begin); d > 5*time.Second {
 		t.Errorf("new name took %v with StoreTimeout 50ms", d)
 	}
+	// The caller cancels while the read stalls, on UIDs whose own timeout
+	// cannot come first however slow the machine.
+	patient, err := New(st, &Options{Logger: quiet, StoreTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := make(chan struct{}, 1)
+	st.began.Store(&began)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(10*time.Millisecond, cancel)
-	if _, err = u.Resolve(ctx, Metric, []byte("new")); storage.IsRetryable(err) || !errors.Is(err, context.Canceled) {
+	go func() { <-began; cancel() }()
+	if _, err = patient.Resolve(ctx, Metric, []byte("new")); storage.IsRetryable(err) || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled caller: %v, want context.Canceled, not retryable", err)
 	}
+	st.began.Store(nil)
 	st.stalled.Store(false)
 	if id := mustResolve(t, u, Metric, "new"); id != known+1 {
 		t.Errorf("new name after the store is back: uid %d, want %d", id, known+1)
