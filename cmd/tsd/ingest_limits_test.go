@@ -87,3 +87,108 @@ func TestDaemonIngestConfiguredLimits(t *testing.T) {
 		t.Errorf("tsd scan lim_rw_bad: exit %d %s", code, errs)
 	}
 }
+
+// TestDaemonLongNamesAreBadData: a metric name, tag key or tag value over
+// 4,096 bytes is bad data on every protocol: 400 (telnet: its error line)
+// naming the field, never a 503 that senders retry for ever, and the good
+// points of the same request land.
+func TestDaemonLongNamesAreBadData(t *testing.T) {
+	data := t.TempDir()
+	d := startDaemon(t, "--data", data)
+	base := "http://" + d.addr
+	long := strings.Repeat("n", 4097)
+	fields := []string{"metric name of 4097 bytes exceeds 4096", "tag name of 4097 bytes exceeds 4096",
+		"tag value of 4097 bytes exceeds 4096"}
+
+	got := telnetSession(t, d.addr,
+		"put ln.telnet 1356998400 1 host=a",
+		"put "+long+" 1356998401 2 host=a",
+		"put ln.telnet 1356998402 3 "+long+"=a",
+		"put ln.telnet 1356998403 4 host="+long,
+		"put ln.telnet 1356998404 5 host=a")
+	if len(got) != 5 {
+		t.Fatalf("telnet replies %q", got)
+	}
+	for i, f := range fields {
+		if !strings.HasPrefix(got[i], "put: illegal argument: ") || !strings.Contains(got[i], f) {
+			t.Errorf("telnet reply %d = %.200q, want an illegal argument naming %q", i, got[i], f)
+		}
+	}
+
+	put := `[{"metric":"ln.put","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
+		`{"metric":"` + long + `","timestamp":1356998401,"value":2,"tags":{"host":"a"}},` +
+		`{"metric":"ln.put","timestamp":1356998402,"value":3,"tags":{"` + long + `":"a"}},` +
+		`{"metric":"ln.put","timestamp":1356998403,"value":4,"tags":{"host":"` + long + `"}},` +
+		`{"metric":"ln.put","timestamp":1356998404,"value":5,"tags":{"host":"a"}}]`
+	resp, body := post(t, "POST", base+"/api/put?details", []byte(put), false)
+	if resp.StatusCode != 400 || !strings.HasPrefix(body, `{"success":2,"failed":3,`) || resp.Header.Get("Retry-After") != "" {
+		t.Errorf("/api/put = %d %.300s", resp.StatusCode, body)
+	}
+	for _, f := range fields {
+		if !strings.Contains(body, f) {
+			t.Errorf("/api/put answer does not name %q", f)
+		}
+	}
+
+	for _, path := range []string{"/write?db=x&precision=s", "/api/v2/write?org=o&bucket=b&precision=s"} {
+		m := "ln_w1"
+		if strings.HasPrefix(path, "/api/v2") {
+			m = "ln_w2"
+		}
+		lp := m + ",host=a v=1 1356998400\n" + long + ",host=a v=2 1356998401\n" + m + "," + long + "=a v=3 1356998402\n" +
+			m + ",host=" + long + " v=4 1356998403\n" + m + ",host=a v=5 1356998404\n"
+		resp, body = post(t, "POST", base+path, []byte(lp), false)
+		if resp.StatusCode != 400 || !strings.Contains(body, "partial write: ") || !strings.Contains(body, "dropped=3") ||
+			resp.Header.Get("Retry-After") != "" {
+			t.Errorf("%s = %d %.300s", path, resp.StatusCode, body)
+		}
+		for _, f := range []string{"metric name of 4099 bytes exceeds 4096", fields[1], fields[2]} {
+			if !strings.Contains(body, f) {
+				t.Errorf("%s answer does not name %q", path, f)
+			}
+		}
+	}
+
+	ts := func(labels []string, ms int64, v float64) prompb.TimeSeries {
+		var ls []prompb.Label
+		for i := 0; i+1 < len(labels); i += 2 {
+			ls = append(ls, prompb.Label{Name: labels[i], Value: labels[i+1]})
+		}
+		return prompb.TimeSeries{Labels: ls, Samples: []prompb.Sample{{Value: v, Timestamp: ms}}}
+	}
+	wr := &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{
+		ts([]string{"__name__", "ln_rw", "host", "a"}, 1356998400000, 1),
+		ts([]string{"__name__", long, "host", "a"}, 1356998401000, 2),
+		ts([]string{"__name__", "ln_rw", long, "a"}, 1356998402000, 3),
+		ts([]string{"__name__", "ln_rw", "host", long}, 1356998403000, 4),
+		ts([]string{"__name__", "ln_rw", "host", "a"}, 1356998404000, 5),
+	}}
+	raw, err := wr.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = post(t, "POST", base+"/api/v1/write", snappy.Encode(nil, raw), false,
+		"Content-Type", "application/x-protobuf", "Content-Encoding", "snappy")
+	if resp.StatusCode != 400 || resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "2" ||
+		resp.Header.Get("Retry-After") != "" {
+		t.Errorf("remote_write = %d %v %.300s", resp.StatusCode, resp.Header, body)
+	}
+	for _, f := range fields {
+		if !strings.Contains(body, f) {
+			t.Errorf("remote_write answer does not name %q", f)
+		}
+	}
+
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.logs)
+	}
+	for metric, want := range map[string][]string{
+		"ln.telnet": {"1356998400000 1 int", "1356998404000 5 int"},
+		"ln.put":    {"1356998400000 1 int", "1356998404000 5 int"},
+		"ln_w1_v":   {"1356998400000 1 float64", "1356998404000 5 float64"},
+		"ln_w2_v":   {"1356998400000 1 float64", "1356998404000 5 float64"},
+		"ln_rw":     {"1356998400000 1 float64", "1356998404000 5 float64"},
+	} {
+		equalLines(t, metric, scanPoints(t, data, metric), want)
+	}
+}

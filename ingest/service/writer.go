@@ -232,8 +232,13 @@ func (s *Session) classify(err error) error {
 	return &throttleError{err}
 }
 
+// isDataError reports a refusal caused by the point itself. ErrInvalidName
+// covers every name the UID layer refuses: a *NameError (a character the
+// rules forbid, an empty name) and a name too long to be a row key (over
+// storage.MaxRowKeySize bytes), which used to fall through to the throttle
+// branch and made senders retry it for ever.
 func isDataError(err error) bool {
-	var ne *uid.NameError
-	return errors.As(err, &ne) || errors.Is(err, uid.ErrNoSuchName) || errors.Is(err, uid.ErrNotLatin1) ||
+	return errors.Is(err, uid.ErrInvalidName) || errors.Is(err, uid.ErrNoSuchName) ||
+		errors.Is(err, uid.ErrNotLatin1) || errors.Is(err, uid.ErrDuplicateTag) ||
 		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey)
 }
