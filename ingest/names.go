@@ -133,6 +133,10 @@ func (n *NameAppender) Commit(sync bool) error {
 	return n.a.Commit(sync)
 }
 
+// Sync returns once every point this appender committed is on stable
+// storage (Appender.Sync); points not committed yet are not waited for.
+func (n *NameAppender) Sync() error { return n.a.Sync() }
+
 // Rollback drops the points waiting for Commit, deferred ones included.
 func (n *NameAppender) Rollback() {
 	n.a.Rollback()

@@ -32,12 +32,16 @@
 // lines up to TelnetOptions.MaxLineBytes (64 KiB; a longer line is answered
 // "error: line too long: over N bytes" and skipped, the connection goes
 // on). put is silent on success and answers OpenTSDB's one-line errors;
-// version first commits every earlier put of the connection to the log
-// (the durability barrier tcollector's heartbeat relies on) and then
-// answers two lines; stats, help, dropcaches, exit and diediedie (refused
-// by default) answer as OpenTSDB does. Puts are not committed one by one:
-// a connection commits its pending points whenever the bytes it already
-// received are used up, before it waits for more, so a burst of lines costs
-// one log write and no fsync (the log syncs on its own interval); a client
-// that streams without pause is committed every 4096 puts.
+// version is a durability barrier: it commits the connection's pending
+// puts and answers only once every put the connection sent before it is
+// synced to stable storage (a failure is answered first, as a throttle
+// line), so a client may take the reply as an acknowledgement. The wait is
+// group-committed: none when the log's periodic sync already covered the
+// puts, else one sync shared by every barrier waiting meanwhile. stats,
+// help, dropcaches, exit and diediedie (refused by default) answer as
+// OpenTSDB does. Puts are not committed one by one: a connection commits
+// its pending points whenever the bytes it already received are used up,
+// before it waits for more, so a burst of lines costs one log write and no
+// fsync (the log syncs on its own interval); a client that streams
+// without pause is committed every 4096 puts.
 package service

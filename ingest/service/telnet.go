@@ -164,7 +164,7 @@ func (c *telnetConn) command(line []byte) bool {
 	case telnet.Put:
 		c.put(line)
 	case telnet.Version:
-		c.commit()
+		c.barrier()
 		c.reply(c.h.opts.Version)
 	case telnet.Stats:
 		c.stats()
@@ -235,6 +235,18 @@ func (c *telnetConn) commit() {
 	n := c.sess.Pending()
 	if err := c.sess.Commit(false); err != nil {
 		c.reply("put: Please throttle writes: " + ThrottleReason(err) + " (" + strconv.Itoa(n) + " points not written)")
+	}
+}
+
+// barrier commits the pending puts and waits until every put the
+// connection committed is on stable storage, so that the version reply
+// after it vouches for them (tcollector's heartbeat, and any client that
+// treats the reply as an acknowledgement). A failure is answered before
+// the version reply.
+func (c *telnetConn) barrier() {
+	c.commit()
+	if err := c.sess.Sync(); err != nil {
+		c.reply("put: Please throttle writes: " + ThrottleReason(err) + " (earlier points may not be on disk)")
 	}
 }
 

@@ -213,6 +213,19 @@ func (s *Session) Commit(sync bool) error {
 	return nil
 }
 
+// Sync returns once every point the session committed is on stable
+// storage (pending points are not committed: Commit first): the telnet
+// version barrier. The log also syncs on its own interval, and concurrent
+// barriers share one sync, so a barrier costs at most one sync and often
+// none. On error (matching ErrThrottled) some committed points may not be
+// on disk.
+func (s *Session) Sync() error {
+	if err := s.app.Sync(); err != nil {
+		return &throttleError{err}
+	}
+	return nil
+}
+
 // CountBad counts n points refused by the protocol's parser.
 func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
 
