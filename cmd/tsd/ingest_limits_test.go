@@ -192,3 +192,92 @@ func TestDaemonLongNamesAreBadData(t *testing.T) {
 		equalLines(t, metric, scanPoints(t, data, metric), want)
 	}
 }
+
+// TestDaemonSeriesLimits: with tsd.core.max_hourly_series=6 and
+// tsd.core.max_series_per_metric=3, a point of a series new to a full
+// limit is refused with 400 (telnet: its error line) naming the key, on
+// every protocol, while points of known series beside it land; the
+// refusals are counted in /metrics by limit; a refused series never gets
+// a UID.
+func TestDaemonSeriesLimits(t *testing.T) {
+	data := t.TempDir()
+	d := startDaemon(t, "--data", data, "--tsd.core.max_hourly_series=6", "--tsd.core.max_series_per_metric=3")
+	base := "http://" + d.addr
+	const perMetric, hourly = "tsd.core.max_series_per_metric", "tsd.core.max_hourly_series"
+
+	// Per metric: card.pm's fourth series is refused; 3 series in the hour.
+	put := `[{"metric":"card.pm","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
+		`{"metric":"card.pm","timestamp":1356998400,"value":2,"tags":{"host":"b"}},` +
+		`{"metric":"card.pm","timestamp":1356998400,"value":3,"tags":{"host":"c"}},` +
+		`{"metric":"card.pm","timestamp":1356998400,"value":4,"tags":{"host":"d"}},` +
+		`{"metric":"card.pm","timestamp":1356998401,"value":5,"tags":{"host":"a"}}]`
+	resp, body := post(t, "POST", base+"/api/put?details", []byte(put), false)
+	if resp.StatusCode != 400 || resp.Header.Get("Retry-After") != "" || !strings.HasPrefix(body, `{"success":4,"failed":1,`) ||
+		!strings.Contains(body, `new series refused: metric \"card.pm\" has 3 series, the most `+perMetric+` allows`) {
+		t.Errorf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	// The hour: three more series fill it, the next new one is refused.
+	resp, body = post(t, "POST", base+"/write?db=x&precision=s", []byte("card,host=a v=1 1356998400\n"), false)
+	if resp.StatusCode != 204 {
+		t.Errorf("/write = %d %s", resp.StatusCode, body)
+	}
+	got := telnetSession(t, d.addr,
+		"put card.h1 1356998400 1 host=a",
+		"put card.h2 1356998400 2 host=a",
+		"put card.h3 1356998400 3 host=a",
+		"put card.pm 1356998402 6 host=b")
+	if len(got) != 3 || !strings.HasPrefix(got[0], "put: illegal argument: new series refused: 6 series were written in the last hour, the most "+hourly+" allows") {
+		t.Errorf("telnet replies %q", got)
+	}
+	lp := "card,host=a v=2 1356998401\ncard,host=b v=3 1356998401\n"
+	resp, body = post(t, "POST", base+"/write?db=x&precision=s", []byte(lp), false)
+	if resp.StatusCode != 400 || !strings.Contains(body, "partial write: new series refused: ") ||
+		!strings.Contains(body, hourly) || !strings.Contains(body, "dropped=1") {
+		t.Errorf("/write = %d %s", resp.StatusCode, body)
+	}
+	wr := &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{
+		{Labels: []prompb.Label{{Name: "__name__", Value: "card_rw"}, {Name: "host", Value: "a"}},
+			Samples: []prompb.Sample{{Value: 1, Timestamp: 1356998400000}}},
+		{Labels: []prompb.Label{{Name: "__name__", Value: "card.h1"}, {Name: "host", Value: "a"}},
+			Samples: []prompb.Sample{{Value: 8, Timestamp: 1356998404000}}},
+	}}
+	raw, err := wr.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = post(t, "POST", base+"/api/v1/write", snappy.Encode(nil, raw), false,
+		"Content-Type", "application/x-protobuf", "Content-Encoding", "snappy")
+	if resp.StatusCode != 400 || !strings.Contains(body, hourly) ||
+		resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "1" {
+		t.Errorf("remote_write = %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	code, metrics := d.get(t, "/metrics")
+	for _, want := range []string{
+		`tsd_ingest_series_limit_refused_total{limit="` + hourly + `"} 3`,
+		`tsd_ingest_series_limit_refused_total{limit="` + perMetric + `"} 1`,
+		`tsd_ingest_series_limit_refused_total{limit="tsd.core.max_daily_series"} 0`,
+		`tsd_ingest_series_limit_series{window="hour"} 6`,
+	} {
+		if code != 200 || !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.logs)
+	}
+	for metric, want := range map[string][]string{
+		"card.pm": {"1356998400000 1 int", "1356998401000 5 int", "1356998400000 2 int", "1356998402000 6 int",
+			"1356998400000 3 int"},
+		"card_v":  {"1356998400000 1 float64", "1356998401000 2 float64"},
+		"card.h1": {"1356998400000 1 int", "1356998404000 8 float64"},
+	} {
+		equalLines(t, metric, scanPoints(t, data, metric), want)
+	}
+	for _, m := range []string{"card.h3", "card_rw"} {
+		if code, _, errs := tsdScan(t, data, "1356998400", "1893456000", m); code == exitOK ||
+			!strings.Contains(errs, "No such name for 'metrics': '"+m+"'") {
+			t.Errorf("tsd scan %s: exit %d %s", m, code, errs)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type ingestConfig struct {
 	autoCreateTagV bool
 	telnetMaxLine  int
 	retention      string // tsd.storage.retention, checked by retention.Parse
+	seriesLimits   ingest.SeriesLimits
 }
 
 // ingestStack is the write path, opened in dependency order and closed in
@@ -113,7 +114,7 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 	}
 	st.head, err = ingest.OpenHead(fs, filepath.Join(c.dataDir, "wal"), &ingest.HeadOptions{
 		Widths: s.Widths, MaxTags: c.maxTags, Registrar: st.index, Logger: log,
-		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log)})
+		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log), SeriesLimits: c.ingest.seriesLimits})
 	if err != nil {
 		return fmt.Errorf("open head: %w", err)
 	}

@@ -21,10 +21,12 @@
 //
 // Add and Commit classify failures for the caller's next action: a point
 // refused for its data is a *PointError (the client must not retry it; the
-// other points of the request still land), and anything the client should
-// retry later (head over its memory limit, a log that cannot write, a store
-// not answering) matches ErrThrottled (HTTP 503 with Retry-After, telnet
-// "put: Please throttle writes: ...").
+// other points of the request still land): an invalid or unknown name, a
+// name over 4,096 bytes, a point out of range, a new series past a series
+// limit (ingest.SeriesLimits, logged through the rate log). Anything the
+// client should retry later (head over its memory limit, a log that cannot
+// write, a store not answering) matches ErrThrottled (HTTP 503 with
+// Retry-After, telnet "put: Please throttle writes: ...").
 //
 // # Telnet
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -60,6 +61,9 @@ type Options struct {
 	InfluxSeparator string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
+	// RateLog writes the lines a client can make the Writer repeat (a
+	// point refused by a series limit). Default: one over Logger.
+	RateLog *ratelog.Logger
 }
 
 // Counters count what a Writer stored and refused, per protocol.
@@ -105,6 +109,9 @@ func NewWriter(opts Options) (*Writer, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.RateLog == nil {
+		opts.RateLog = ratelog.New(ratelog.Options{Logger: opts.Logger})
 	}
 	w := &Writer{opts: opts, uids: opts.UIDs, head: opts.Head, log: opts.Logger}
 	w.pool.New = func() any { return &Session{w: w, app: w.head.NameAppender(w.uids, 0)} }
@@ -236,6 +243,7 @@ func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
 func (s *Session) classify(err error) error {
 	if isDataError(err) {
 		s.w.stats[s.proto].Bad.Add(1)
+		s.logLimit(err)
 		return &PointError{Err: err}
 	}
 	s.w.stats[s.proto].Throttled.Add(1)
@@ -253,5 +261,16 @@ func (s *Session) classify(err error) error {
 func isDataError(err error) bool {
 	return errors.Is(err, uid.ErrInvalidName) || errors.Is(err, uid.ErrNoSuchName) ||
 		errors.Is(err, uid.ErrNotLatin1) || errors.Is(err, uid.ErrDuplicateTag) ||
-		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey)
+		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey) ||
+		errors.Is(err, ingest.ErrSeriesLimit)
+}
+
+// logLimit tells the operator, within the rate log's budget, that a series
+// limit refuses points: the client only sees its own refusals.
+func (s *Session) logLimit(err error) {
+	var le *ingest.SeriesLimitError
+	if errors.As(err, &le) {
+		s.w.opts.RateLog.Warn("ingest.series_limit", "", "new series refused by a series limit",
+			"limit", le.Limit, "max", le.Max, "protocol", s.proto.String())
+	}
 }
