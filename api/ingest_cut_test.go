@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
+
+	"github.com/tsd-db/tsd/ingest/service"
 )
 
 // writtenCount returns the number before suffix in body ("... 123 points
@@ -91,5 +93,10 @@ func TestIngestTooLargeSaysWhatLanded(t *testing.T) {
 	if resp.StatusCode != 413 || resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "0" ||
 		resp.Header.Get("X-Prometheus-Remote-Write-Histograms-Written") != "0" {
 		t.Errorf("remote_write over the limit = %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	for p, want := range map[service.Protocol]int64{service.Put: 1, service.Influx: 2, service.RemoteWrite: 1} {
+		if n := w.Stats(p).TooLarge.Load(); n != want {
+			t.Errorf("%s: %d requests counted too large, want %d", p, n, want)
+		}
 	}
 }

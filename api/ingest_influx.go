@@ -72,6 +72,7 @@ func pointsWritten(n int) string { return strconv.Itoa(n) + " points written" }
 func (a *ingestAPI) influxBodyError(ctx *fasthttp.RequestCtx, v2 bool, err error, written int) {
 	switch {
 	case errors.Is(err, errBodyTooLarge):
+		a.w.Stats(service.Influx).TooLarge.Add(1)
 		a.bodyTooLarge(ctx, func(msg string) {
 			influxError(ctx, v2, fasthttp.StatusRequestEntityTooLarge, "request too large",
 				"request body too large: "+msg+"; "+pointsWritten(written))

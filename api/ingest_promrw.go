@@ -78,12 +78,12 @@ func (a *ingestAPI) snappyBody(ctx *fasthttp.RequestCtx, bb *bodyBuf) bool {
 	raw := a.getBuf()
 	defer a.release(raw)
 	if n := ctx.Request.Header.ContentLength(); n > snappy.MaxEncodedLen(a.limit) {
-		a.bodyError(ctx, errBodyTooLarge)
+		a.rwBodyError(ctx, errBodyTooLarge)
 		return false
 	}
 	lim := limitReader{r: rawStream(ctx), n: int64(snappy.MaxEncodedLen(a.limit))}
 	if err := a.readAll(raw, &lim, a.sizeHint(ctx)); err != nil {
-		a.bodyError(ctx, err)
+		a.rwBodyError(ctx, err)
 		return false
 	}
 	n, err := snappy.DecodedLen(raw.b)
@@ -92,15 +92,15 @@ func (a *ingestAPI) snappyBody(ctx *fasthttp.RequestCtx, bb *bodyBuf) bool {
 		rwText(ctx, fasthttp.StatusBadRequest, "snappy: "+err.Error()+"\n")
 		return false
 	case n > a.limit:
-		a.bodyError(ctx, errBodyTooLarge)
+		a.rwBodyError(ctx, errBodyTooLarge)
 		return false
 	case !a.reserve(bb, int64(n)):
-		a.bodyError(ctx, errBudgetSpent)
+		a.rwBodyError(ctx, errBudgetSpent)
 		return false
 	}
 	bb.b, err = promrw.Decompress(bb.b[:0], raw.b, a.limit)
 	if errors.Is(err, promrw.ErrTooLarge) {
-		a.bodyError(ctx, errBodyTooLarge)
+		a.rwBodyError(ctx, errBodyTooLarge)
 		return false
 	}
 	if err != nil {
@@ -143,6 +143,15 @@ func (a *ingestAPI) rwDecode(ctx *fasthttp.RequestCtx, body []byte, v promrw.Ver
 		res.written = n
 	}
 	return res, nil
+}
+
+// rwBodyError answers a body that could not be read, counting one over
+// the limit.
+func (a *ingestAPI) rwBodyError(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, errBodyTooLarge) {
+		a.w.Stats(service.RemoteWrite).TooLarge.Add(1)
+	}
+	a.bodyError(ctx, err)
 }
 
 // setWritten sets the remote-write 2.0 headers counting the samples of the

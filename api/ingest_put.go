@@ -166,6 +166,7 @@ func isPutTooLarge(err error) bool {
 // the counts of res. A data point too large is answered once the rest of
 // the body is read (within its limit), so the client reads the answer.
 func (a *ingestAPI) putTooLarge(ctx *fasthttp.RequestCtx, rest io.Reader, err error, res *putResult) {
+	a.w.Stats(service.Put).TooLarge.Add(1)
 	var te *putjson.TooLargeError
 	if errors.As(err, &te) {
 		a.s.log.Warn("data point over the limit", "remote", ctx.RemoteAddr().String(),

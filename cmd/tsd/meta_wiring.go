@@ -133,6 +133,7 @@ func (l *statList) writerStats(w *service.Writer) {
 		l.add("tsd.ingest.points", "Points stored, by protocol.", true, c.Points.Load(), tag)
 		l.add("tsd.ingest.bad", "Points refused as bad data, by protocol.", true, c.Bad.Load(), tag)
 		l.add("tsd.ingest.throttled", "Points refused for overload, by protocol.", true, c.Throttled.Load(), tag)
+		l.add("tsd.ingest.too-large", "Requests (telnet: lines) refused for their size, by protocol.", true, c.TooLarge.Load(), tag)
 	}
 }
 

@@ -126,6 +126,7 @@ func (c *telnetConn) serveLine() bool {
 	}
 	if len(line) > 0 {
 		if line = trimEOL(line); len(line) > c.h.opts.MaxLineBytes {
+			c.h.w.stats[Telnet].TooLarge.Add(1)
 			c.reply("error: line too long: over " + strconv.Itoa(c.h.opts.MaxLineBytes) + " bytes")
 		} else if !c.command(line) {
 			return false
@@ -136,6 +137,7 @@ func (c *telnetConn) serveLine() bool {
 
 // skipLong answers a line over the limit and discards the rest of it.
 func (c *telnetConn) skipLong() {
+	c.h.w.stats[Telnet].TooLarge.Add(1)
 	c.reply("error: line too long: over " + strconv.Itoa(c.h.opts.MaxLineBytes) + " bytes")
 	for {
 		_, err := c.br.ReadSlice('\n')

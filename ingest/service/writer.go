@@ -69,6 +69,10 @@ type Options struct {
 // Counters count what a Writer stored and refused, per protocol.
 type Counters struct {
 	Points, Bad, Throttled atomic.Int64
+	// TooLarge counts the requests (telnet: lines) refused for their size:
+	// a body or a data point over its limit (413), a telnet line over
+	// TelnetOptions.MaxLineBytes. The protocol handlers count them.
+	TooLarge atomic.Int64
 }
 
 // Protocol names a protocol for counting.
