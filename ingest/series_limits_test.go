@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/internal/series"
+	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index"
 )
 
 var limitOffered = flag.Int("ingest.limit.offered", 1_000_000, "distinct series TestSeriesLimitMemoryBounded offers past the limit")
@@ -79,11 +86,49 @@ func TestSeriesWindowSlides(t *testing.T) {
 	}
 }
 
-func limitedPipeline(t testing.TB, limits SeriesLimits, c *testClock) *namePipeline {
-	return openNamePipeline(t, func(o *HeadOptions) {
-		o.SeriesLimits = limits
-		o.Clock = c.now
-	})
+// limitStack is the write path from names on, as the daemon has it: UIDs
+// on a real pebble store, the series index as the head's registrar, the
+// head with series limits timed by a test clock.
+type limitStack struct {
+	db *tsdpebble.DB
+	u  *uid.UIDs
+	ix *index.Index
+	h  *Head
+	na *NameAppender
+}
+
+func limitedPipeline(t testing.TB, limits SeriesLimits, c *testClock) *limitStack {
+	t.Helper()
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	p := &limitStack{}
+	var err error
+	if p.db, err = tsdpebble.Open(t.TempDir(), &tsdpebble.Options{Logger: quiet, GCInterval: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.db.EnsureTable(ctx, uid.MetaTableSpec("tsdb-meta")); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := p.db.Table(ctx, "tsdb-meta")
+	if p.u, err = uid.Open(ctx, p.db, &uid.Options{Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	if p.ix, err = index.Open(ctx, meta, p.u, &index.Options{RefreshInterval: -1, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	opts := &HeadOptions{Registrar: p.ix, Logger: quiet, SeriesLimits: limits, Clock: c.now,
+		WAL: wal.Options{FsyncInterval: -1}}
+	if p.h, err = OpenHead(vfs.Default, t.TempDir(), opts); err != nil {
+		t.Fatal(err)
+	}
+	p.na = p.h.NameAppender(p.u, 0)
+	return p
+}
+
+func (p *limitStack) close() {
+	p.h.Close()
+	p.ix.Close()
+	p.db.Close()
 }
 
 // TestSeriesLimitHourly: with tsd.core.max_hourly_series at 3, a point of
@@ -245,7 +290,7 @@ func TestSeriesLimitPerMetric(t *testing.T) {
 	}
 }
 
-func (p *namePipeline) metricUID(t testing.TB, name string) uid.ID {
+func (p *limitStack) metricUID(t testing.TB, name string) uid.ID {
 	id, found, err := p.u.Find(context.Background(), uid.Metric, []byte(name))
 	if err != nil || !found {
 		t.Fatalf("metric %s: %v %v", name, found, err)
@@ -358,5 +403,52 @@ func TestSeriesLimitKnownSeriesAllocs(t *testing.T) {
 	}
 	if p.h.limiter.epoch.Load() == epoch {
 		t.Fatal("the epoch never moved")
+	}
+}
+
+// TestSeriesLimitConcurrent: appenders on four goroutines offer distinct
+// new series of one metric at once, committing as they go; the limits
+// hold exactly: as many series as tsd.core.max_series_per_metric allows
+// land, in the head and the index, and the hourly window counts them.
+func TestSeriesLimitConcurrent(t *testing.T) {
+	c := newTestClock()
+	const perMetric, goroutines, each = 200, 4, 500
+	p := limitedPipeline(t, SeriesLimits{MaxHourly: 300, MaxPerMetric: perMetric}, c)
+	defer p.close()
+	ctx := context.Background()
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			n := p.h.NameAppender(p.u, 0)
+			for i := range each {
+				host := "g" + strconv.Itoa(g) + "-" + strconv.Itoa(i)
+				_, err := n.Append(ctx, []byte("conc.m"), []uid.Tag{{Key: []byte("host"), Value: []byte(host)}},
+					series.IntPoint(c.ms.Load(), int64(i)))
+				switch {
+				case err == nil:
+					admitted.Add(1)
+				case !errors.Is(err, ErrSeriesLimit):
+					t.Error(err)
+					return
+				}
+				if i%37 == 36 {
+					if err := n.Commit(false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+			if err := n.Commit(false); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	st := p.h.SeriesLimitStats()
+	if admitted.Load() != perMetric || p.h.NumSeries() != perMetric || p.ix.MetricSeries(p.metricUID(t, "conc.m")) != perMetric ||
+		st.Hourly != perMetric || st.RefusedPerMetric != goroutines*each-perMetric {
+		t.Errorf("admitted %d, head %d, index %d, stats %+v; want %d series", admitted.Load(), p.h.NumSeries(),
+			p.ix.MetricSeries(p.metricUID(t, "conc.m")), st, perMetric)
 	}
 }
