@@ -89,6 +89,25 @@
 // after it returns, or the connection is closed, since those bytes would
 // otherwise be read as the next request.
 //
+// # A body cut by its limit
+//
+// Streamed bodies are stored as they are decoded, /api/put and Influx in
+// commits of 4096 points, so a body over the limit is refused part way: the
+// points decoded before the limit are committed, nothing after it is read,
+// and the 413 says exactly what landed. /api/put answers OpenTSDB's error
+// object with the summary's counts beside it,
+// {"error":{"code":413,...,"details":"...; N data points before it were
+// written, M failed"},"success":N,"failed":M} (failed: refused as bad data
+// or throttled; ?details adds their errors); the same for one data point
+// over its 1 MiB limit. /write and /api/v2/write answer InfluxDB's error
+// shape ({"error":...} and {"code":"request too large","message":...})
+// ending "; N points written", as do their 400 for a body that breaks
+// off or does not decompress and their 503 for throttled points.
+// remote_write decodes a snappy block only whole, so a body over the
+// limit writes nothing; every remote_write answer, errors included,
+// carries X-Prometheus-Remote-Write-Samples-Written (and the Histograms
+// and Exemplars headers, always 0) counting what landed.
+//
 // # Responses
 //
 // Errors use OpenTSDB's shape {"error":{"code":C,"message":M[,"details":D]}}

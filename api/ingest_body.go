@@ -232,17 +232,25 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// bodyTooLarge logs a body over the limit and has write answer 413 in its
+// protocol's form with the text given; then, when the body was refused
+// unread, it closes the connection after the answer.
+func (a *ingestAPI) bodyTooLarge(ctx *fasthttp.RequestCtx, write func(msg string)) {
+	a.s.log.Warn("request body over the limit", "remote", ctx.RemoteAddr().String(),
+		"path", string(ctx.Path()), "limit", a.limit)
+	write("The decompressed request body is larger than the limit of " + strconv.Itoa(a.limit) + " bytes")
+	if ctx.Request.Header.ContentLength() > a.limit {
+		ctx.SetConnectionClose() // refused unread: too much to drain
+	}
+}
+
 // bodyError answers a body that could not be read.
 func (a *ingestAPI) bodyError(ctx *fasthttp.RequestCtx, err error) {
 	switch {
 	case errors.Is(err, errBodyTooLarge):
-		a.s.log.Warn("request body over the limit", "remote", ctx.RemoteAddr().String(),
-			"path", string(ctx.Path()), "limit", a.limit)
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large",
-			"The decompressed request body is larger than the limit of "+strconv.Itoa(a.limit)+" bytes")
-		if ctx.Request.Header.ContentLength() > a.limit {
-			ctx.SetConnectionClose() // refused unread: too much to drain
-		}
+		a.bodyTooLarge(ctx, func(msg string) {
+			writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large", msg)
+		})
 	case errors.Is(err, errBudgetSpent):
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "Please throttle writes", err.Error())
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)

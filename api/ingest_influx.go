@@ -21,9 +21,9 @@ const maxInfluxErrors = 10
 
 // influxResult counts one write request.
 type influxResult struct {
-	bad, throttled int
-	errs           []byte // bad lines' messages, "\n"-separated
-	throttle       string
+	written, bad, throttled int
+	errs                    []byte // bad lines' messages, "\n"-separated
+	throttle                string
 }
 
 // handleWrite is InfluxDB 1.x POST /write.
@@ -45,19 +45,43 @@ func (a *ingestAPI) influxWrite(ctx *fasthttp.RequestCtx, v2 bool) {
 	}
 	res, err := a.influxBody(ctx, prec)
 	if err != nil {
-		a.bodyError(ctx, err)
+		a.influxBodyError(ctx, v2, err, res.written)
 		return
 	}
 	switch {
 	case res.throttled > 0:
 		setThrottled(ctx)
-		influxError(ctx, v2, fasthttp.StatusServiceUnavailable, "unavailable", "Please throttle writes: "+res.throttle)
+		influxError(ctx, v2, fasthttp.StatusServiceUnavailable, "unavailable",
+			"Please throttle writes: "+res.throttle+"; "+pointsWritten(res.written))
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
 	case res.bad > 0:
 		msg := "partial write: " + string(res.errs) + " dropped=" + strconv.Itoa(res.bad)
 		influxError(ctx, v2, fasthttp.StatusBadRequest, "invalid", msg)
 	default:
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
+	}
+}
+
+// pointsWritten is the count an Influx error carries of the request's
+// points that landed.
+func pointsWritten(n int) string { return strconv.Itoa(n) + " points written" }
+
+// influxBodyError answers a body that could not be read to its end, in
+// InfluxDB's error shape, saying how many of its points were written (the
+// lines decoded before the failure: see influxDecode).
+func (a *ingestAPI) influxBodyError(ctx *fasthttp.RequestCtx, v2 bool, err error, written int) {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		a.w.Stats(service.Influx).TooLarge.Add(1)
+		a.bodyTooLarge(ctx, func(msg string) {
+			influxError(ctx, v2, fasthttp.StatusRequestEntityTooLarge, "request too large",
+				"request body too large: "+msg+"; "+pointsWritten(written))
+		})
+	case errors.Is(err, errBudgetSpent):
+		influxError(ctx, v2, fasthttp.StatusServiceUnavailable, "unavailable", "Please throttle writes: "+err.Error())
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	default: // a broken stream or a body that does not decompress
+		influxError(ctx, v2, fasthttp.StatusBadRequest, "invalid", "unable to read the request body: "+err.Error()+"; "+pointsWritten(written))
 	}
 }
 
@@ -68,7 +92,7 @@ const influxStreamBudget = 1 << 20
 
 // influxBody decodes and stores the request body as it streams in, so its
 // size costs no memory; past the decompressed limit the request fails
-// (errBodyTooLarge) and none of its points is kept.
+// (errBodyTooLarge) once the lines before the limit are stored.
 func (a *ingestAPI) influxBody(ctx *fasthttp.RequestCtx, prec influx.Precision) (influxResult, error) {
 	bb := a.getBuf()
 	defer a.release(bb)
@@ -86,8 +110,15 @@ func (a *ingestAPI) influxBody(ctx *fasthttp.RequestCtx, prec influx.Precision) 
 	return a.influxDecode(ctx, dec)
 }
 
-// influxDecode stores the decoder's points and counts the bad lines; a
-// read error (a bad or oversized gzip stream) stores nothing.
+// influxBatchPoints is how many points an Influx request adds before it
+// commits them, so that a long body holds a bounded batch in the head's
+// appender, not all its points.
+const influxBatchPoints = 4096
+
+// influxDecode stores the decoder's points, committing every
+// influxBatchPoints, and counts the bad lines. A read error (a broken or
+// oversized stream) stops it after the lines decoded before it are
+// committed: res.written counts exactly the points that landed.
 func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, dec *influx.Decoder) (influxResult, error) {
 	sess := a.w.Session(service.Influx)
 	defer sess.Release()
@@ -104,15 +135,24 @@ func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, dec *influx.Decoder) 
 		} else if err != nil {
 			res.addError(err.Error())
 		}
+		if sess.Pending() >= influxBatchPoints {
+			res.commit(sess)
+		}
 	}
-	if err := dec.Err(); err != nil {
-		return res, err
-	}
+	res.commit(sess)
+	return res, dec.Err()
+}
+
+// commit commits the session's pending points and counts them written, or
+// throttled when the commit fails.
+func (r *influxResult) commit(sess *service.Session) {
+	n := sess.Pending()
 	if err := sess.Commit(false); err != nil {
-		res.throttled++
-		res.throttle = service.ThrottleReason(err)
+		r.throttled += n
+		r.throttle = service.ThrottleReason(err)
+		return
 	}
-	return res, nil
+	r.written += n
 }
 
 func (r *influxResult) addError(msg string) {

@@ -85,10 +85,13 @@ const putStreamBudget = putjson.DefaultMaxElementBytes + putjson.WindowSlack
 
 // handlePut is POST /api/put (spec/opentsdb.md §5.3, routes.md status
 // codes). The body is decoded as it streams in and its points are
-// committed every putBatchPoints; a body that fails part way (bad JSON,
-// a data point or the body over its limit, a broken stream) is answered
-// with that failure, and the batches committed before it stay (fewer
-// than putBatchPoints good points in all: nothing is stored).
+// committed every putBatchPoints; a body that fails part way (bad JSON, a
+// broken stream) is answered with that failure, and the batches committed
+// before it stay (fewer than putBatchPoints good points in all: nothing is
+// stored). A body or data point over its limit is answered 413 once the
+// points decoded before it are committed, and the answer counts them
+// (writePutTooLarge): every data point before the limit was either written
+// (success) or refused (failed), none after it was read.
 func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsPost() { // PutDataPointRpc.execute: POST only
 		writeMethodNotAllowed(ctx)
@@ -98,6 +101,10 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	summary, sync := args.Has("summary"), args.Has("sync")
 	res := putResult{details: args.Has("details")}
 	bs, err := a.stream(ctx)
+	if errors.Is(err, errBodyTooLarge) {
+		a.putTooLarge(ctx, nil, err, &res)
+		return
+	}
 	if err != nil {
 		a.bodyError(ctx, err)
 		return
@@ -126,6 +133,11 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	if err := dec.Err(); err != nil {
+		if isPutTooLarge(err) {
+			res.committed(sess.Commit(sync), sync)
+			a.putTooLarge(ctx, &bs.lim, err, &res)
+			return
+		}
 		a.putBodyError(ctx, dec, &bs.lim, err)
 		return
 	}
@@ -164,12 +176,63 @@ func (r *putResult) committed(err error, sync bool) {
 	r.batch = 0
 }
 
+// isPutTooLarge reports a body or a data point over its limit.
+func isPutTooLarge(err error) bool {
+	var te *putjson.TooLargeError
+	return errors.Is(err, errBodyTooLarge) || errors.As(err, &te)
+}
+
+// putTooLarge answers 413 for a body or a data point over its limit, with
+// the counts of res. A data point too large is answered once the rest of
+// the body is read (within its limit), so the client reads the answer.
+func (a *ingestAPI) putTooLarge(ctx *fasthttp.RequestCtx, rest io.Reader, err error, res *putResult) {
+	a.w.Stats(service.Put).TooLarge.Add(1)
+	var te *putjson.TooLargeError
+	if errors.As(err, &te) {
+		a.s.log.Warn("data point over the limit", "remote", ctx.RemoteAddr().String(),
+			"path", string(ctx.Path()), "index", te.Index, "offset", te.Offset, "limit", te.Limit)
+		io.Copy(io.Discard, rest)
+		writePutTooLarge(ctx, "Data point too large", err.Error(), res)
+		return
+	}
+	a.bodyTooLarge(ctx, func(msg string) { writePutTooLarge(ctx, "Request body too large", msg, res) })
+}
+
+// writePutTooLarge answers 413 with OpenTSDB's error JSON and, beside it,
+// the summary's counts of the data points before the limit, so that a
+// client whose body was cut knows exactly what landed: success points were
+// written, failed ones refused (with their errors under ?details), and
+// nothing after the limit was read.
+//
+//	{"error":{"code":413,"message":"Request body too large","details":"...;
+//	 4096 data points before it were written, 0 failed"},"success":4096,"failed":0}
+func writePutTooLarge(ctx *fasthttp.RequestCtx, message, details string, res *putResult) {
+	failed := res.failed + res.throttled
+	details += "; " + strconv.Itoa(res.success) + " data points before it were written, " + strconv.Itoa(failed) + " failed"
+	b := appendError(nil, fasthttp.StatusRequestEntityTooLarge, message, details)
+	b = append(b[:len(b)-1], `,"success":`...) // reopen the outer object
+	b = strconv.AppendInt(b, int64(res.success), 10)
+	b = append(b, `,"failed":`...)
+	b = strconv.AppendInt(b, int64(failed), 10)
+	if res.details {
+		b = append(b, `,"errors":[`...)
+		b = append(append(b, res.errs...), ']')
+		if res.omitted > 0 {
+			b = append(b, `,"errorsOmitted":`...)
+			b = strconv.AppendInt(b, int64(res.omitted), 10)
+		}
+	}
+	ctx.Response.Reset()
+	ctx.SetStatusCode(fasthttp.StatusRequestEntityTooLarge)
+	ctx.SetContentType(contentTypeJSON)
+	ctx.SetBody(append(b, '}'))
+}
+
 // putBodyError answers a body that stopped decoding. Bad data is answered
 // once the rest of the body is read (within its limit), so the client,
 // still sending, reads the answer.
 func (a *ingestAPI) putBodyError(ctx *fasthttp.RequestCtx, dec *putjson.Decoder, rest io.Reader, err error) {
 	var se *putjson.SyntaxError
-	var te *putjson.TooLargeError
 	switch {
 	case errors.As(err, &se) && dec.InputLen() == 0:
 		writeError(ctx, fasthttp.StatusBadRequest, "Missing request content", "")
@@ -179,11 +242,6 @@ func (a *ingestAPI) putBodyError(ctx *fasthttp.RequestCtx, dec *putjson.Decoder,
 	case errors.As(err, &se):
 		io.Copy(io.Discard, rest)
 		writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse the given JSON", err.Error())
-	case errors.As(err, &te):
-		a.s.log.Warn("data point over the limit", "remote", ctx.RemoteAddr().String(),
-			"path", string(ctx.Path()), "index", te.Index, "offset", te.Offset, "limit", te.Limit)
-		io.Copy(io.Discard, rest)
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Data point too large", err.Error())
 	default:
 		a.bodyError(ctx, err)
 	}

@@ -77,6 +77,26 @@
 // or memory is a quarter over the limit; refused points are not logged,
 // so nothing acknowledged depends on the store.
 //
+// # Series limits
+//
+// HeadOptions.SeriesLimits bound the series written by name
+// (NameAppender): distinct series in a sliding hour and a sliding day, and
+// series per metric in the series index. A series is identified by its
+// names (metric and tags sorted by key), hashed, and checked when it
+// misses the appender's cache, before any of its new names gets a UID, so
+// a refused series costs neither a UID nor head memory; past a limit its
+// point is refused with a *SeriesLimitError (ErrSeriesLimit: bad data,
+// never retryable) and its neighbours land. Each window cuts its span in
+// four slots with one fixed-size Bloom filter each (plus the current
+// slot's), so its memory is set by its limit alone, whatever clients send:
+// a series counts from its first point until the slot of its last point
+// leaves the window, 60 to 75 minutes for the hour, 24 to 30 hours for the
+// day. A cached series is checked again only when a slot changes (the
+// limiter's epoch), so a point of a known series costs one atomic load and
+// no allocation. The per-metric limit counts the metric's series in the
+// index plus the new ones other appenders have admitted and not yet
+// committed.
+//
 // # Flush
 //
 // A Flusher writes complete rows to the data table: a row is complete when

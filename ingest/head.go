@@ -29,7 +29,9 @@ type Head struct {
 	hours  hourIndex
 	touch  SeriesToucher        // the registrar's, or nil
 	batch  SeriesBatchRegistrar // the registrar's, or nil
-	replay ReplayStats
+	// limiter enforces HeadOptions.SeriesLimits; nil when they are off.
+	limiter *seriesLimiter
+	replay  ReplayStats
 	// openedMs is the Clock reading at OpenHead. A row whose hour ended
 	// before it may already have a column in the store, written by an
 	// earlier process whose flush history died with it, so its flush is
@@ -81,6 +83,7 @@ func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
 	h.openedMs = h.opts.Clock().UnixMilli()
 	h.touch, _ = h.opts.Registrar.(SeriesToucher)
 	h.batch, _ = h.opts.Registrar.(SeriesBatchRegistrar)
+	h.limiter = newSeriesLimiter(h.opts.SeriesLimits, h.opts.Registrar, h.opts.Clock)
 	r := newHeadReplay(h)
 	log, err := wal.Open(fs, dir, &h.opts.WAL, r.record)
 	if err != nil {

@@ -29,6 +29,9 @@ type Appender struct {
 	fresh    []*memSeries
 	freshSet map[*memSeries]struct{}
 	keys     [][]byte
+	// logEnd is the log's end after this appender's latest successful
+	// commit: Sync waits for a log sync that covers it.
+	logEnd uint64
 }
 
 type pendingSample struct {
@@ -139,6 +142,7 @@ func (a *Appender) Commit(sync bool) error {
 		for _, s := range a.defs {
 			s.walSeg.Store(seg)
 		}
+		a.logEnd = a.h.log.Written()
 		a.apply(seg)
 		return nil
 	}
@@ -226,4 +230,17 @@ func (a *Appender) apply(seg uint32) {
 	if delta != 0 {
 		a.h.mem.Add(delta)
 	}
+}
+
+// Sync returns once every point this appender committed is on stable
+// storage: at once when a log sync already covered its latest commit,
+// else after the next sync, which it shares with every appender waiting
+// meanwhile (see wal.Log.SyncTo). It is the durability barrier of a
+// connection that commits without sync. The error wraps wal.ErrWrite,
+// wal.ErrDiskFull or wal.ErrClosed.
+func (a *Appender) Sync() error {
+	if err := a.h.log.SyncTo(a.logEnd); err != nil {
+		return fmt.Errorf("ingest: sync the log: %w", err)
+	}
+	return nil
 }

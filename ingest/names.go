@@ -30,19 +30,36 @@ const DefaultNameCacheSize = 1 << 16
 // order given, and is emptied whole when full. Like the UID caches it does
 // not see another daemon's UID renames or deletes until DropCache (called
 // with uid.UIDs.DropCaches).
+//
+// With the head's series limits on (HeadOptions.SeriesLimits), a series
+// is admitted by the limiter when it misses the cache, before any of its
+// new names gets a UID, so a refused series costs no UID and no head
+// memory; a cached series is checked again only when the limiter's epoch
+// has moved (once per window slot), so its points cost one atomic load.
 type NameAppender struct {
 	a       *Appender
 	u       *uid.UIDs
 	w       series.Widths
 	maxTags int
-	refs    map[string]SeriesRef
-	max     int
-	name    []byte // cache key scratch
-	key     []byte // series key scratch
-	d       deferral
+	// refs maps a cache key to its entry in ents.
+	refs map[string]int32
+	ents []nameEntry
+	max  int
+	name []byte // cache key scratch
+	key  []byte // series key scratch
+	d    deferral
+	lim  limitState
 	// err is the failure of a deferred batch: its points are lost, so
 	// Commit must fail; Append returns it until Commit or Rollback.
 	err error
+}
+
+// nameEntry is a cached series.
+type nameEntry struct {
+	ref SeriesRef
+	// hash identifies the series to the series limits and epoch is the
+	// limiter epoch it was last admitted in (both 0 when limits are off).
+	hash, epoch uint64
 }
 
 // NameAppender returns an appender resolving names through u, remembering
@@ -53,7 +70,7 @@ func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
 		cacheSize = DefaultNameCacheSize
 	}
 	return &NameAppender{a: h.Appender(), u: u, w: h.opts.Widths, maxTags: h.opts.MaxTags,
-		refs: make(map[string]SeriesRef), max: cacheSize}
+		refs: make(map[string]int32), max: cacheSize, lim: limitState{l: h.limiter}}
 }
 
 // Append adds p to the series named by metric and tags and returns its
@@ -61,7 +78,8 @@ func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
 // assigned (see NameAppender). On a cache miss tags are sorted in place by
 // key (see uid.ResolvePoint). Errors about the point itself (invalid,
 // unknown or duplicate names, too many tags, a point out of bounds) come
-// back here, at once; a store failure may come back here or from Commit.
+// back here, at once, and so does a series limit's refusal (a
+// *SeriesLimitError); a store failure may come back here or from Commit.
 // The point is neither durable nor visible until Commit. metric and tags
 // are not retained.
 func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag, p series.Point) (SeriesRef, error) {
@@ -69,8 +87,14 @@ func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag
 		return 0, n.err
 	}
 	n.name = appendNameKey(n.name[:0], metric, tags)
-	if ref, ok := n.refs[string(n.name)]; ok {
-		return ref, n.a.Append(ref, p)
+	if i, ok := n.refs[string(n.name)]; ok {
+		e := &n.ents[i]
+		if n.lim.l != nil && e.epoch != n.lim.l.epoch.Load() {
+			if err := n.readmit(e); err != nil {
+				return 0, err
+			}
+		}
+		return e.ref, n.a.Append(e.ref, p)
 	}
 	key, known, err := n.resolveKnown(ctx, n.key[:0], metric, tags)
 	n.key = key
@@ -80,24 +104,31 @@ func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag
 	if err := n.checkPoint(len(tags), p); err != nil {
 		return 0, err
 	}
-	if !known || len(n.d.points) > 0 {
-		return 0, n.deferPoint(ctx, p)
+	var adm admission
+	if n.lim.l != nil {
+		if adm, err = n.admit(metric, tags, key, known); err != nil {
+			return 0, err
+		}
 	}
-	return n.appendResolved(key, p)
+	if !known || len(n.d.points) > 0 {
+		return 0, n.deferPoint(ctx, p, adm)
+	}
+	return n.appendResolved(key, p, adm)
 }
 
 // appendResolved appends p to the series of the resolved key and
 // remembers the series under n.name.
-func (n *NameAppender) appendResolved(key []byte, p series.Point) (SeriesRef, error) {
+func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission) (SeriesRef, error) {
 	SortSeriesKey(key, n.w)
 	ref, err := n.a.AppendKey(key, p)
 	if err != nil {
 		return 0, err
 	}
-	if len(n.refs) >= n.max {
-		clear(n.refs)
+	if len(n.ents) >= n.max {
+		n.DropCache()
 	}
-	n.refs[string(n.name)] = ref
+	n.refs[string(n.name)] = int32(len(n.ents))
+	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch})
 	return ref, nil
 }
 
@@ -130,14 +161,25 @@ func (n *NameAppender) Commit(sync bool) error {
 		n.Rollback()
 		return err
 	}
-	return n.a.Commit(sync)
+	err = n.a.Commit(sync)
+	if n.lim.l != nil {
+		n.endCommit(err == nil)
+	}
+	return err
 }
+
+// Sync returns once every point this appender committed is on stable
+// storage (Appender.Sync); points not committed yet are not waited for.
+func (n *NameAppender) Sync() error { return n.a.Sync() }
 
 // Rollback drops the points waiting for Commit, deferred ones included.
 func (n *NameAppender) Rollback() {
 	n.a.Rollback()
 	n.d.reset()
 	n.err = nil
+	if n.lim.l != nil {
+		n.endCommit(false)
+	}
 }
 
 // Len returns the number of points waiting for Commit, deferred ones
@@ -145,4 +187,7 @@ func (n *NameAppender) Rollback() {
 func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
 
 // DropCache forgets every remembered series.
-func (n *NameAppender) DropCache() { clear(n.refs) }
+func (n *NameAppender) DropCache() {
+	clear(n.refs)
+	n.ents = n.ents[:0]
+}

@@ -44,6 +44,7 @@ type deferral struct {
 type deferredPoint struct {
 	start, end int // name key in buf
 	p          series.Point
+	adm        admission
 }
 
 type missName struct {
@@ -127,7 +128,7 @@ func (n *NameAppender) checkPoint(ntags int, p series.Point) error {
 
 // deferPoint keeps p (named by n.name) until its new names are assigned,
 // and assigns them now if the deferral is full.
-func (n *NameAppender) deferPoint(ctx context.Context, p series.Point) error {
+func (n *NameAppender) deferPoint(ctx context.Context, p series.Point, adm admission) error {
 	d := &n.d
 	for _, m := range d.miss {
 		set := d.fresh[m.kind]
@@ -145,7 +146,7 @@ func (n *NameAppender) deferPoint(ctx context.Context, p series.Point) error {
 	d.ctx = ctx
 	start := len(d.buf)
 	d.buf = append(d.buf, n.name...)
-	d.points = append(d.points, deferredPoint{start: start, end: len(d.buf), p: p})
+	d.points = append(d.points, deferredPoint{start: start, end: len(d.buf), p: p, adm: adm})
 	if len(d.points) >= DeferredPoints || d.nfresh >= DeferredNames {
 		return n.flush(ctx)
 	}
@@ -195,8 +196,8 @@ func (n *NameAppender) appendDeferred(ctx context.Context) error {
 	d := &n.d
 	for _, dp := range d.points {
 		n.name = append(n.name[:0], d.buf[dp.start:dp.end]...)
-		if ref, ok := n.refs[string(n.name)]; ok {
-			if err := n.a.Append(ref, dp.p); err != nil {
+		if i, ok := n.refs[string(n.name)]; ok {
+			if err := n.a.Append(n.ents[i].ref, dp.p); err != nil {
 				return err
 			}
 			continue
@@ -211,7 +212,7 @@ func (n *NameAppender) appendDeferred(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := n.appendResolved(key, dp.p); err != nil {
+		if _, err := n.appendResolved(key, dp.p, dp.adm); err != nil {
 			return err
 		}
 	}

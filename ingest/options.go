@@ -77,8 +77,13 @@ type HeadOptions struct {
 	// quarter. Default 2 GiB; negative is unlimited.
 	MaxMemory int64
 	// Clock stamps each row with the arrival time of its latest point,
-	// which the flush grace is measured from. Default time.Now.
+	// which the flush grace is measured from, and times the series
+	// limits' windows. Default time.Now.
 	Clock func() time.Time
+	// SeriesLimits bound the series clients may write by name
+	// (tsd.core.max_hourly_series, max_daily_series,
+	// max_series_per_metric). Default: every limit off.
+	SeriesLimits SeriesLimits
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
@@ -117,6 +122,9 @@ func (o *HeadOptions) Validate() error {
 		return fmt.Errorf("ingest: max tags %d is negative", o.MaxTags)
 	case o.Shards <= 0 || bits.OnesCount(uint(o.Shards)) != 1:
 		return fmt.Errorf("ingest: shards %d is not a power of two", o.Shards)
+	}
+	if err := o.SeriesLimits.validate(o.Registrar); err != nil {
+		return err
 	}
 	return o.WAL.Validate()
 }

@@ -149,8 +149,8 @@ func (p *namePipeline) createSeries(d *devopsNames) {
 // A commit every 1,000 points. One op is one point.
 func BenchmarkIngestNames(b *testing.B) {
 	d := loadDevopsNames(b, 100, 6)
-	run := func(b *testing.B, cached bool) {
-		p := openNamePipeline(b, nil)
+	run := func(b *testing.B, cached bool, limits SeriesLimits) {
+		p := openNamePipeline(b, func(o *HeadOptions) { o.SeriesLimits = limits })
 		defer p.close()
 		p.createSeries(d)
 		app, commit := p.append, p.a.Commit
@@ -179,8 +179,14 @@ func BenchmarkIngestNames(b *testing.B) {
 	// tsd-resolve resolves every name of every point (uid.ResolvePoint);
 	// tsd-names remembers series by name (NameAppender), as a connection
 	// does, resolving only new ones.
-	b.Run("tsd-resolve", func(b *testing.B) { run(b, false) })
-	b.Run("tsd-names", func(b *testing.B) { run(b, true) })
+	b.Run("tsd-resolve", func(b *testing.B) { run(b, false, SeriesLimits{}) })
+	b.Run("tsd-names", func(b *testing.B) { run(b, true, SeriesLimits{}) })
+	// tsd-names-limits is tsd-names with every series limit on (and far
+	// above the dataset's 1,000 series): the cost of the check on the
+	// append path of known series.
+	b.Run("tsd-names-limits", func(b *testing.B) {
+		run(b, true, SeriesLimits{MaxHourly: 1 << 20, MaxDaily: 1 << 20, MaxPerMetric: 1 << 20})
+	})
 	b.Run("prometheus", func(b *testing.B) { benchPrometheusLabels(b, d) })
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/ingest/telnet"
 	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
@@ -34,6 +35,7 @@ type ingestConfig struct {
 	autoCreateTagV bool
 	telnetMaxLine  int
 	retention      string // tsd.storage.retention, checked by retention.Parse
+	seriesLimits   ingest.SeriesLimits
 }
 
 // ingestStack is the write path, opened in dependency order and closed in
@@ -62,7 +64,7 @@ func storeFS(db storage.DB) vfs.FS {
 }
 
 // openIngest opens the write path on db, whose record prepareStore read.
-func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, shutdown func()) (st *ingestStack, err error) {
+func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, rl *ratelog.Logger, shutdown func()) (st *ingestStack, err error) {
 	st = &ingestStack{db: db, gate: newGate(db)}
 	defer func() {
 		if err != nil {
@@ -75,7 +77,7 @@ func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger
 	if err = st.openHead(ctx, c, db, log); err != nil {
 		return nil, err
 	}
-	if err = st.openWriter(c, log, shutdown); err != nil {
+	if err = st.openWriter(c, log, rl, shutdown); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -115,7 +117,7 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 	}
 	st.head, err = ingest.OpenHead(fs, filepath.Join(c.dataDir, "wal"), &ingest.HeadOptions{
 		Widths: s.Widths, MaxTags: c.maxTags, Registrar: st.index, Logger: log,
-		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log)})
+		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log), SeriesLimits: c.ingest.seriesLimits})
 	if err != nil {
 		return fmt.Errorf("open head: %w", err)
 	}
@@ -177,9 +179,9 @@ func (st *ingestStack) openRetention(c *config, data storage.Table, layout *rowk
 	return err
 }
 
-func (st *ingestStack) openWriter(c *config, log *slog.Logger, shutdown func()) error {
+func (st *ingestStack) openWriter(c *config, log *slog.Logger, rl *ratelog.Logger, shutdown func()) error {
 	var err error
-	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log,
+	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log, RateLog: rl,
 		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars, Gate: st.gate})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/tsd-db/tsd/api"
+	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
@@ -68,6 +69,7 @@ func collectStats(st *ingestStack, q *query.Engine, conns func() api.ConnStats) 
 	if st.head != nil {
 		l.add("tsd.head.series", "Series in the in-memory head.", false, st.head.NumSeries())
 		l.add("tsd.head.memory-bytes", "Bytes held by the head's unflushed points.", false, st.head.MemoryBytes())
+		l.seriesLimitStats(st.head.SeriesLimitStats())
 	}
 	l.writerStats(st.writer)
 	l.flushStats(st)
@@ -135,7 +137,25 @@ func (l *statList) writerStats(w *service.Writer) {
 		l.add("tsd.ingest.bad", "Points refused as bad data, by protocol.", true, c.Bad.Load(), tag)
 		l.add("tsd.ingest.throttled", "Points refused for overload, by protocol.", true, c.Throttled.Load(), tag)
 		l.add("tsd.ingest.read-only", "Points refused because the daemon was read-only (a full disk), by protocol; also in throttled.", true, c.ReadOnly.Load(), tag)
+		l.add("tsd.ingest.too-large", "Requests (telnet: lines) refused for their size, by protocol.", true, c.TooLarge.Load(), tag)
 	}
+}
+
+// seriesLimitStats lists the points each series limit refused, by its
+// key, and the series each sliding window counts.
+func (l *statList) seriesLimitStats(s ingest.SeriesLimitStats) {
+	for _, c := range []struct {
+		limit string
+		n     int64
+	}{{ingest.LimitHourlySeries, s.RefusedHourly}, {ingest.LimitDailySeries, s.RefusedDaily},
+		{ingest.LimitSeriesPerMetric, s.RefusedPerMetric}} {
+		l.add("tsd.ingest.series-limit.refused", "Points refused by a series limit, by the limit's key.", true, c.n,
+			api.StatTag{Key: "limit", Value: c.limit})
+	}
+	l.add("tsd.ingest.series-limit.series", "Distinct series written in each series limit's sliding window (0 when off).",
+		false, s.Hourly, api.StatTag{Key: "window", Value: "hour"})
+	l.add("tsd.ingest.series-limit.series", "Distinct series written in each series limit's sliding window (0 when off).",
+		false, s.Daily, api.StatTag{Key: "window", Value: "day"})
 }
 
 func (l *statList) flushStats(st *ingestStack) {

@@ -38,7 +38,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}
 	ctx, shutdown := context.WithCancel(ctx) // telnet diediedie, when allowed
 	defer shutdown()
-	st, err := c.openIngest(ctx, db, log, shutdown)
+	st, err := c.openIngest(ctx, db, log, rl, shutdown)
 	if err != nil {
 		return err
 	}

@@ -21,15 +21,18 @@
 //
 // Add and Commit classify failures for the caller's next action: a point
 // refused for its data is a *PointError (the client must not retry it; the
-// other points of the request still land), and anything the client should
-// retry later (head over its memory limit, a log that cannot write, a store
-// not answering, the daemon read-only) matches ErrThrottled (HTTP 503 with
-// Retry-After, telnet "put: Please throttle writes: ..."), its text naming
-// the cause. While Options.Gate says the daemon is read-only (a disk under
-// tsd.storage.min_free_bytes, or full), Add refuses every point before it
-// resolves a name, and Commit refuses points added before the gate closed:
-// "Please throttle writes: read-only: disk: 12 MiB free in /data, under
-// min_free_bytes 256 MiB". Nothing refused is acknowledged.
+// other points of the request still land): an invalid or unknown name, a
+// name over 4,096 bytes, a point out of range, a new series past a series
+// limit (ingest.SeriesLimits, logged through the rate log). Anything the
+// client should retry later (head over its memory limit, a log that cannot
+// write, a store not answering, the daemon read-only) matches ErrThrottled
+// (HTTP 503 with Retry-After, telnet "put: Please throttle writes: ..."),
+// its text naming the cause. While Options.Gate says the daemon is
+// read-only (a disk under tsd.storage.min_free_bytes, or full), Add
+// refuses every point before it resolves a name, and Commit refuses points
+// added before the gate closed: "Please throttle writes: read-only: disk:
+// 12 MiB free in /data, under min_free_bytes 256 MiB". Nothing refused is
+// acknowledged.
 //
 // # Telnet
 //
@@ -37,12 +40,16 @@
 // lines up to TelnetOptions.MaxLineBytes (64 KiB; a longer line is answered
 // "error: line too long: over N bytes" and skipped, the connection goes
 // on). put is silent on success and answers OpenTSDB's one-line errors;
-// version first commits every earlier put of the connection to the log
-// (the durability barrier tcollector's heartbeat relies on) and then
-// answers two lines; stats, help, dropcaches, exit and diediedie (refused
-// by default) answer as OpenTSDB does. Puts are not committed one by one:
-// a connection commits its pending points whenever the bytes it already
-// received are used up, before it waits for more, so a burst of lines costs
-// one log write and no fsync (the log syncs on its own interval); a client
-// that streams without pause is committed every 4096 puts.
+// version is a durability barrier: it commits the connection's pending
+// puts and answers only once every put the connection sent before it is
+// synced to stable storage (a failure is answered first, as a throttle
+// line), so a client may take the reply as an acknowledgement. The wait is
+// group-committed: none when the log's periodic sync already covered the
+// puts, else one sync shared by every barrier waiting meanwhile. stats,
+// help, dropcaches, exit and diediedie (refused by default) answer as
+// OpenTSDB does. Puts are not committed one by one: a connection commits
+// its pending points whenever the bytes it already received are used up,
+// before it waits for more, so a burst of lines costs one log write and no
+// fsync (the log syncs on its own interval); a client that streams
+// without pause is committed every 4096 puts.
 package service

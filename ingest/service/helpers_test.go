@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -22,9 +24,15 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newStack(t testing.TB, headOpts *ingest.HeadOptions) *testStack {
 	t.Helper()
+	return newStackOn(t, vfs.Default, t.TempDir(), headOpts)
+}
+
+// newStackOn is newStack with the store and the log in dir on fs (a
+// crashable vfs.MemFS for power-loss tests).
+func newStackOn(t testing.TB, fs vfs.FS, dir string, headOpts *ingest.HeadOptions) *testStack {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger()})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger(), FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}

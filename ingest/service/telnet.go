@@ -126,6 +126,7 @@ func (c *telnetConn) serveLine() bool {
 	}
 	if len(line) > 0 {
 		if line = trimEOL(line); len(line) > c.h.opts.MaxLineBytes {
+			c.h.w.stats[Telnet].TooLarge.Add(1)
 			c.reply("error: line too long: over " + strconv.Itoa(c.h.opts.MaxLineBytes) + " bytes")
 		} else if !c.command(line) {
 			return false
@@ -136,6 +137,7 @@ func (c *telnetConn) serveLine() bool {
 
 // skipLong answers a line over the limit and discards the rest of it.
 func (c *telnetConn) skipLong() {
+	c.h.w.stats[Telnet].TooLarge.Add(1)
 	c.reply("error: line too long: over " + strconv.Itoa(c.h.opts.MaxLineBytes) + " bytes")
 	for {
 		_, err := c.br.ReadSlice('\n')
@@ -164,7 +166,7 @@ func (c *telnetConn) command(line []byte) bool {
 	case telnet.Put:
 		c.put(line)
 	case telnet.Version:
-		c.commit()
+		c.barrier()
 		c.reply(c.h.opts.Version)
 	case telnet.Stats:
 		c.stats()
@@ -235,6 +237,18 @@ func (c *telnetConn) commit() {
 	n := c.sess.Pending()
 	if err := c.sess.Commit(false); err != nil {
 		c.reply("put: Please throttle writes: " + ThrottleReason(err) + " (" + strconv.Itoa(n) + " points not written)")
+	}
+}
+
+// barrier commits the pending puts and waits until every put the
+// connection committed is on stable storage, so that the version reply
+// after it vouches for them (tcollector's heartbeat, and any client that
+// treats the reply as an acknowledgement). A failure is answered before
+// the version reply.
+func (c *telnetConn) barrier() {
+	c.commit()
+	if err := c.sess.Sync(); err != nil {
+		c.reply("put: Please throttle writes: " + ThrottleReason(err) + " (earlier points may not be on disk)")
 	}
 }
 

@@ -77,6 +77,9 @@ func TestTelnetLines(t *testing.T) {
 	if got := strings.Join(st.points(t, "m", "host", "a"), ";"); got != "{} 1356998400000 1i;{} 1356998403000 3i" {
 		t.Errorf("stored %s", got)
 	}
+	if n := st.w.Stats(Telnet).TooLarge.Load(); n != 1 {
+		t.Errorf("%d lines counted too long, want 1", n)
+	}
 }
 
 func TestTelnetExitAndStats(t *testing.T) {

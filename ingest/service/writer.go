@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -66,12 +67,19 @@ type Options struct {
 	// disk), before it reaches the UID table or the log: the client is told
 	// to retry with the reason. Default none.
 	Gate *ingest.Gate
+	// RateLog writes the lines a client can make the Writer repeat (a
+	// point refused by a series limit). Default: one over Logger.
+	RateLog *ratelog.Logger
 }
 
 // Counters count what a Writer stored and refused, per protocol. ReadOnly
 // counts the throttled points refused because the daemon was read-only.
 type Counters struct {
 	Points, Bad, Throttled, ReadOnly atomic.Int64
+	// TooLarge counts the requests (telnet: lines) refused for their size:
+	// a body or a data point over its limit (413), a telnet line over
+	// TelnetOptions.MaxLineBytes. The protocol handlers count them.
+	TooLarge atomic.Int64
 }
 
 // Protocol names a protocol for counting.
@@ -112,6 +120,9 @@ func NewWriter(opts Options) (*Writer, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.RateLog == nil {
+		opts.RateLog = ratelog.New(ratelog.Options{Logger: opts.Logger})
 	}
 	w := &Writer{opts: opts, uids: opts.UIDs, head: opts.Head, log: opts.Logger}
 	w.pool.New = func() any { return &Session{w: w, app: w.head.NameAppender(w.uids, 0)} }
@@ -231,6 +242,19 @@ func (s *Session) Commit(sync bool) error {
 	return nil
 }
 
+// Sync returns once every point the session committed is on stable
+// storage (pending points are not committed: Commit first): the telnet
+// version barrier. The log also syncs on its own interval, and concurrent
+// barriers share one sync, so a barrier costs at most one sync and often
+// none. On error (matching ErrThrottled) some committed points may not be
+// on disk.
+func (s *Session) Sync() error {
+	if err := s.app.Sync(); err != nil {
+		return &throttleError{err}
+	}
+	return nil
+}
+
 // CountBad counts n points refused by the protocol's parser.
 func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
 
@@ -241,6 +265,7 @@ func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
 func (s *Session) classify(err error) error {
 	if isDataError(err) {
 		s.w.stats[s.proto].Bad.Add(1)
+		s.logLimit(err)
 		return &PointError{Err: err}
 	}
 	s.countThrottled(1, err)
@@ -259,8 +284,24 @@ func (s *Session) countThrottled(n int64, err error) {
 	}
 }
 
+// isDataError reports a refusal caused by the point itself. ErrInvalidName
+// covers every name the UID layer refuses: a *NameError (a character the
+// rules forbid, an empty name) and a name too long to be a row key (over
+// storage.MaxRowKeySize bytes), which used to fall through to the throttle
+// branch and made senders retry it for ever.
 func isDataError(err error) bool {
-	var ne *uid.NameError
-	return errors.As(err, &ne) || errors.Is(err, uid.ErrNoSuchName) || errors.Is(err, uid.ErrNotLatin1) ||
-		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey)
+	return errors.Is(err, uid.ErrInvalidName) || errors.Is(err, uid.ErrNoSuchName) ||
+		errors.Is(err, uid.ErrNotLatin1) || errors.Is(err, uid.ErrDuplicateTag) ||
+		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey) ||
+		errors.Is(err, ingest.ErrSeriesLimit)
+}
+
+// logLimit tells the operator, within the rate log's budget, that a series
+// limit refuses points: the client only sees its own refusals.
+func (s *Session) logLimit(err error) {
+	var le *ingest.SeriesLimitError
+	if errors.As(err, &le) {
+		s.w.opts.RateLog.Warn("ingest.series_limit", "", "new series refused by a series limit",
+			"limit", le.Limit, "max", le.Max, "protocol", s.proto.String())
+	}
 }

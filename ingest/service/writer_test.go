@@ -198,3 +198,42 @@ func TestSessionAddOwned(t *testing.T) {
 		t.Errorf("Add reordered the caller's tags: first key %q", k)
 	}
 }
+
+// TestSessionLongNamesAreBadData: a metric, tag key or tag value longer
+// than a row key may be (4,096 bytes) is the point's own fault: a
+// *PointError naming the field, never a throttle the client would retry
+// for ever, and the good points beside it land.
+func TestSessionLongNamesAreBadData(t *testing.T) {
+	st := newStack(t, nil)
+	ctx := context.Background()
+	s := st.w.Session(RemoteWrite)
+	defer s.Release()
+	long := strings.Repeat("n", 4097)
+	for i, tc := range []struct {
+		p     *parse.Point
+		field string
+	}{
+		{point(long, 1000, 1, "host", "a"), "metric name of 4097 bytes exceeds 4096"},
+		{point("m", 1000, 1, long, "a"), "tag name of 4097 bytes exceeds 4096"},
+		{point("m", 1000, 1, "host", long), "tag value of 4097 bytes exceeds 4096"},
+	} {
+		if err := s.Add(ctx, point("m", int64(i+1)*10_000, int64(i), "host", "a")); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Add(ctx, tc.p)
+		var pe *PointError
+		if !errors.As(err, &pe) || errors.Is(err, ErrThrottled) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("case %d: %v, want a *PointError saying %q", i, err, tc.field)
+		}
+	}
+	if err := s.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.points(t, "m", "host", "a"), ";"); got != "{} 10000 0i;{} 20000 1i;{} 30000 2i" {
+		t.Errorf("neighbours: %q", got)
+	}
+	c := st.w.Stats(RemoteWrite)
+	if c.Bad.Load() != 3 || c.Throttled.Load() != 0 || c.Points.Load() != 3 {
+		t.Errorf("counted bad %d throttled %d points %d, want 3 0 3", c.Bad.Load(), c.Throttled.Load(), c.Points.Load())
+	}
+}

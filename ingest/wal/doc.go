@@ -52,7 +52,12 @@
 // WriteAt (group commit). Append returns once its batch is written to the
 // file, that is acknowledged in the operating system's page cache; the
 // log's goroutine syncs every FsyncInterval, and a synchronous Append
-// returns only after a sync covering its batch. Batches are written at an
+// returns only after a sync covering its batch. A writer that appended
+// without sync and later needs its records durable (a telnet version
+// barrier) reads Written after its Append and calls SyncTo with it: it
+// returns at once if a sync already covered that end, else it syncs, one
+// sync serving every caller whose records were written before it started.
+// Batches are written at an
 // explicit offset, the end of the valid records, so after a failed or
 // partial write (full disk) the next batch overwrites the garbage: nothing
 // acknowledged is ever followed by garbage within the valid length.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/tsd-db/tsd/uid"
 )
 
 func TestRegisterLookup(t *testing.T) {
@@ -145,5 +147,24 @@ func TestRegisterMany(t *testing.T) {
 	}
 	if got, _ := re.Series(kid); got.First != 2*3600 || got.Last != 5*3600 {
 		t.Fatalf("known series widened by the batch: %+v, want hours 2..5", got)
+	}
+}
+
+// TestMetricSeries counts a metric's series, 0 for an unknown metric and
+// for NameKey.
+func TestMetricSeries(t *testing.T) {
+	s := openStore(t)
+	ix := s.open(t, nil)
+	for _, host := range []string{"host=a", "host=b", "host=c"} {
+		if err := ix.RegisterSeries(s.tsuid(t, "m1", host)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.RegisterSeries(s.tsuid(t, "m2", "host=a")); err != nil {
+		t.Fatal(err)
+	}
+	m1, m2, m3 := s.assign(t, uid.Metric, "m1"), s.assign(t, uid.Metric, "m2"), s.assign(t, uid.Metric, "m3")
+	if a, b, c, all := ix.MetricSeries(m1), ix.MetricSeries(m2), ix.MetricSeries(m3), ix.MetricSeries(NameKey); a != 3 || b != 1 || c != 0 || all != 0 {
+		t.Errorf("MetricSeries m1 %d m2 %d m3 %d NameKey %d, want 3 1 0 0", a, b, c, all)
 	}
 }

@@ -40,6 +40,20 @@ func (ix *Index) Lookup(tsuid []byte) (SeriesID, bool) {
 	return 0, false
 }
 
+// MetricSeries returns the number of series of metric the index knows
+// (0 for NameKey, which is no metric). It does not allocate.
+func (ix *Index) MetricSeries(metric uid.ID) int {
+	if metric == NameKey {
+		return 0
+	}
+	ix.mem.mu.RLock()
+	defer ix.mem.mu.RUnlock()
+	if b := ix.mem.baseLocked(metric); b != nil {
+		return int(b.GetCardinality())
+	}
+	return 0
+}
+
 // Series returns the series with id.
 func (ix *Index) Series(id SeriesID) (Series, bool) {
 	if e := ix.mem.byID(id); e != nil {
