@@ -2,8 +2,10 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -242,11 +244,53 @@ func TestStreamedBodyOutlivesHeadTimeout(t *testing.T) {
 		strconv.Itoa(len(body))+"\r\n\r\n")
 	stall.Write(body[:step])
 	start := time.Now()
-	if _, after := waitClosed(t, stall, start); after < idle {
+	got, after := waitClosed(t, stall, start)
+	if after < idle {
 		t.Errorf("stalled body: closed after %v, before the %v idle timeout", after, idle)
+	}
+	// The client is told why: it stopped sending, a 408, not a 400 for a
+	// body that could not be read.
+	if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, `"code":408`) {
+		t.Errorf("stalled body answered %q, want a 408 in OpenTSDB's error JSON", got)
 	}
 	if st := s.ConnStats(); st.IdleTimeouts != 1 || st.ReadHeaderTimeouts != 0 {
 		t.Errorf("ConnStats = %+v, want 1 idle timeout, no read-header ones", st)
+	}
+}
+
+// TestStalledBodyIs408: a body that stops arriving after the handler has
+// started reading it (past fasthttp's first 8 KiB) is answered 408 in the
+// endpoint's own error form once the idle timeout passes, not a 400 that
+// calls the body unreadable; the connection then closes.
+func TestStalledBodyIs408(t *testing.T) {
+	w, _, _ := newWriter(t, 0)
+	const idle = 500 * time.Millisecond
+	_, base := startServer(t, Options{Ingest: w, IdleTimeout: idle})
+	var put bytes.Buffer
+	put.WriteByte('[')
+	for i := range 400 {
+		fmt.Fprintf(&put, `{"metric":"stall.put","timestamp":%d,"value":%d,"tags":{"host":"a"}},`, 1_700_000_000+i, i)
+	}
+	for _, tc := range []struct {
+		path string
+		part []byte
+		want string
+	}{
+		{"/api/put", put.Bytes(), `{"error":{"code":408,"message":"Request timeout"`},
+		{"/write?precision=ms", influxLines("stall", 1000), `{"error":"request timeout: the body stopped arriving: `},
+		{"/api/v2/write?precision=ms", influxLines("stall2", 1000), `{"code":"unavailable","message":"request timeout: `},
+	} {
+		if len(tc.part) < 16<<10 {
+			t.Fatalf("%s: %d bytes sent, want over fasthttp's 8 KiB prefix", tc.path, len(tc.part))
+		}
+		c := dial(t, base)
+		io.WriteString(c, "POST "+tc.path+" HTTP/1.1\r\nHost: x\r\nContent-Length: "+
+			strconv.Itoa(len(tc.part)+1000)+"\r\n\r\n")
+		c.Write(tc.part)
+		got, _ := waitClosed(t, c, time.Now())
+		if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: stalled body answered %q, want 408 with %s", tc.path, got, tc.want)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/ratelog"
 )
 
 // DefaultMaxInflightBytes is Options.MaxInflightBytes' default, 1 GiB.
@@ -236,7 +237,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 // protocol's form with the text given; then, when the body was refused
 // unread, it closes the connection after the answer.
 func (a *ingestAPI) bodyTooLarge(ctx *fasthttp.RequestCtx, write func(msg string)) {
-	a.s.log.Warn("request body over the limit", "remote", ctx.RemoteAddr().String(),
+	a.s.rlog.Warn("http.body_too_large", ratelog.Client(ctx.RemoteAddr()), "request body over the limit",
 		"path", string(ctx.Path()), "limit", a.limit)
 	write("The decompressed request body is larger than the limit of " + strconv.Itoa(a.limit) + " bytes")
 	if ctx.Request.Header.ContentLength() > a.limit {
@@ -254,6 +255,10 @@ func (a *ingestAPI) bodyError(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, errBudgetSpent):
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "Please throttle writes", err.Error())
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	case errors.Is(err, errBodyRead) && isTimeout(err):
+		// The client stopped sending for tsd.core.socket.timeout.
+		writeError(ctx, fasthttp.StatusRequestTimeout, "Request timeout", err.Error())
+		ctx.SetConnectionClose()
 	case errors.Is(err, errBodyRead):
 		writeError(ctx, fasthttp.StatusBadRequest, "Unable to read the request body", err.Error())
 	default:

@@ -80,6 +80,11 @@ func (a *ingestAPI) influxBodyError(ctx *fasthttp.RequestCtx, v2 bool, err error
 	case errors.Is(err, errBudgetSpent):
 		influxError(ctx, v2, fasthttp.StatusServiceUnavailable, "unavailable", "Please throttle writes: "+err.Error())
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	case errors.Is(err, errBodyRead) && isTimeout(err):
+		// The client stopped sending for tsd.core.socket.timeout.
+		influxError(ctx, v2, fasthttp.StatusRequestTimeout, "unavailable",
+			"request timeout: the body stopped arriving: "+err.Error()+"; "+pointsWritten(written))
+		ctx.SetConnectionClose()
 	default: // a broken stream or a body that does not decompress
 		influxError(ctx, v2, fasthttp.StatusBadRequest, "invalid", "unable to read the request body: "+err.Error()+"; "+pointsWritten(written))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/putjson"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -189,7 +190,7 @@ func (a *ingestAPI) putTooLarge(ctx *fasthttp.RequestCtx, rest io.Reader, err er
 	a.w.Stats(service.Put).TooLarge.Add(1)
 	var te *putjson.TooLargeError
 	if errors.As(err, &te) {
-		a.s.log.Warn("data point over the limit", "remote", ctx.RemoteAddr().String(),
+		a.s.rlog.Warn("http.point_too_large", ratelog.Client(ctx.RemoteAddr()), "data point over the limit",
 			"path", string(ctx.Path()), "index", te.Index, "offset", te.Offset, "limit", te.Limit)
 		io.Copy(io.Discard, rest)
 		writePutTooLarge(ctx, "Data point too large", err.Error(), res)

@@ -232,18 +232,23 @@ func (s *Server) shutdownHTTP() {
 // handleReadError answers requests fasthttp could not read, in OpenTSDB's
 // error JSON.
 func (s *Server) handleReadError(ctx *fasthttp.RequestCtx, err error) {
-	var te interface{ Timeout() bool }
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		s.log.Warn("request body over the limit", "remote", ctx.RemoteAddr().String(),
-			"limit", s.opts.MaxRequestBodySize)
+		s.rlog.Warn("http.body_too_large", ratelog.Client(ctx.RemoteAddr()), "request body over the limit",
+			"path", string(ctx.Path()), "limit", s.opts.MaxRequestBodySize)
 		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large",
 			fmt.Sprintf("The request body is larger than the limit of %d bytes", s.opts.MaxRequestBodySize))
-	case errors.As(err, &te) && te.Timeout():
+	case isTimeout(err):
 		writeError(ctx, fasthttp.StatusRequestTimeout, "Request timeout", err.Error())
 	default:
 		writeError(ctx, fasthttp.StatusBadRequest, "Bad request", err.Error())
 	}
+}
+
+// isTimeout reports an error that is a read or write deadline passing.
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
 }
 
 // serveHTTP is the fasthttp handler: the router, then the end of a body
