@@ -122,11 +122,13 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 }
 
 // logReplay reports what the head rebuilt from its log: after a crash,
-// the acknowledged points not yet in the store are these samples.
+// the acknowledged points not yet in the store are these samples. The log
+// and the head have named each damaged place in lines of their own.
 func logReplay(log *slog.Logger, rs ingest.ReplayStats) {
 	log.Info("head replayed its log", "segments", rs.WAL.Segments, "records", rs.WAL.Records,
 		"series", rs.Series, "samples", rs.Samples, "bad_records", rs.BadRecords,
-		"orphan_samples", rs.OrphanSamples, "dropped_bytes", rs.WAL.DroppedBytes)
+		"orphan_samples", rs.OrphanSamples, "corrupt_records", rs.WAL.CorruptRecords,
+		"corrupt_bytes", rs.WAL.CorruptBytes, "torn_bytes", rs.WAL.TornBytes)
 }
 
 func walOptions(c *config, log *slog.Logger) wal.Options {

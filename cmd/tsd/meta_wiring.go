@@ -66,6 +66,10 @@ func collectStats(st *ingestStack, q *query.Engine) []api.Stat {
 	if st.head != nil {
 		l.add("tsd.head.series", "Series in the in-memory head.", false, st.head.NumSeries())
 		l.add("tsd.head.memory-bytes", "Bytes held by the head's unflushed points.", false, st.head.MemoryBytes())
+		rs := st.head.ReplayStats()
+		l.add("tsd.wal.corrupt-records", "Damaged write-ahead log records skipped at start-up replay.", true, rs.WAL.CorruptRecords)
+		l.add("tsd.wal.corrupt-bytes", "Bytes of the damaged write-ahead log records skipped at start-up replay.", true, rs.WAL.CorruptBytes)
+		l.add("tsd.wal.dropped-points", "Intact logged points dropped at start-up replay: their series record was damaged.", true, rs.OrphanSamples)
 	}
 	l.writerStats(st.writer)
 	l.flushStats(st)
