@@ -20,6 +20,7 @@ import (
 // implements storage.DB and is safe for concurrent use.
 type DB struct {
 	pdb  *pebble.DB
+	po   *pebble.Options
 	lock *pebble.Lock
 	opts Options
 	dir  string
@@ -46,6 +47,9 @@ type DB struct {
 
 	rows rowLocks
 
+	// damage records the damaged sstables pebble has reported.
+	damage damage
+
 	// gen counts writes and iters keeps open iterators for reads to reuse
 	// while no write has committed (iterpool.go).
 	gen   writeGen
@@ -61,8 +65,16 @@ var _ storage.DB = (*DB)(nil)
 // its log, so it recovers what was acknowledged before a crash. A directory
 // locked by another process or holding damaged files is an error naming
 // the file.
-func Open(dir string, opts *Options) (*DB, error) {
+func Open(dir string, opts *Options) (*DB, error) { return open(dir, opts, false) }
+
+// open is Open; for repair it leaves compactions and the collector off, so
+// nothing but the repair reads the damaged files, and it keeps the catalog
+// entries it could read when others are damaged.
+func open(dir string, opts *Options, repair bool) (*DB, error) {
 	o := *opts.EnsureDefaults()
+	if repair {
+		o.GCInterval = -1
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -81,11 +93,14 @@ func Open(dir string, opts *Options) (*DB, error) {
 		d.wo = pebble.NoSync
 	}
 	po := o.pebbleOptions(lock)
+	d.listenForDamage(po)
+	po.DisableAutomaticCompactions = repair
 	if d.pdb, err = pebble.Open(dir, po); err != nil {
 		lock.Close()
 		return nil, openError(dir, po, err)
 	}
-	if err := d.loadCatalog(); err != nil {
+	d.po = po
+	if err := d.loadCatalog(); err != nil && !(repair && errors.Is(err, storage.ErrCorruption)) {
 		d.pdb.Close()
 		lock.Close()
 		return nil, err
@@ -127,6 +142,26 @@ func badOptionsFile(dir string, po *pebble.Options, err error) string {
 	}
 	return ""
 }
+
+// listenForDamage has pebble report damaged sstables to d rather than to
+// its default handler, which calls Fatalf: the store keeps serving what it
+// can read (DamagedFiles).
+func (d *DB) listenForDamage(po *pebble.Options) {
+	d.damage.logger = d.opts.Logger
+	po.EventListener.DataCorruption = d.damage.note
+	other := po.EventListener.BackgroundError
+	po.EventListener.BackgroundError = func(err error) {
+		if !d.damage.backgroundError(err) {
+			other(err)
+		}
+	}
+}
+
+// DamagedFiles returns the damaged sstables the store has met since Open:
+// reads of their key ranges fail with a *DamageError, and writes into them
+// are refused with one. Pebble finds damage only where it reads, so a file
+// appears once a read or a compaction has touched its damaged block.
+func (d *DB) DamagedFiles() []DamagedFile { return d.damage.list() }
 
 // FS returns the filesystem the store lives on.
 func (d *DB) FS() vfs.FS { return d.opts.FS }
@@ -203,7 +238,16 @@ func (d *DB) unref() {
 
 // Compact runs the TTL and version collector now and then compacts the whole
 // keyspace, so the space of deleted, dropped and expired data comes back.
+//
+// A store with a damaged sstable is not compacted (a *DamageError): the
+// compaction would stop at it, and pebble v2.1.7 can panic later in a
+// background goroutine when a failed manual compaction leaves another
+// picked but cancelled.
 func (d *DB) Compact(ctx context.Context) error {
+	if files := d.damage.list(); len(files) > 0 {
+		return fmt.Errorf("compact: %w: damaged sstable %s (%s): repair the store first (tsd repair)",
+			storage.ErrCorruption, files[0].Path, files[0].Keys)
+	}
 	if err := d.collectGarbage(ctx); err != nil {
 		return err
 	}

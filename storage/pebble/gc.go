@@ -50,7 +50,13 @@ func (d *DB) gcLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		err := d.collectGarbage(ctx)
-		if err != nil && !errors.Is(err, storage.ErrClosed) && ctx.Err() == nil {
+		var de *DamageError
+		switch {
+		case err == nil || errors.Is(err, storage.ErrClosed) || ctx.Err() != nil:
+		case errors.As(err, &de):
+			// Reported once when found; every pass would meet it again.
+			d.opts.Logger.Warn("storage gc stopped at a damaged sstable", "dir", d.dir, "err", err)
+		default:
 			d.opts.Logger.Error("storage gc failed", "dir", d.dir, "err", err)
 		}
 	}
@@ -71,7 +77,7 @@ func (d *DB) collectGarbage(ctx context.Context) error {
 	d.leave()
 	for _, t := range tables {
 		if err := t.collectGarbage(ctx); err != nil {
-			return fmt.Errorf("gc table %q: %w", t.name, err)
+			return fmt.Errorf("gc table %q: %w", t.name, d.damage.readError(err))
 		}
 	}
 	return nil

@@ -37,6 +37,9 @@ func (d *DB) endWrite() {
 
 // commit commits b between beginWrite and endWrite.
 func (d *DB) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
+	if err := d.damage.checkBatch(b); err != nil {
+		return err
+	}
 	d.beginWrite()
 	err := b.Commit(wo)
 	d.endWrite()

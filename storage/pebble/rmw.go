@@ -77,7 +77,7 @@ func (r *rmw) newest(qualifier []byte) (value []byte, ts int64, found bool, err 
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
-	return value, ts, found, err
+	return value, ts, found, r.t.db.damage.readError(err)
 }
 
 // expired reports whether a version with timestamp ts is past its family's
@@ -92,6 +92,9 @@ func (r *rmw) write(qualifier []byte, ts int64, value []byte) error {
 	r.kb.a = appendColumnPrefix(r.kb.a, r.st.fams[r.fam].name, qualifier)
 	r.kb.a = appendTimestamp(r.kb.a, ts)
 	d := r.t.db
+	if err := d.damage.checkKeys(r.kb.a, r.kb.a, false); err != nil {
+		return err
+	}
 	d.beginWrite()
 	defer d.endWrite()
 	return d.pdb.Set(r.kb.a, value, d.wo)

@@ -321,6 +321,9 @@ func (t *table) DeleteRange(ctx context.Context, start, stop []byte) error {
 	if bytes.Compare(lo, hi) >= 0 {
 		return nil
 	}
+	if err := t.db.damage.checkKeys(lo, hi, true); err != nil {
+		return fmt.Errorf("delete range of table %q: %w", t.name, err)
+	}
 	t.db.beginWrite()
 	err := t.db.pdb.DeleteRange(lo, hi, t.db.wo)
 	t.db.endWrite()
