@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsd-db/tsd/storage"
@@ -26,6 +28,8 @@ type DamagedFile struct {
 	Keys string
 	// Err is the first corruption pebble reported in the file.
 	Err error
+	// logged is when a background job's stop at the file was last logged.
+	logged time.Time
 }
 
 // overlaps reports whether [lo, hi] (hi exclusive when hiExcl) meets the
@@ -51,6 +55,8 @@ type DamageError struct {
 	Write bool
 	// Err is pebble's error, for a read.
 	Err error
+	// lo and hi are the file's key range.
+	lo, hi []byte
 }
 
 func (e *DamageError) Error() string {
@@ -110,22 +116,33 @@ func (dm *damage) note(info pebble.DataCorruptionInfo) {
 	}
 }
 
+// backgroundLogEvery spaces the warnings about background jobs stopping at
+// one damaged file: pebble retries its compactions.
+const backgroundLogEvery = time.Minute
+
 // backgroundError logs a background job that stopped at a damaged sstable
-// already reported, at warning level since compactions retry it, and
-// reports whether it did; other errors are left to pebble's handler.
+// already reported, at warning level and at most once a minute a file,
+// and reports whether it was one; other errors are left to pebble's
+// handler.
 func (dm *damage) backgroundError(err error) bool {
 	info := pebble.ExtractDataCorruptionInfo(err)
-	if info == nil || !dm.known(info.Path) {
+	if info == nil {
 		return false
 	}
-	dm.logger.Warn("pebble: background job stopped at a damaged sstable", "file", info.Path, "err", shortError(err))
-	return true
-}
-
-func (dm *damage) known(path string) bool {
 	dm.mu.Lock()
-	defer dm.mu.Unlock()
-	return slices.ContainsFunc(dm.files, func(g DamagedFile) bool { return g.Path == path })
+	i := slices.IndexFunc(dm.files, func(g DamagedFile) bool { return g.Path == info.Path })
+	quiet := i >= 0 && time.Since(dm.files[i].logged) < backgroundLogEvery
+	if i >= 0 && !quiet {
+		dm.files[i].logged = time.Now()
+	}
+	dm.mu.Unlock()
+	if i < 0 {
+		return false
+	}
+	if !quiet {
+		dm.logger.Warn("pebble: background job stopped at a damaged sstable", "file", info.Path, "err", shortError(err))
+	}
+	return true
 }
 
 // Files returns the damaged sstables found so far.
@@ -175,7 +192,7 @@ func (dm *damage) checkBatch(b *pebble.Batch) error {
 // readError gives a read's error the damaged file and its key range when
 // pebble found a damaged sstable.
 func (dm *damage) readError(err error) error {
-	if err == nil || !pebble.IsCorruptionError(err) {
+	if err == nil || errors.Is(err, storage.ErrNotFound) || !pebble.IsCorruptionError(err) {
 		return err
 	}
 	var de *DamageError
@@ -183,7 +200,8 @@ func (dm *damage) readError(err error) error {
 		return err
 	}
 	if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
-		return &DamageError{File: info.Path, Keys: dm.describeRange(info.Bounds.Start, info.Bounds.End.Key), Err: err}
+		lo, hi := info.Bounds.Start, info.Bounds.End.Key
+		return &DamageError{File: info.Path, Keys: dm.describeRange(lo, hi), Err: err, lo: bytes.Clone(lo), hi: bytes.Clone(hi)}
 	}
 	return fmt.Errorf("%w: %w", storage.ErrCorruption, err)
 }
@@ -226,4 +244,60 @@ func (dm *damage) describeKey(k []byte) string {
 		return fmt.Sprintf("table %s", name)
 	}
 	return fmt.Sprintf("table %s row %x", name, row)
+}
+
+// readError gives a read of t the damaged file and the rows of t it may
+// hide (a *storage.DamagedRangeError around the *DamageError), so a
+// reader that can do without them reads on past the file's range.
+func (t *table) readError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if err = t.db.damage.readError(err); !errors.Is(err, storage.ErrCorruption) {
+		return err
+	}
+	return t.damagedRange(err)
+}
+
+// damagedRange wraps a read's damage error in the rows of t it may hide.
+func (t *table) damagedRange(err error) error {
+	var de *DamageError
+	var dr *storage.DamagedRangeError
+	if !errors.As(err, &de) || de.Write || errors.As(err, &dr) {
+		return err
+	}
+	dr = &storage.DamagedRangeError{Table: t.name, Err: err}
+	if keyTableID(de.lo) == t.id {
+		if row, edge := keyRow(de.lo); !edge {
+			dr.From = row
+		}
+	}
+	if keyTableID(de.hi) == t.id {
+		if row, edge := keyRow(de.hi); !edge {
+			dr.To = append(row, 0) // the next row
+		}
+	}
+	return dr
+}
+
+// unreadableTable reports whether an sstable in the store's directory
+// cannot be opened or has an unreadable range deletion block, logging the
+// first one found: reading its statistics would fail.
+func (d *DB) unreadableTable(po *pebble.Options) bool {
+	names, err := d.opts.FS.List(d.dir)
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".sst") {
+			continue
+		}
+		path := d.opts.FS.PathJoin(d.dir, name)
+		if err := openTable(context.Background(), d.opts.FS, path, po, false); err != nil {
+			d.opts.Logger.Error("pebble: sstable unreadable: table statistics are off until the store is repaired (tsd repair)",
+				"file", path, "err", shortError(err))
+			return true
+		}
+	}
+	return false
 }

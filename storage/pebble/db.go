@@ -95,6 +95,10 @@ func open(dir string, opts *Options, repair bool) (*DB, error) {
 	po := o.pebbleOptions(lock)
 	d.listenForDamage(po)
 	po.DisableAutomaticCompactions = repair
+	// Pebble retries loading a table's statistics at once and forever when
+	// the table cannot be opened, one background error each time: with such
+	// a table, or for a repair, statistics are off.
+	po.DisableTableStats = repair || d.unreadableTable(po)
 	if d.pdb, err = pebble.Open(dir, po); err != nil {
 		lock.Close()
 		return nil, openError(dir, po, err)
