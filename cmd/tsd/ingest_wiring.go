@@ -40,6 +40,7 @@ type ingestConfig struct {
 // reverse: UIDs, series index, head (and its log), flusher, compactor, and
 // the protocol writer the API serves.
 type ingestStack struct {
+	store     storage.DB
 	uids      *uid.UIDs
 	index     *index.Index
 	head      *ingest.Head
@@ -60,10 +61,10 @@ func storeFS(db storage.DB) vfs.FS {
 }
 
 // openIngest opens the write path on db, whose record prepareStore read.
-func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, shutdown func()) (st *ingestStack, err error) {
-	st = &ingestStack{}
+func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, shutdown func()) (_ *ingestStack, err error) {
+	st := &ingestStack{store: db}
 	defer func() {
-		if err != nil {
+		if err != nil { // st, not the result: that is nil by now
 			st.close(ctx, log)
 		}
 	}()

@@ -6,6 +6,7 @@ import (
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -73,6 +74,10 @@ func collectStats(st *ingestStack, q *query.Engine) []api.Stat {
 	}
 	l.writerStats(st.writer)
 	l.flushStats(st)
+	if p, ok := st.store.(*pebble.DB); ok {
+		l.add("tsd.storage.damaged-sstables", "Damaged sstables the store has found since start; reads of their key ranges fail and writes there are refused until tsd repair.",
+			true, int64(len(p.DamagedFiles())))
+	}
 	if q != nil && q.Options().Reader != nil {
 		r := q.Options().Reader.Stats()
 		l.add("tsd.query.storage.gets", "Row gets the query reader issued.", true, r.Gets)

@@ -117,7 +117,7 @@ func TestDaemonDamagedLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := walFrames(t, b)
+	frames := walFrames(t, bytes.Clone(b)) // the model reads the bytes as written
 	skip, offsets := map[int]bool{}, []int{}
 	for _, typ := range []wal.RecordType{wal.TypeSeries, wal.TypeSamples} {
 		var of []int
