@@ -11,12 +11,23 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/internal/invariants"
 )
 
 var (
 	flipSeed  = flag.Uint64("wal.corrupt.seed", 0, "seed of the WAL byte-flip tests (0: time-based)")
-	flipCount = flag.Int("wal.corrupt.flips", 200, "single byte flips per segment in TestReplayByteFlips")
+	flipCount = flag.Int("wal.corrupt.flips", raceFlips(200), "single byte flips per segment in TestReplayByteFlips (30 under the race detector)")
 )
+
+// raceFlips is n, or 30 under the race detector, where a replay is ten
+// times slower and the race step checks data races, not damage.
+func raceFlips(n int) int {
+	if invariants.RaceEnabled {
+		return 30
+	}
+	return n
+}
 
 // flipRNG returns the byte-flip tests' generator, logging its seed.
 func flipRNG(t *testing.T) *rand.Rand {
