@@ -57,11 +57,16 @@
 // handler would call Fatalf) instead of stopping the process: the store
 // records the file and its key range, logs one error line naming both (by
 // table and row), and goes on serving. Reads that meet the damage fail with
-// a *DamageError naming the file and its key range (storage.ErrCorruption);
+// a *DamageError naming the file and its key range (storage.ErrCorruption),
+// inside a *storage.DamagedRangeError giving the rows of the read's table
+// that the file's range covers, so a reader can read on past them;
 // writes whose keys fall in the range are refused with one, as retryable,
 // since they could not be compacted and repairing the store rebuilds that
 // range; compactions that meet it fail, are logged at warning level and
-// retried by pebble; Compact refuses to run. Damage is found where pebble
+// retried by pebble (a warning a minute a file); Compact refuses to run.
+// Table statistics are off while an sstable in the directory cannot be
+// opened: pebble would retry loading them at once and forever. Damage is
+// found where pebble
 // reads, so a file shows up once a read or a compaction has touched its
 // damaged block. When the catalog itself cannot be read, Open takes it from
 // its copy.
