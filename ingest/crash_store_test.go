@@ -135,7 +135,7 @@ func checkCrashStore(t *testing.T, dir string, acked, started int) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if st := h.ReplayStats(); st.BadRecords > 0 || st.OrphanSamples > 0 || st.WAL.DroppedSegments > 0 {
+	if st := h.ReplayStats(); st.BadRecords > 0 || st.OrphanSamples > 0 || st.WAL.CorruptRecords > 0 {
 		t.Fatalf("replay after SIGKILL: %+v", st)
 	}
 	hours := started/60 + 2

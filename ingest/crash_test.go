@@ -121,7 +121,7 @@ func checkCrashHead(t *testing.T, dir string, acked, started int) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if s := h.ReplayStats(); s.BadRecords > 0 || s.OrphanSamples > 0 || s.WAL.DroppedSegments > 0 {
+	if s := h.ReplayStats(); s.BadRecords > 0 || s.OrphanSamples > 0 || s.WAL.CorruptRecords > 0 {
 		t.Fatalf("replay after SIGKILL: %+v", s)
 	}
 	for s := range crashSeries {

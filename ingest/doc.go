@@ -221,5 +221,5 @@
 // and in the head, so points written after the delete survive it and a
 // replay. It then waits, without the lock, until no row of those series
 // overlapping the range is being written, so the caller's delete of the
-// stored rows afterwards catches whatever a flush was writing. A damaged log tail is dropped with a warning (see ingest/wal).
+// stored rows afterwards catches whatever a flush was writing.
 package ingest

@@ -64,13 +64,17 @@ type ReplayStats struct {
 	// series records with keys that do not fit the UID widths; skipped.
 	BadRecords int64
 	// OrphanSamples counts samples of a series no record in their segment
-	// defined; skipped.
+	// defined, because the log skipped the damaged series record that did
+	// (or it did not decode): the points replay dropped. Samples inside a
+	// damaged record are not counted: its bytes cannot be trusted to say
+	// how many there were (WAL.CorruptRecords counts the records).
 	OrphanSamples int64
 }
 
 // OpenHead opens the head's log in dir on fs (the vfs.FS the pebble engine
-// uses) and rebuilds the head from it. A damaged log tail is dropped with a
-// warning, never an error.
+// uses) and rebuilds the head from it. Damaged records are skipped, with one
+// error line per damaged place and per segment that lost points, never an
+// error.
 func OpenHead(fs vfs.FS, dir string, opts *HeadOptions) (*Head, error) {
 	h := &Head{fs: fs, pressure: make(chan struct{}, 1), fpSeed: maphash.MakeSeed()}
 	if opts != nil {

@@ -86,7 +86,7 @@ func TestHeadDeleteRange(t *testing.T) {
 	for _, f := range []vfs.FS{fs, crash} {
 		h2 := mustOpenHead(t, f, testOpts(nil))
 		m.check(t, h2)
-		if s := h2.ReplayStats(); s.BadRecords != 0 || s.WAL.Damage != "" {
+		if s := h2.ReplayStats(); s.BadRecords != 0 || len(s.WAL.Damaged) != 0 {
 			t.Fatalf("replay %+v", s)
 		}
 		h2.Close()

@@ -257,7 +257,7 @@ func TestHeadReopen(t *testing.T) {
 	defer h.Close()
 	m.check(t, h)
 	s := h.ReplayStats()
-	if s.Series != 50 || s.Samples != 30_000 || s.BadRecords != 0 || s.OrphanSamples != 0 || s.WAL.Damage != "" {
+	if s.Series != 50 || s.Samples != 30_000 || s.BadRecords != 0 || s.OrphanSamples != 0 || len(s.WAL.Damaged) != 0 {
 		t.Fatalf("replay stats %+v", s)
 	}
 	if s.WAL.Segments < 3 {
@@ -322,7 +322,10 @@ func TestHeadCrash(t *testing.T) {
 				}
 			}
 		}
-		if s := h2.ReplayStats(); s.WAL.DroppedSegments > 0 || s.BadRecords > 0 || s.OrphanSamples > 0 {
+		// A crash leaves holes in what was not synced: records after one are
+		// kept, and their points are orphaned only where the hole held their
+		// series record.
+		if s := h2.ReplayStats(); s.BadRecords > 0 || s.OrphanSamples > 0 && s.WAL.CorruptRecords+s.WAL.TornBytes == 0 {
 			t.Fatalf("iter %d: replay %+v", iter, s)
 		}
 		h2.Close()

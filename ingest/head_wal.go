@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/tsd-db/tsd/ingest/wal"
 )
@@ -22,11 +24,28 @@ type headReplay struct {
 	keys   [][]byte
 	now    int64
 	stats  ReplayStats
-	first  error // the first undecodable record, for the warning
+	lost   map[uint32]*segmentLoss // by segment, for the error lines
+}
+
+// segmentLoss is what replay dropped from one segment's intact records.
+type segmentLoss struct {
+	orphans, bad int64
+	first        error // the first undecodable record
 }
 
 func newHeadReplay(h *Head) *headReplay {
-	return &headReplay{h: h, ids: make(map[uint64]*memSeries), now: h.opts.Clock().UnixMilli()}
+	return &headReplay{h: h, ids: make(map[uint64]*memSeries), now: h.opts.Clock().UnixMilli(),
+		lost: make(map[uint32]*segmentLoss)}
+}
+
+// loss returns the current segment's loss record.
+func (r *headReplay) loss() *segmentLoss {
+	l := r.lost[r.seg]
+	if l == nil {
+		l = &segmentLoss{}
+		r.lost[r.seg] = l
+	}
+	return l
 }
 
 // record is the wal.ReplayFunc.
@@ -92,6 +111,7 @@ func (r *headReplay) samples(seg uint32, payload []byte) {
 		s := r.ids[id]
 		if s == nil || p.T < 0 {
 			r.stats.OrphanSamples++
+			r.loss().orphans++
 			continue
 		}
 		s.mu.Lock()
@@ -110,19 +130,31 @@ func (r *headReplay) samples(seg uint32, payload []byte) {
 
 func (r *headReplay) bad(err error) {
 	r.stats.BadRecords++
-	if r.first == nil {
-		r.first = err
+	l := r.loss()
+	l.bad++
+	if l.first == nil {
+		l.first = err
 	}
 }
 
-// finish completes the stats and warns about skipped records.
+// finish completes the stats and logs, one line per segment, the points
+// replay dropped: samples of series whose series record was damaged (the
+// log skipped it) or does not decode. The log itself names each damaged
+// place.
 func (r *headReplay) finish(ws wal.ReplayStats) ReplayStats {
 	r.stats.WAL = ws
 	r.stats.Series = r.h.NumSeries()
-	if r.stats.BadRecords > 0 || r.stats.OrphanSamples > 0 {
-		r.h.opts.Logger.Warn("ingest: skipped undecodable log records during replay",
-			"dir", r.h.log.Dir(), "bad_records", r.stats.BadRecords,
-			"orphan_samples", r.stats.OrphanSamples, "first_error", r.first)
+	segs := slices.Sorted(maps.Keys(r.lost))
+	for i, seg := range segs {
+		l := r.lost[seg]
+		if i == wal.MaxDamageListed {
+			r.h.opts.Logger.Error("ingest: points dropped at replay in more segments", "dir", r.h.log.Dir(),
+				"segments", len(segs)-i, "total_points", r.stats.OrphanSamples, "total_undecodable_records", r.stats.BadRecords)
+			break
+		}
+		r.h.opts.Logger.Error("ingest: points dropped at replay, their series record was damaged or unreadable",
+			"segment", r.h.fs.PathJoin(r.h.log.Dir(), wal.SegmentName(seg)), "points", l.orphans,
+			"undecodable_records", l.bad, "first_error", l.first)
 	}
 	return r.stats
 }

@@ -82,3 +82,29 @@ func (e *CorruptionError) Error() string {
 
 // Unwrap returns the cause and ErrCorruption.
 func (e *CorruptionError) Unwrap() []error { return []error{e.Err, ErrCorruption} }
+
+// DamagedRangeError is a read that met stored bytes the engine cannot read
+// back (a damaged file): rows of Table in [From, To) may be unreadable, a
+// nil From or To meaning the table's start or end; rows outside are
+// readable. A reader that can do without those rows reads on from To.
+// errors.Is(err, ErrCorruption) holds.
+type DamagedRangeError struct {
+	Table    string
+	From, To []byte
+	Err      error
+}
+
+func (e *DamagedRangeError) Error() string {
+	return fmt.Sprintf("storage: table %q rows %s to %s unreadable: %v", e.Table, rowBound(e.From, "its start"),
+		rowBound(e.To, "its end"), e.Err)
+}
+
+// Unwrap returns the cause and ErrCorruption.
+func (e *DamagedRangeError) Unwrap() []error { return []error{e.Err, ErrCorruption} }
+
+func rowBound(row []byte, edge string) string {
+	if row == nil {
+		return edge
+	}
+	return fmt.Sprintf("%x", row)
+}

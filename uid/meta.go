@@ -277,12 +277,7 @@ func EnsureRecord(ctx context.Context, meta, uidTbl storage.Table, want Settings
 	if err != nil || exists {
 		return s, err
 	}
-	cells := make([]storage.Cell, 0, len(settingList)+1)
-	cells = append(cells, storage.Cell{Family: MetaFamilyRecord, Qualifier: []byte("version"), Value: []byte("1")})
-	for _, one := range settingList {
-		cells = append(cells, storage.Cell{Family: MetaFamilyRecord, Qualifier: []byte(one.qualifier()), Value: []byte(s.value(one))})
-	}
-	err = meta.CheckAndPut(ctx, MetaRecordRow, MetaFamilyRecord, []byte("version"), nil, cells)
+	err = WriteRecord(ctx, meta, s)
 	if errors.Is(err, storage.ErrConflict) {
 		s, _, err = CheckRecord(ctx, meta, uidTbl, want)
 		return s, err
@@ -292,6 +287,19 @@ func EnsureRecord(ctx context.Context, meta, uidTbl storage.Table, want Settings
 	}
 	s.Given = AllSettings
 	return s, nil
+}
+
+// WriteRecord records s as the store's settings where no record exists (a
+// record is never overwritten: storage.ErrConflict). EnsureRecord uses it
+// for a new store; a store repair uses it to write back a record the
+// repair lost.
+func WriteRecord(ctx context.Context, meta storage.Table, s Settings) error {
+	cells := make([]storage.Cell, 0, len(settingList)+1)
+	cells = append(cells, storage.Cell{Family: MetaFamilyRecord, Qualifier: []byte("version"), Value: []byte("1")})
+	for _, one := range settingList {
+		cells = append(cells, storage.Cell{Family: MetaFamilyRecord, Qualifier: []byte(one.qualifier()), Value: []byte(s.value(one))})
+	}
+	return meta.CheckAndPut(ctx, MetaRecordRow, MetaFamilyRecord, []byte("version"), nil, cells)
 }
 
 // reconcile checks want's given settings against the record.

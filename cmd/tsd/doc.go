@@ -49,6 +49,24 @@
 // disk: config.fs, which no key, flag or variable sets, carries it into
 // serve, run in the test process.
 //
+// # Offline tools
+//
+// `tsd uid`, `tsd scan`, `tsd index rebuild` and `tsd repair` work on a
+// stopped daemon's store with the daemon's settings. `tsd repair`
+// (repair_cmd.go) runs pebble.Repair, writes back a settings record the
+// rebuild lost (as read before it, else the configured one), and turns the
+// lost key ranges into what an operator can act on: metrics and hours of the
+// data table per salt bucket, names from the UID table, and the UID and
+// series index rows lost with the command that rebuilds them.
+//
+// # Damage
+//
+// A damaged store is served, not refused: the daemon starts with the
+// configured settings when the settings record cannot be read, the series
+// index loads around rows it cannot read, and tsd.storage.damaged-sstables
+// and tsd.wal.corrupt-records, corrupt-bytes and dropped-points count what
+// was found.
+//
 // # Logging
 //
 // log/slog text lines on stderr. Once listening, tsd logs

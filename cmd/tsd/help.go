@@ -12,6 +12,7 @@ func writeHelp(w io.Writer, c *config) {
        tsd uid [--config FILE] [--KEY=VALUE]... COMMAND [ARGS]
        tsd scan [--config FILE] [--KEY=VALUE]... START [END] METRIC [TAGK=TAGV]...
        tsd index [--config FILE] [--KEY=VALUE]... rebuild
+       tsd repair [--config FILE] [--KEY=VALUE]...
 
 tsd is a time-series database in the lineage of OpenTSDB. "serve" (the
 default command) runs the daemon: OpenTSDB's telnet protocol and HTTP API,
@@ -28,6 +29,7 @@ Commands:
   uid ...        read and repair the UID table (tsd uid --help)
   scan ...       print a metric's raw rows and points (tsd scan --help)
   index rebuild  build the series index from the data table (tsd index --help)
+  repair         rebuild a store's damaged sstables, say what was lost (tsd repair --help)
   help           print this help
 
 Flags:

@@ -64,10 +64,10 @@ func storeFS(db storage.DB) vfs.FS {
 }
 
 // openIngest opens the write path on db, whose record prepareStore read.
-func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, rl *ratelog.Logger, shutdown func()) (st *ingestStack, err error) {
-	st = &ingestStack{db: db, gate: newGate(db)}
+func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, rl *ratelog.Logger, shutdown func()) (_ *ingestStack, err error) {
+	st := &ingestStack{db: db, gate: newGate(db)}
 	defer func() {
-		if err != nil {
+		if err != nil { // st, not the result: that is nil by now
 			st.close(ctx, log)
 		}
 	}()
@@ -126,11 +126,13 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 }
 
 // logReplay reports what the head rebuilt from its log: after a crash,
-// the acknowledged points not yet in the store are these samples.
+// the acknowledged points not yet in the store are these samples. The log
+// and the head have named each damaged place in lines of their own.
 func logReplay(log *slog.Logger, rs ingest.ReplayStats) {
 	log.Info("head replayed its log", "segments", rs.WAL.Segments, "records", rs.WAL.Records,
 		"series", rs.Series, "samples", rs.Samples, "bad_records", rs.BadRecords,
-		"orphan_samples", rs.OrphanSamples, "dropped_bytes", rs.WAL.DroppedBytes)
+		"orphan_samples", rs.OrphanSamples, "corrupt_records", rs.WAL.CorruptRecords,
+		"corrupt_bytes", rs.WAL.CorruptBytes, "torn_bytes", rs.WAL.TornBytes)
 }
 
 func walOptions(c *config, log *slog.Logger) wal.Options {

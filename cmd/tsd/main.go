@@ -33,6 +33,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	if len(args) > 0 && args[0] == "index" {
 		return runIndex(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "repair" {
+		return runRepair(args[1:], stdout, stderr)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	c := newConfig()
 	cl, err := parseArgs(args, c.isBoolFlag)

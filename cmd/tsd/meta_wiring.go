@@ -7,6 +7,7 @@ import (
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -70,10 +71,18 @@ func collectStats(st *ingestStack, q *query.Engine, conns func() api.ConnStats) 
 		l.add("tsd.head.series", "Series in the in-memory head.", false, st.head.NumSeries())
 		l.add("tsd.head.memory-bytes", "Bytes held by the head's unflushed points.", false, st.head.MemoryBytes())
 		l.seriesLimitStats(st.head.SeriesLimitStats())
+		rs := st.head.ReplayStats()
+		l.add("tsd.wal.corrupt-records", "Damaged write-ahead log records skipped at start-up replay.", true, rs.WAL.CorruptRecords)
+		l.add("tsd.wal.corrupt-bytes", "Bytes of the damaged write-ahead log records skipped at start-up replay.", true, rs.WAL.CorruptBytes)
+		l.add("tsd.wal.dropped-points", "Intact logged points dropped at start-up replay: their series record was damaged.", true, rs.OrphanSamples)
 	}
 	l.writerStats(st.writer)
 	l.flushStats(st)
 	l.diskStats(st)
+	if p, ok := st.db.(*pebble.DB); ok {
+		l.add("tsd.storage.damaged-sstables", "Damaged sstables the store has found since start; reads of their key ranges fail and writes there are refused until tsd repair.",
+			true, int64(len(p.DamagedFiles())))
+	}
 	if q != nil && q.Options().Reader != nil {
 		r := q.Options().Reader.Stats()
 		l.add("tsd.query.storage.gets", "Row gets the query reader issued.", true, r.Gets)

@@ -139,6 +139,12 @@ func (c *config) prepareStore(ctx context.Context, db storage.DB, log *slog.Logg
 		return err
 	}
 	s, err := uid.EnsureRecord(ctx, meta, uidTbl, c.storeSettings())
+	if errors.Is(err, storage.ErrCorruption) && errors.As(err, new(*storage.DamagedRangeError)) {
+		// The record's row is in a damaged file: serve what can be read
+		// with the configured settings, which the first start recorded.
+		log.Error("store settings record unreadable (damaged store); using the configured settings until the store is repaired (tsd repair)", "err", err)
+		s, err = c.storeSettings(), nil
+	}
 	if err != nil {
 		return fmt.Errorf("store settings: %w", err)
 	}

@@ -63,7 +63,7 @@ func TestDeleteRecordReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if len(types) != 1 || types[0] != TypeDelete || l2.ReplayStats().Damage != "" {
+	if len(types) != 1 || types[0] != TypeDelete || len(l2.ReplayStats().Damaged) != 0 {
 		t.Fatalf("replayed %v, stats %+v", types, l2.ReplayStats())
 	}
 }

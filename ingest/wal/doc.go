@@ -71,13 +71,39 @@
 //
 // # Replay and damage
 //
-// Open replays every record in order. Reading a segment stops at the valid
-// length the next segment's header recorded (bytes beyond it are a failed
-// write), else at the end of the file. A record that is cut short, has a bad
-// checksum, an unknown type or an impossible length, a misplaced header, or
-// a segment shorter than its recorded length is damage: replay keeps
-// everything before it, logs a warning naming the segment, the offset and the
-// bytes and segments dropped, deletes the later segments, and starts a new
-// segment whose header records the damaged segment's valid length, so the
-// warning is not repeated. A log never refuses to open because of damage.
+// Open replays every segment in order, each to its end. Reading a segment
+// stops at the valid length the next segment's header recorded (bytes
+// beyond it are a failed write), else at the end of the file. A record is
+// intact when its length fits, its checksum holds and its type is known; a
+// header is intact only first in its segment, with its own index.
+//
+// Anything else is a damaged place, and replay skips it and goes on: it
+// steps forward from the damaged record a byte at a time to the first
+// offset where an intact record starts that either ends the segment or is
+// followed by a plausible frame (a known type and a length that fits; the
+// damaged record's own claimed end needs only the checksum). A byte flipped
+// anywhere in a record thus costs exactly that record, whether it hit the
+// payload, the checksum, the type or the length. Several damaged records
+// close together are skipped as one place, and an intact record between two
+// damaged ones may go with them. When nothing intact follows, the place is
+// the rest of the segment. Records are found by their checksum alone, so a
+// frame forged inside a payload (a client chooses the 8 bytes of each
+// float64 value) could be taken for a record, but only where it lies inside
+// a damaged record whose length is damaged too.
+//
+// Later segments are never touched: Open removes no segment and truncates
+// none, and the new segment it starts is numbered after the last existing
+// one. Its header records the end of the last intact record of the previous
+// segment, so a damaged tail there is not read again; damage before intact
+// records is reported at every open until the flusher deletes the segment.
+//
+// A damaged place that ends the newest segment, where the file ends inside
+// a record or in zeros, is an interrupted write (a crash, or power lost
+// before the periodic sync): it is logged as a warning and counted apart
+// (ReplayStats.TornBytes). Every other damaged place is corruption, logged
+// as one error line naming the segment, the offset, the bytes skipped and
+// why, and counted (ReplayStats.CorruptRecords and CorruptBytes). A damaged
+// length in the newest segment's last record that reaches past the end of
+// the file reads as an interrupted write. A log never refuses to open
+// because of damage.
 package wal

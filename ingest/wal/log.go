@@ -66,10 +66,11 @@ type waiter struct {
 var waiterPool = sync.Pool{New: func() any { return new(waiter) }}
 
 // Open opens the log in dir on fs (created if missing), replays every intact
-// record through fn (which may be nil), removes whatever follows the first
-// damaged record, and starts a new segment for appends. Damage is logged
-// and reported by ReplayStats, never returned: a log always opens unless
-// the file system or fn fails.
+// record through fn (which may be nil), skipping damaged records and
+// keeping everything after them, and starts a new segment for appends,
+// numbered after every existing one. Damage is logged and reported by
+// ReplayStats, never returned: a log always opens unless the file system or
+// fn fails.
 func Open(fs vfs.FS, dir string, opts *Options, fn ReplayFunc) (*Log, error) {
 	l := &Log{fs: fs, dir: dir, stopCh: make(chan struct{})}
 	if opts != nil {
@@ -108,7 +109,10 @@ func (l *Log) lockDir() error {
 	return nil
 }
 
-// open replays the existing segments and creates the first new one.
+// open replays the existing segments and creates the next one. Existing
+// segments are never written again: the new one is numbered after the
+// last, and its header records the end of the last one's intact records,
+// so a damaged tail there is not read again.
 func (l *Log) open(fn ReplayFunc) error {
 	if fn == nil {
 		fn = func(uint32, RecordType, []byte) error { return nil }
@@ -118,18 +122,16 @@ func (l *Log) open(fn ReplayFunc) error {
 		return err
 	}
 	r := &replayer{fs: l.fs, dir: l.dir, fn: fn}
-	kept, lastValid, err := r.replayAll(segs)
+	lastValid, err := r.replayAll(segs)
 	if err != nil {
 		return err
 	}
 	l.replay = r.stats
-	if err := l.dropDamaged(segs[len(kept):]); err != nil {
-		return err
-	}
+	l.logDamage()
 	next, prevLen := uint32(1), int64(-1)
-	if len(kept) > 0 {
-		next, prevLen = kept[len(kept)-1]+1, lastValid
-		l.mu.first = kept[0]
+	if len(segs) > 0 {
+		next, prevLen = segs[len(segs)-1]+1, lastValid
+		l.mu.first = segs[0]
 	} else {
 		l.mu.first = next
 	}
@@ -145,19 +147,30 @@ func (l *Log) open(fn ReplayFunc) error {
 	return err
 }
 
-// dropDamaged logs the damage replay found and removes the later segments.
-func (l *Log) dropDamaged(later []uint32) error {
+// logDamage logs one line per damaged place replay skipped: an error for
+// damage, a warning for the interrupted write a crash leaves at the end of
+// the newest segment.
+func (l *Log) logDamage() {
 	s := l.replay
-	if s.Damage == "" {
-		return nil
+	for _, d := range s.Damaged {
+		args := []any{"segment", l.fs.PathJoin(l.dir, SegmentName(d.Segment)), "offset", d.Offset,
+			"bytes", d.Length, "reason", d.Reason}
+		if d.Torn {
+			l.opts.Logger.Warn("wal: interrupted write at the end of the log dropped", args...)
+			continue
+		}
+		l.opts.Logger.Error("wal: damaged record skipped, later records kept", args...)
 	}
-	l.opts.Logger.Warn("wal: damaged record, log truncated there",
-		"segment", l.fs.PathJoin(l.dir, SegmentName(s.DamageSegment)), "offset", s.DamageOffset,
-		"reason", s.Damage, "dropped_bytes", s.DroppedBytes, "dropped_segments", s.DroppedSegments)
-	if err := removeSegments(l.fs, l.dir, later); err != nil {
-		return err
+	listed := int64(0)
+	for _, d := range s.Damaged {
+		if !d.Torn {
+			listed++
+		}
 	}
-	return syncDir(l.fs, l.dir)
+	if more := s.CorruptRecords - listed; more > 0 {
+		l.opts.Logger.Error("wal: more damaged records skipped", "dir", l.dir, "places", more,
+			"total_places", s.CorruptRecords, "total_bytes", s.CorruptBytes)
+	}
 }
 
 // ReplayStats returns what Open replayed and dropped.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestAppendReopen(t *testing.T) {
 	if got := c.payloads(); !slicesEqual(got, want) {
 		t.Fatalf("replayed %d records, want %d: %q", len(got), len(want), got)
 	}
-	if s := l.ReplayStats(); s.Damage != "" || s.Segments != 1 || s.Records != 101 {
+	if s := l.ReplayStats(); len(s.Damaged) != 0 || s.Segments != 1 || s.Records != 101 {
 		t.Fatalf("stats %+v", s)
 	}
 	if l.Segment() != 2 {
@@ -179,7 +180,7 @@ func TestTruncateBefore(t *testing.T) {
 	l.Close()
 	l, c := mustOpen(t, fs, quietOpts(64<<10))
 	defer l.Close()
-	if s := l.ReplayStats(); s.Damage != "" || s.Segments != 1 {
+	if s := l.ReplayStats(); len(s.Damaged) != 0 || s.Segments != 1 {
 		t.Fatalf("stats after truncation %+v", s)
 	}
 	_ = c
@@ -207,6 +208,8 @@ func TestCrashSynced(t *testing.T) {
 		}
 		clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(3) * 50, RNG: rng})
 		l.Close()
+		kept, _ := listSegments(clone, "wal")
+		segs := len(kept)
 		l2, c := mustOpen(t, clone, quietOpts(64<<10))
 		got := map[string]bool{}
 		for _, p := range c.payloads() {
@@ -217,8 +220,8 @@ func TestCrashSynced(t *testing.T) {
 				t.Fatalf("iter %d: synced record %.20q lost (stats %+v)", iter, p, l2.ReplayStats())
 			}
 		}
-		if s := l2.ReplayStats(); s.Damage != "" && s.DroppedSegments > 0 {
-			t.Fatalf("iter %d: damage dropped later segments: %+v", iter, s)
+		if s := l2.ReplayStats(); s.Segments < segs {
+			t.Fatalf("iter %d: %d segments replayed of the %d the crash kept: %+v", iter, s.Segments, segs, s)
 		}
 		l2.Close()
 	}
@@ -264,7 +267,7 @@ func TestDiskFull(t *testing.T) {
 	if got := c.payloads(); !slicesEqual(got, acked) {
 		t.Fatalf("replayed %d records, acknowledged %d", len(got), len(acked))
 	}
-	if s := l.ReplayStats(); s.Damage != "" {
+	if s := l.ReplayStats(); len(s.Damaged) != 0 {
 		t.Fatalf("garbage of failed writes read as damage: %+v", s)
 	}
 }
@@ -313,72 +316,109 @@ func fiveRecords(t *testing.T) vfs.FS {
 	return fs
 }
 
+// TestDamage damages one place of a two-segment log: replay skips that
+// record (or the bytes up to the next intact one) and keeps everything
+// else, later segments included, and logs the place. The next open is clean
+// where the damage was the newest segment's tail, which the new segment's
+// header excludes; damage before intact records is reported again.
 func TestDamage(t *testing.T) {
 	hdr := int64(len(AppendRecord(nil, TypeHeader, AppendHeader(nil, 2, 99))))
 	recLen := func(p string) int64 { return int64(HeaderSize + len(p)) }
+	all := []string{"one", "two", "three", "four", "five"}
 	cases := []struct {
 		name    string
-		damage  func(b []byte) []byte // applied to segment 2
-		seg1    func(b []byte) []byte // applied to segment 1, if set
+		seg     uint32
+		damage  func(b []byte) []byte
 		want    []string
 		reason  damage
 		offset  int64
-		dropped int
+		length  int64
+		torn    bool
+		repeats bool
 	}{
-		{name: "torn tail", damage: func(b []byte) []byte { return b[:len(b)-2] },
-			want: []string{"one", "two", "three", "four"}, reason: damageTorn, offset: hdr + recLen("four")},
-		{name: "torn frame", damage: func(b []byte) []byte { return b[:len(b)-len("five")-HeaderSize+3] },
-			want: []string{"one", "two", "three", "four"}, reason: damageTorn, offset: hdr + recLen("four")},
-		{name: "bad checksum", damage: func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b },
-			want: []string{"one", "two", "three", "four"}, reason: damageChecksum, offset: hdr + recLen("four")},
-		{name: "unknown type", damage: func(b []byte) []byte {
+		{name: "torn tail", seg: 2, damage: func(b []byte) []byte { return b[:len(b)-2] },
+			want: all[:4], reason: damageTorn, offset: hdr + recLen("four"), length: recLen("five") - 2, torn: true},
+		{name: "torn frame", seg: 2, damage: func(b []byte) []byte { return b[:len(b)-len("five")-HeaderSize+3] },
+			want: all[:4], reason: damageTorn, offset: hdr + recLen("four"), length: 3, torn: true},
+		{name: "bad checksum", seg: 2, damage: func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b },
+			want: all[:4], reason: damageChecksum, offset: hdr + recLen("four"), length: recLen("five")},
+		{name: "unknown type", seg: 2, damage: func(b []byte) []byte {
 			return append(b, AppendRecord(nil, RecordType(77), []byte("six"))...)
-		}, want: []string{"one", "two", "three", "four", "five"}, reason: damageType, offset: hdr + recLen("four") + recLen("five")},
-		{name: "huge length", damage: func(b []byte) []byte { return append(b, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 3) },
-			want: []string{"one", "two", "three", "four", "five"}, reason: damageLength, offset: hdr + recLen("four") + recLen("five")},
-		{name: "zero tail", damage: func(b []byte) []byte { return append(b, make([]byte, 4096)...) },
-			want: []string{"one", "two", "three", "four", "five"}, reason: damageChecksum, offset: hdr + recLen("four") + recLen("five")},
-		{name: "bad header", damage: func(b []byte) []byte { b[HeaderSize] = 9; return b },
-			want: []string{"one", "two", "three"}, reason: damageChecksum, offset: 0},
-		{name: "middle segment damage drops the rest", seg1: func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
-			want: []string{"one", "two"}, reason: damageChecksum, offset: hdr + recLen("one") + recLen("two"), dropped: 1},
-		{name: "middle segment shorter than recorded", seg1: func(b []byte) []byte { return b[:len(b)-1] },
-			want: []string{"one", "two"}, reason: damageShort, offset: hdr + recLen("one") + recLen("two"), dropped: 1},
+		}, want: all, reason: damageType, offset: hdr + recLen("four") + recLen("five"), length: recLen("six")},
+		{name: "huge length", seg: 2, damage: func(b []byte) []byte { return append(b, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 3) },
+			want: all, reason: damageLength, offset: hdr + recLen("four") + recLen("five"), length: HeaderSize},
+		{name: "zero tail", seg: 2, damage: func(b []byte) []byte { return append(b, make([]byte, 4096)...) },
+			want: all, reason: damageChecksum, offset: hdr + recLen("four") + recLen("five"), length: 4096, torn: true},
+		{name: "bad header", seg: 2, damage: func(b []byte) []byte { b[HeaderSize] = 9; return b },
+			want: all, reason: damageChecksum, offset: 0, length: hdr, repeats: true},
+		{name: "middle segment damage keeps the later one", seg: 1, damage: func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
+			want: []string{"one", "two", "four", "five"}, reason: damageChecksum, offset: hdr + recLen("one") + recLen("two"),
+			length: recLen("three"), repeats: true},
+		{name: "middle segment shorter than recorded", seg: 1, damage: func(b []byte) []byte { return b[:len(b)-1] },
+			want: []string{"one", "two", "four", "five"}, reason: damageShort, offset: hdr + recLen("one") + recLen("two"),
+			length: recLen("three"), repeats: true},
+		{name: "length damaged mid segment", seg: 1, damage: func(b []byte) []byte { b[hdr+1] ^= 0x10; return b },
+			want: []string{"two", "three", "four", "five"}, reason: damageTorn, offset: hdr, length: recLen("one"), repeats: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := fiveRecords(t)
-			seg, fn := uint32(2), tc.damage
-			if tc.seg1 != nil {
-				seg, fn = 1, tc.seg1
+			later := segmentBytes(t, fs, 2)
+			writeSegment(t, fs, tc.seg, tc.damage(segmentBytes(t, fs, tc.seg)))
+			if tc.seg == 2 {
+				later = segmentBytes(t, fs, 2)
 			}
-			writeSegment(t, fs, seg, fn(segmentBytes(t, fs, seg)))
 			var logBuf bytes.Buffer
 			opts := quietOpts(0)
 			opts.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
 			l, c := mustOpen(t, fs, opts)
-			s := l.ReplayStats()
-			if got := c.payloads(); !slicesEqual(got, tc.want) {
-				t.Errorf("replayed %q, want %q", got, tc.want)
+			want := Damage{Segment: tc.seg, Offset: tc.offset, Length: tc.length, Reason: string(tc.reason), Torn: tc.torn}
+			checkDamage(t, l.ReplayStats(), c.payloads(), tc.want, want)
+			level := "level=ERROR"
+			if tc.torn {
+				level = "level=WARN"
 			}
-			if s.Damage != string(tc.reason) || s.DamageSegment != seg || s.DamageOffset != tc.offset || s.DroppedSegments != tc.dropped {
-				t.Errorf("stats %+v, want %s in segment %d at %d, %d segments dropped", s, tc.reason, seg, tc.offset, tc.dropped)
+			for _, s := range []string{SegmentName(tc.seg), "bytes=", "offset=", level} {
+				if !bytes.Contains(logBuf.Bytes(), []byte(s)) {
+					t.Errorf("log does not hold %q: %s", s, logBuf.String())
+				}
 			}
-			if !bytes.Contains(logBuf.Bytes(), []byte(SegmentName(seg))) || !bytes.Contains(logBuf.Bytes(), []byte("dropped_bytes=")) {
-				t.Errorf("warning does not name the segment and the dropped bytes: %s", logBuf.String())
-			}
-			// Appends continue, and the next open is clean and complete.
+			// Appends continue in a new segment; no older one is touched.
 			appendPayload(l, "after", true)
 			l.Close()
+			if got := segmentBytes(t, fs, 2); !bytes.Equal(got, later) {
+				t.Errorf("segment 2 changed by the reopen")
+			}
 			l, c = mustOpen(t, fs, quietOpts(0))
 			defer l.Close()
-			if s := l.ReplayStats(); s.Damage != "" {
-				t.Errorf("second open still damaged: %+v", s)
+			if !tc.repeats {
+				want = Damage{}
 			}
-			if got, want := c.payloads(), append(tc.want, "after"); !slicesEqual(got, want) {
-				t.Errorf("second open replayed %q, want %q", got, want)
-			}
+			checkDamage(t, l.ReplayStats(), c.payloads(), append(slices.Clip(tc.want), "after"), want)
 		})
+	}
+}
+
+// checkDamage compares a replay with the records and the one damaged place
+// expected (none when want is zero).
+func checkDamage(t *testing.T, s ReplayStats, got, wantRecs []string, want Damage) {
+	t.Helper()
+	if !slicesEqual(got, wantRecs) {
+		t.Errorf("replayed %q, want %q", got, wantRecs)
+	}
+	var wantList []Damage
+	if want != (Damage{}) {
+		wantList = []Damage{want}
+	}
+	if !slices.Equal(s.Damaged, wantList) {
+		t.Errorf("damage %+v, want %+v", s.Damaged, wantList)
+	}
+	corrupt := int64(0)
+	if want != (Damage{}) && !want.Torn {
+		corrupt = 1
+	}
+	if s.CorruptRecords != corrupt || s.CorruptBytes != corrupt*want.Length {
+		t.Errorf("counted %d corrupt records of %d bytes, want %d of %d", s.CorruptRecords, s.CorruptBytes, corrupt, corrupt*want.Length)
 	}
 }
 
@@ -387,7 +427,7 @@ func TestEmptySegmentIsClean(t *testing.T) {
 	writeSegment(t, fs, 3, nil)
 	l, c := mustOpen(t, fs, quietOpts(0))
 	defer l.Close()
-	if s := l.ReplayStats(); s.Damage != "" || len(c.recs) != 5 {
+	if s := l.ReplayStats(); len(s.Damaged) != 0 || len(c.recs) != 5 {
 		t.Fatalf("empty last segment: %+v, %d records", s, len(c.recs))
 	}
 }
@@ -455,7 +495,8 @@ func TestClosed(t *testing.T) {
 var _ = os.ErrNotExist
 
 // FuzzReplay opens a log whose only segment holds arbitrary bytes: Open
-// never fails or panics, and after one append the next open is clean.
+// never fails or panics, and after one append the next open delivers the
+// same records and the new one, and reports no new damage.
 func FuzzReplay(f *testing.F) {
 	seg := AppendRecord(nil, TypeHeader, AppendHeader(nil, 1, -1))
 	seg = AppendRecord(seg, TypeSamples, encodeSamples([]sample{{1, series.IntPoint(5, 5)}}))
@@ -463,20 +504,21 @@ func FuzzReplay(f *testing.F) {
 	f.Add(seg[:len(seg)-1])
 	f.Add([]byte{})
 	f.Add(make([]byte, 20))
+	f.Add(append(append([]byte{}, seg[:15]...), seg...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fs := vfs.NewMem()
 		fs.MkdirAll("wal", 0o755)
 		writeSegment(t, fs, 1, b)
 		l, c := mustOpen(t, fs, quietOpts(0))
-		n := len(c.recs)
+		first, s1 := c.payloads(), l.ReplayStats()
 		if err := appendPayload(l, "after", false); err != nil {
 			t.Fatal(err)
 		}
 		l.Close()
 		l, c = mustOpen(t, fs, quietOpts(0))
 		defer l.Close()
-		if s := l.ReplayStats(); s.Damage != "" || len(c.recs) != n+1 {
-			t.Fatalf("second open: %+v, %d records, want %d", s, len(c.recs), n+1)
+		if s := l.ReplayStats(); s.TornBytes != 0 || s.CorruptRecords > s1.CorruptRecords || !slicesEqual(c.payloads(), append(first, "after")) {
+			t.Fatalf("second open: %+v, %d records, want %d (first open: %+v)", s, len(c.recs), len(first)+1, s1)
 		}
 	})
 }

@@ -26,8 +26,9 @@ type Options struct {
 	// records to stable storage; a synchronous Append syncs at once.
 	// Negative disables the periodic sync. Default 1 s.
 	FsyncInterval time.Duration
-	// Logger receives warnings about damaged segments and failed syncs.
-	// Default slog.Default().
+	// Logger receives one error line per damaged place replay skipped, a
+	// warning for an interrupted write at the end of the log, and failed
+	// syncs. Default slog.Default().
 	Logger *slog.Logger
 }
 

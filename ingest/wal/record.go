@@ -75,7 +75,7 @@ func AppendRecord(dst []byte, t RecordType, payload []byte) []byte {
 type damage string
 
 const (
-	damageTorn     damage = "truncated record"
+	damageTorn     damage = "record cut off by the end of the segment"
 	damageChecksum damage = "checksum mismatch"
 	damageType     damage = "unknown record type"
 	damageLength   damage = "record length out of range"

@@ -86,15 +86,36 @@ func (r *uvarintReader) bytes(n uint64) []byte {
 
 var metaNextKey = append([]byte{tagMeta}, metaNext...)
 
-// loadCatalog reads every table spec and the id counter at Open.
+// loadCatalog reads every table spec and the id counter at Open, and
+// keeps the catalog's copy up to date. When damage keeps them from being
+// read it takes them from the copy.
 func (d *DB) loadCatalog() error {
+	err := d.readCatalog()
+	switch {
+	case err == nil:
+		d.saveCatalogFile()
+	case !errors.Is(err, storage.ErrCorruption):
+		return err
+	default:
+		if ferr := d.loadCatalogFile(); ferr != nil {
+			return fmt.Errorf("%w (its copy %s: %v)", err, catalogFileName, ferr)
+		}
+		d.opts.Logger.Error("pebble: the table catalog is damaged in the store; using its copy",
+			"file", d.opts.FS.PathJoin(d.dir, catalogFileName), "err", err)
+	}
+	d.publishNames()
+	return nil
+}
+
+// readCatalog reads the catalog and the id counter from the store.
+func (d *DB) readCatalog() error {
 	d.cat.tables = make(map[string]*table)
 	d.cat.nextID = 1
 	it, err := d.pdb.NewIter(&pebble.IterOptions{
 		LowerBound: []byte{tagCatalog}, UpperBound: []byte{tagCatalog + 1},
 	})
 	if err != nil {
-		return fmt.Errorf("open pebble store %s: read catalog: %w", d.dir, err)
+		return fmt.Errorf("open pebble store %s: read catalog: %w", d.dir, d.damage.readError(err))
 	}
 	for it.First(); it.Valid(); it.Next() {
 		name := string(it.Key()[1:])
@@ -107,7 +128,7 @@ func (d *DB) loadCatalog() error {
 		d.cat.nextID = max(d.cat.nextID, id+1)
 	}
 	if err := it.Close(); err != nil {
-		return fmt.Errorf("open pebble store %s: read catalog: %w", d.dir, err)
+		return fmt.Errorf("open pebble store %s: read catalog: %w", d.dir, d.damage.readError(err))
 	}
 	return d.loadNextID()
 }
@@ -120,7 +141,7 @@ func (d *DB) loadNextID() error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("open pebble store %s: read table id counter: %w", d.dir, err)
+		return fmt.Errorf("open pebble store %s: read table id counter: %w", d.dir, d.damage.readError(err))
 	}
 	defer closer.Close()
 	if len(v) != 4 {
@@ -168,6 +189,8 @@ func (d *DB) createTable(spec storage.TableSpec) error {
 	}
 	d.cat.nextID = id + 1
 	d.cat.tables[spec.Name] = newTable(d, id, spec)
+	d.publishNames()
+	d.saveCatalogFile()
 	return nil
 }
 
@@ -194,6 +217,7 @@ func (d *DB) updateTable(t *table, spec storage.TableSpec) error {
 		return fmt.Errorf("update table %q: %w", spec.Name, err)
 	}
 	t.state.Store(newTableState(merged))
+	d.saveCatalogFile()
 	return nil
 }
 
@@ -270,5 +294,7 @@ func (d *DB) DropTable(ctx context.Context, name string) error {
 	}
 	t.dropped.Store(true)
 	delete(d.cat.tables, name)
+	d.publishNames()
+	d.saveCatalogFile()
 	return nil
 }

@@ -22,12 +22,17 @@ type DB struct {
 	// eng is the current opening of pebble and pdb its *pebble.DB; both
 	// change only under opMu held exclusively (a reopen, engine.go), so a
 	// call between enter and leave uses one opening throughout.
-	eng  *engine
-	pdb  *pebble.DB
-	lock *pebble.Lock
-	opts Options
-	dir  string
-	wo   *pebble.WriteOptions
+	eng *engine
+	pdb *pebble.DB
+	// po is the options of the current opening (openEngine), which repair
+	// reads sstables with; repair opens with compactions and table
+	// statistics off.
+	po     *pebble.Options
+	repair bool
+	lock   *pebble.Lock
+	opts   Options
+	dir    string
+	wo     *pebble.WriteOptions
 
 	// closed is set first thing in Close; operations check it after
 	// taking opMu.RLock, so none touches pdb after Close returns.
@@ -54,6 +59,9 @@ type DB struct {
 
 	rows rowLocks
 
+	// damage records the damaged sstables pebble has reported.
+	damage damage
+
 	// gen counts writes and iters keeps open iterators for reads to reuse
 	// while no write has committed (iterpool.go).
 	gen   writeGen
@@ -71,8 +79,16 @@ var _ storage.DB = (*DB)(nil)
 // the file. With less than MinFreeBytes free, an existing store opens
 // read-only (reads work, writes are refused until space comes back) and a
 // new one is refused.
-func Open(dir string, opts *Options) (*DB, error) {
+func Open(dir string, opts *Options) (*DB, error) { return open(dir, opts, false) }
+
+// open is Open; for repair it leaves compactions and the collector off, so
+// nothing but the repair reads the damaged files, and it keeps the catalog
+// entries it could read when others are damaged.
+func open(dir string, opts *Options, repair bool) (*DB, error) {
 	o := *opts.EnsureDefaults()
+	if repair {
+		o.GCInterval = -1
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -91,11 +107,12 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.noSync {
 		d.wo = pebble.NoSync
 	}
+	d.repair = repair
 	if err := d.openFirst(); err != nil {
 		lock.Close()
 		return nil, err
 	}
-	if err := d.loadCatalog(); err != nil {
+	if err := d.loadCatalog(); err != nil && !(repair && errors.Is(err, storage.ErrCorruption)) {
 		d.pdb.Close()
 		lock.Close()
 		return nil, err
@@ -171,6 +188,26 @@ func badOptionsFile(dir string, po *pebble.Options, err error) string {
 	return ""
 }
 
+// listenForDamage has pebble report damaged sstables to d rather than to
+// its default handler, which calls Fatalf: the store keeps serving what it
+// can read (DamagedFiles).
+func (d *DB) listenForDamage(po *pebble.Options) {
+	d.damage.logger = d.opts.Logger
+	po.EventListener.DataCorruption = d.damage.note
+	other := po.EventListener.BackgroundError
+	po.EventListener.BackgroundError = func(err error) {
+		if !d.damage.backgroundError(err) {
+			other(err)
+		}
+	}
+}
+
+// DamagedFiles returns the damaged sstables the store has met since Open:
+// reads of their key ranges fail with a *DamageError, and writes into them
+// are refused with one. Pebble finds damage only where it reads, so a file
+// appears once a read or a compaction has touched its damaged block.
+func (d *DB) DamagedFiles() []DamagedFile { return d.damage.list() }
+
 // FS returns the filesystem the store lives on.
 func (d *DB) FS() vfs.FS { return d.opts.FS }
 
@@ -236,7 +273,16 @@ func (d *DB) Close() error {
 
 // Compact runs the TTL and version collector now and then compacts the whole
 // keyspace, so the space of deleted, dropped and expired data comes back.
+//
+// A store with a damaged sstable is not compacted (a *DamageError): the
+// compaction would stop at it, and pebble v2.1.7 can panic later in a
+// background goroutine when a failed manual compaction leaves another
+// picked but cancelled.
 func (d *DB) Compact(ctx context.Context) error {
+	if files := d.damage.list(); len(files) > 0 {
+		return fmt.Errorf("compact: %w: damaged sstable %s (%s): repair the store first (tsd repair)",
+			storage.ErrCorruption, files[0].Path, files[0].Keys)
+	}
 	if err := d.collectGarbage(ctx); err != nil {
 		return err
 	}

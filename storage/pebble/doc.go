@@ -41,6 +41,49 @@
 //
 //	0x01 (version) | id u32 BE | uvarint n | n × (uvarint len | name | uvarint MaxVersions | uvarint TTL ns)
 //
+// The catalog has a copy beside the store, the file TSD-CATALOG, written
+// (temporary file, sync, rename, directory sync) whenever a table is
+// created, changed or dropped, and at Open when it differs:
+//
+//	"tsd-catalog" 0x01 | uvarint next table id | uvarint n |
+//	n × (uvarint len | name | uvarint len | catalog value) | CRC32C u32 LE
+//
+// entries in name order, the checksum over everything before it.
+//
+// # Damaged sstables
+//
+// Pebble checks each block's checksum when it reads it. A damaged block is
+// reported to the store (pebble's DataCorruption event, whose default
+// handler would call Fatalf) instead of stopping the process: the store
+// records the file and its key range, logs one error line naming both (by
+// table and row), and goes on serving. Reads that meet the damage fail with
+// a *DamageError naming the file and its key range (storage.ErrCorruption),
+// inside a *storage.DamagedRangeError giving the rows of the read's table
+// that the file's range covers, so a reader can read on past them;
+// writes whose keys fall in the range are refused with one, as retryable,
+// since they could not be compacted and repairing the store rebuilds that
+// range; compactions that meet it fail, are logged at warning level and
+// retried by pebble (a warning a minute a file); Compact refuses to run.
+// Table statistics are off while an sstable in the directory cannot be
+// opened: pebble would retry loading them at once and forever. Damage is
+// found where pebble
+// reads, so a file shows up once a read or a compaction has touched its
+// damaged block. When the catalog itself cannot be read, Open takes it from
+// its copy.
+//
+// Repair (for a stopped store) verifies every block of every sstable and
+// rebuilds the key span of each damaged one, widened to whole rows (pebble
+// excises only at row prefixes) and joined with overlapping ones: it reads
+// the span's visible cells through pebble, forward until the damage stops
+// it, backward from the span's end to the first cell above the damage, and
+// forward again from there; then it excises the span from every level and
+// ingests what it read in one step. Only the cells between the last read
+// before a damaged block and the first read after it are lost, whatever
+// level held them (several damaged blocks close together are stepped over
+// as one); cells written after the damage elsewhere in the span are kept.
+// Catalog entries and the id counter the rebuild lost are written back from
+// the catalog copy.
+//
 // # Prefixes and bloom filters
 //
 // The store uses its own pebble Comparer ("tsd.storage.rowsplit.v2"): keys

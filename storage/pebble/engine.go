@@ -155,9 +155,16 @@ func waitDrained(e *engine, limit time.Duration) bool {
 func (d *DB) openEngine(readOnly bool) (*engine, error) {
 	po := d.opts.pebbleOptions(d.lock, d)
 	po.ReadOnly = readOnly
+	d.listenForDamage(po)
+	po.DisableAutomaticCompactions = d.repair
+	// Pebble retries loading a table's statistics at once and forever when
+	// the table cannot be opened, one background error each time: with such
+	// a table, or for a repair, statistics are off.
+	po.DisableTableStats = d.repair || d.unreadableTable(po)
 	pdb, err := pebble.Open(d.dir, po)
 	if err != nil {
 		return nil, openError(d.dir, po, err)
 	}
+	d.po = po
 	return newEngine(pdb, readOnly), nil
 }

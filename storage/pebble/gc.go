@@ -50,8 +50,14 @@ func (d *DB) gcLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		err := d.collectGarbage(ctx)
-		if err != nil && !errors.Is(err, storage.ErrClosed) && !errors.Is(err, storage.ErrReadOnly) &&
-			!errors.Is(err, errReopening) && ctx.Err() == nil {
+		var de *DamageError
+		switch {
+		case err == nil || errors.Is(err, storage.ErrClosed) || errors.Is(err, storage.ErrReadOnly) ||
+			errors.Is(err, errReopening) || ctx.Err() != nil:
+		case errors.As(err, &de):
+			// Every pass meets it again until a repair: once a window.
+			d.opts.RateLog.Warn("storage.gc_damaged", "", "storage gc stopped at a damaged sstable", "dir", d.dir, "err", err)
+		default:
 			d.opts.Logger.Error("storage gc failed", "dir", d.dir, "err", err)
 		}
 	}
@@ -72,7 +78,7 @@ func (d *DB) collectGarbage(ctx context.Context) error {
 	d.leave()
 	for _, t := range tables {
 		if err := t.collectGarbage(ctx); err != nil {
-			return fmt.Errorf("gc table %q: %w", t.name, err)
+			return fmt.Errorf("gc table %q: %w", t.name, d.damage.readError(err))
 		}
 	}
 	return nil

@@ -36,9 +36,13 @@ func (d *DB) endWrite() {
 }
 
 // commit commits b between beginWrite and endWrite, unless the store
-// refuses writes (space.go), and fails it if pebble reported a full disk.
+// refuses writes (space.go) or b writes into a damaged sstable's range
+// (damage.go), and fails it if pebble reported a full disk.
 func (d *DB) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
 	if err := d.admit(false); err != nil {
+		return err
+	}
+	if err := d.damage.checkBatch(b); err != nil {
 		return err
 	}
 	d.beginWrite()
@@ -51,6 +55,9 @@ func (d *DB) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
 // and so go through while the disk is merely low.
 func (d *DB) commitDeletes(b *pebble.Batch, wo *pebble.WriteOptions) error {
 	if err := d.admit(true); err != nil {
+		return err
+	}
+	if err := d.damage.checkBatch(b); err != nil {
 		return err
 	}
 	d.beginWrite()

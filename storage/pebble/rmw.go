@@ -77,7 +77,7 @@ func (r *rmw) newest(qualifier []byte) (value []byte, ts int64, found bool, err 
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
-	return value, ts, found, err
+	return value, ts, found, r.t.db.damage.readError(err)
 }
 
 // expired reports whether a version with timestamp ts is past its family's

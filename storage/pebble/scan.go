@@ -90,7 +90,7 @@ func (s *scanner) release() {
 func (s *scanner) open() error {
 	p, err := s.t.db.acquire(s.ctx, s.lo, s.hi, &s.io)
 	if err != nil {
-		return err
+		return s.t.readError(err)
 	}
 	s.it, s.gen, s.reusable = p.it, p.gen, p.reusable
 	return nil
@@ -559,6 +559,7 @@ func (s *scanner) finish() {
 	if s.err == nil && s.it != nil {
 		s.err = s.it.Error()
 	}
+	s.err = s.t.readError(s.err)
 	s.closeIter()
 }
 
@@ -566,6 +567,7 @@ func (s *scanner) finish() {
 func (s *scanner) close() error {
 	s.closeIter()
 	s.done = true
+	s.err = s.t.readError(s.err)
 	return s.err
 }
 

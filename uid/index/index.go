@@ -63,6 +63,12 @@ type Index struct {
 	}
 
 	stats counters
+	// damaged remembers the damaged row ranges already logged, so a refresh
+	// that meets one again does not repeat the error line.
+	damaged struct {
+		sync.Mutex
+		seen map[string]bool
+	}
 
 	// ctx is cancelled by Close; RegisterSeries and the loop use it.
 	ctx    context.Context

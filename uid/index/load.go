@@ -24,9 +24,55 @@ func (r *seriesRow) reset(row []byte) {
 }
 
 // scanSeries reads every series row into memory (merging spans into
-// series already known).
+// series already known). Rows the store cannot read back (a damaged file)
+// are skipped with one error line: their series stay unknown until the
+// store is repaired and the index rebuilt.
 func (ix *Index) scanSeries(ctx context.Context) error {
 	start, stop := rowRange(tagTSUID)
+	return ix.skipDamaged(start, stop, func(start []byte) error { return ix.scanSeriesFrom(ctx, start, stop) })
+}
+
+// skipDamaged runs scan from start, and again from the end of each damaged
+// range of rows it reports, until it ends or fails otherwise.
+func (ix *Index) skipDamaged(start, stop []byte, scan func(start []byte) error) error {
+	for {
+		err := scan(start)
+		var dr *storage.DamagedRangeError
+		if !errors.As(err, &dr) {
+			return err
+		}
+		if ix.firstDamage(start) {
+			ix.stats.corrupt.Add(1)
+			ix.opts.Logger.Error("index: skipping rows the store cannot read back; their series stay unknown until the store is repaired (tsd repair) and the index rebuilt (tsd index rebuild)",
+				"from", fmt.Sprintf("%x", start), "err", err)
+		}
+		if dr.To == nil || bytes.Compare(dr.To, start) <= 0 || bytes.Compare(dr.To, stop) >= 0 {
+			return nil
+		}
+		start = dr.To
+	}
+}
+
+// firstDamage reports whether a damaged range met reading from start is
+// new; it remembers a bounded number of them.
+func (ix *Index) firstDamage(start []byte) bool {
+	d := &ix.damaged
+	d.Lock()
+	defer d.Unlock()
+	if d.seen[string(start)] {
+		return false
+	}
+	if d.seen == nil {
+		d.seen = make(map[string]bool)
+	}
+	if len(d.seen) < 64 {
+		d.seen[string(start)] = true
+	}
+	return true
+}
+
+// scanSeriesFrom reads the series rows in [start, stop).
+func (ix *Index) scanSeriesFrom(ctx context.Context, start, stop []byte) error {
 	sc := ix.meta.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: readIndex})
 	defer sc.Close()
 	var r seriesRow

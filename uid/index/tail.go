@@ -114,6 +114,13 @@ func (ix *Index) readLow(ctx context.Context) (uint64, []byte, error) {
 	if errors.Is(err, storage.ErrNotFound) {
 		return 1, nil, nil
 	}
+	if errors.As(err, new(*storage.DamagedRangeError)) {
+		// The checkpoint only spares reading old records: read them all.
+		if ix.firstDamage(uid.MetaSeriesIDRow) {
+			ix.opts.Logger.Error("index: log checkpoint unreadable (damaged store); reading the whole log", "err", err)
+		}
+		return 1, nil, nil
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("read log checkpoint: %w", err)
 	}
@@ -133,6 +140,13 @@ func (ix *Index) scanLog(ctx context.Context, from, to uint64, advancing bool) e
 	if to != 0 {
 		stop = appendLogRow(nil, to)
 	}
+	// Records the store cannot read back are skipped as if never written:
+	// their numbers wait as holes, as a writer's that died would.
+	return ix.skipDamaged(start, stop, func(start []byte) error { return ix.scanLogFrom(ctx, start, stop, advancing) })
+}
+
+// scanLogFrom reads the log records in [start, stop).
+func (ix *Index) scanLogFrom(ctx context.Context, start, stop []byte, advancing bool) error {
 	sc := ix.meta.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
 		ReadOptions: storage.ReadOptions{Families: famIndex, Qualifiers: [][]byte{qualRec}}})
 	defer sc.Close()

@@ -1,0 +1,9 @@
+package pebble
+
+// CellKey returns the pebble key of a cell of table, for tests that check
+// key ranges.
+func CellKey(db *DB, table string, row []byte, family string, qualifier []byte, ts int64) []byte {
+	db.cat.Lock()
+	defer db.cat.Unlock()
+	return AppendCellKey(nil, db.cat.tables[table].id, row, family, qualifier, ts)
+}
