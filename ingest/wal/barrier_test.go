@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -91,5 +92,89 @@ func TestSyncTo(t *testing.T) {
 	l.mu.Unlock()
 	if synced != written {
 		t.Errorf("synced %d of %d bytes after every barrier returned", synced, written)
+	}
+}
+
+// stallSyncFS holds every sync of the files it creates until release is
+// closed, telling started when one begins.
+type stallSyncFS struct {
+	vfs.FS
+	hold    atomic.Bool
+	started chan struct{}
+	release chan struct{}
+}
+
+func (fs *stallSyncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil {
+		return nil, err
+	}
+	return &stallSyncFile{File: f, fs: fs}, nil
+}
+
+func (fs *stallSyncFS) Unwrap() vfs.FS { return fs.FS }
+
+type stallSyncFile struct {
+	vfs.File
+	fs *stallSyncFS
+}
+
+func (f *stallSyncFile) Sync() error {
+	if f.fs.hold.Load() {
+		f.fs.started <- struct{}{}
+		<-f.fs.release
+	}
+	return f.File.Sync()
+}
+
+// TestWritesGoOnDuringSync: while a barrier's sync is in flight, appends
+// of other writers are written (not queued behind the sync), and the sync
+// covers only what was written before it began: a later barrier syncs
+// again. Writers that waited out every fsync made a barrier per client
+// cost every client's throughput.
+func TestWritesGoOnDuringSync(t *testing.T) {
+	fs := &stallSyncFS{FS: vfs.NewMem(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	l, _ := mustOpen(t, fs, quietOpts(0))
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { fs.hold.Store(false); close(fs.release) }) }
+	defer l.Close()
+	defer release() // before Close, which would wait for the held sync
+	appendPayload(l, "before", false)
+	endBefore := l.Written()
+	fs.hold.Store(true)
+	barrier := make(chan error, 1)
+	go func() { barrier <- l.SyncTo(endBefore) }()
+	<-fs.started
+	appended := make(chan error, 1)
+	go func() { appended <- appendPayload(l, "during", false) }()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-barrier:
+		t.Fatal("the barrier returned while its sync was held")
+	case <-time.After(30 * time.Second):
+		t.Fatal("an append waited for the sync in flight")
+	}
+	endDuring := l.Written()
+	release()
+	if err := <-barrier; err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	synced := l.mu.synced
+	l.mu.Unlock()
+	if synced != endBefore {
+		t.Errorf("synced %d after the held sync, want %d (the bytes written before it began)", synced, endBefore)
+	}
+	if err := l.SyncTo(endDuring); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	synced = l.mu.synced
+	l.mu.Unlock()
+	if synced != endDuring {
+		t.Errorf("synced %d after the second barrier, want %d", synced, endDuring)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // are written together by the next one (group commit).
 //
 // Lock order: a goroutine holds mu to change the log's state and the writer
-// role (mu.writing) to touch the file; it never does I/O while holding mu.
+// role (mu.writing) to write the file or replace it; a sync runs beside
+// writes under its own flag (mu.syncing). No I/O happens while holding mu.
 type Log struct {
 	fs   vfs.FS
 	dir  string
@@ -32,6 +33,7 @@ type Log struct {
 		cond     sync.Cond
 		closed   bool
 		writing  bool      // the writer role: its holder owns w
+		syncing  bool      // a sync of w.f is in flight (syncLocked)
 		noFile   bool      // seg could not be created yet (full disk at Open)
 		rotating bool      // a new segment is being started; appends wait
 		seg      uint32    // segment that pending bytes go to
@@ -231,6 +233,9 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	l.drainLocked()
 	err := l.syncLocked(l.mu.written)
+	for l.mu.syncing { // a barrier's sync may still run on the file
+		l.mu.cond.Wait()
+	}
 	l.mu.Unlock()
 	if l.w.f == nil { // never started (full disk)
 	} else if cerr := l.w.f.Close(); err == nil && cerr != nil {

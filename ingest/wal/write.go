@@ -72,9 +72,11 @@ func (l *Log) reserveLocked(seg uint32, n int64) error {
 	}
 }
 
-// takeRoleLocked waits for the writer role and takes it.
+// takeRoleLocked waits for the writer role and for any sync in flight,
+// and takes the role: its callers replace the file (rotation, a deferred
+// segment), which a sync must not see change under it.
 func (l *Log) takeRoleLocked() {
-	for l.mu.writing {
+	for l.mu.writing || l.mu.syncing {
 		l.mu.cond.Wait()
 	}
 	l.mu.writing = true
@@ -147,24 +149,28 @@ func (l *Log) drainLocked() {
 	}
 }
 
-// syncLocked returns once the first end bytes written are synced. It takes
-// the writer role for the sync, since a file's writes and syncs must not
-// overlap, and syncs everything written so far for the waiters behind it.
+// syncLocked returns once the first end bytes written are synced. One sync
+// runs at a time and covers everything written when it starts, so the
+// callers waiting behind it share the next one (group commit). Writes go on
+// while it runs: the file takes a write and a sync at once, and bytes
+// written during the sync are simply not counted as synced by it. Only a
+// rotation waits for it (takeRoleLocked), since it replaces the file.
 func (l *Log) syncLocked(end uint64) error {
 	for l.mu.synced < end {
-		if l.mu.writing {
+		if l.mu.syncing || l.mu.rotating {
 			l.mu.cond.Wait()
 			continue
 		}
-		l.mu.writing = true
-		target := l.mu.written
+		l.mu.syncing = true
+		target, f := l.mu.written, l.w.f
 		l.mu.Unlock()
-		err := l.w.f.Sync()
+		err := f.Sync()
 		l.mu.Lock()
+		l.mu.syncing = false
 		if err == nil && target > l.mu.synced {
 			l.mu.synced = target
 		}
-		l.releaseRoleLocked()
+		l.mu.cond.Broadcast()
 		if err != nil {
 			return writeError("sync segment", err)
 		}
