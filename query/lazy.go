@@ -25,6 +25,14 @@ type lazyRead struct {
 // maxLazySlab is the largest group slab kept between queries, in points.
 const maxLazySlab = 1 << 20
 
+// lazyFetchBytes bounds what a lazy read's Fetch keeps for the scan plan
+// (encoded stored cells, decoded head rows the row cache does not hold):
+// a Stream keeps it while its client reads. Past it the read falls back
+// to per-series Gets, each series' head rows read when its group is.
+// Stored cells take about a byte a point, so a selection past it would
+// answer more than the output limit's points anyway; head rows take 16.
+const lazyFetchBytes = 8 << 20
+
 // fetch prepares the lazy read of sel: x.members get every selected
 // series, with no points yet. The series are charged to the budget now,
 // as Read charges them.
@@ -35,7 +43,7 @@ func (x *executor) fetch(ctx context.Context, sel *selection, spec agg.Spec, bud
 		return err
 	}
 	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
-		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes}
+		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes, MaxFetchBytes: lazyFetchBytes}
 	f, err := x.e.opts.Reader.Fetch(ctx, rsel)
 	if err != nil {
 		return err

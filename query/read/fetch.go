@@ -20,6 +20,7 @@ import (
 // iterator Gets its rows as it goes. It is safe for concurrent use.
 type Fetched struct {
 	r          *Reader
+	maxBytes   int64 // Selection.MaxFetchBytes or Options.MaxFetchBytes
 	series     []index.Series
 	rows       [][]fetchedRow // per series; nil with the per-series plan
 	bufs       *fetchBuffers  // rows' memory, with the scan plan
@@ -76,14 +77,19 @@ func (f *Fetched) Release() {
 }
 
 // Fetch prepares lazy iterators over sel's series (Series, Start, End,
-// MetricSeries, Plan, Budget and Notes; the series are not charged to the
-// budget: the caller does). With Notes, each iterator also gathers its
-// series' annotations (SeriesIterator.Notes). The planner chooses as in Read;
-// the scan plan runs now and keeps the selected rows' cells, at most
-// Options.MaxFetchBytes of them, beyond which Fetch drops them and falls
-// back to Gets. Points are charged to the budget as iterators decode them.
+// MetricSeries, Plan, Budget, Notes and MaxFetchBytes; the series are not
+// charged to the budget: the caller does). With Notes, each iterator also
+// gathers its series' annotations (SeriesIterator.Notes). The planner
+// chooses as in Read; the scan plan runs now and keeps the selected rows'
+// cells, at most Selection.MaxFetchBytes (else Options.MaxFetchBytes) of
+// them, beyond which Fetch drops them and falls back to Gets. Points are
+// charged to the budget as iterators decode them.
 func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
-	f := &Fetched{r: r, series: sel.Series, start: sel.Start, end: sel.End, budget: sel.Budget, notes: sel.Notes}
+	f := &Fetched{r: r, series: sel.Series, start: sel.Start, end: sel.End, budget: sel.Budget, notes: sel.Notes,
+		maxBytes: r.opts.MaxFetchBytes}
+	if sel.MaxFetchBytes > 0 && r.opts.MaxFetchBytes >= 0 {
+		f.maxBytes = sel.MaxFetchBytes
+	}
 	if len(sel.Series) == 0 {
 		return f, nil
 	}
@@ -107,7 +113,7 @@ func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
 		r.c.plansSeries.Add(1)
 		return f, nil
 	}
-	rows, err := r.fetchScan(ctx, sel, f.bufs)
+	rows, err := r.fetchScan(ctx, sel, f.bufs, f.maxBytes)
 	if err != nil {
 		f.Release()
 		if !errors.Is(err, errFetchFull) {
@@ -141,7 +147,8 @@ func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *S
 }
 
 // readHeads reads every selected series' head rows into f.bufs. Their
-// decoded copies count against Options.MaxFetchBytes as the scan's cells
+// decoded copies count against the fetch's bound (Selection.MaxFetchBytes
+// or Options.MaxFetchBytes) as the scan's cells
 // do: past it, the points are refunded to the budget and errFetchFull
 // sends the selection to the per-series plan, whose iterators read the
 // head one series at a time.
@@ -155,14 +162,14 @@ func (f *Fetched) readHeads(ctx context.Context, sel *Selection) error {
 	if err != nil {
 		return err
 	}
-	if int64(len(fb.hslab))*pointBytes > f.r.opts.MaxFetchBytes {
+	if int64(len(fb.hslab))*pointBytes > f.maxBytes {
 		_ = sel.Budget.AddPoints(-charged)
 		return errFetchFull
 	}
 	return nil
 }
 
-// errFetchFull stops a fetch scan past Options.MaxFetchBytes.
+// errFetchFull stops a fetch scan past its bound.
 var errFetchFull = errors.New("read: fetch buffer full")
 
 // fetchedRow is one stored row of a fetched series: its key and cells in
@@ -213,7 +220,7 @@ type seriesRow struct {
 
 // fetchScan scans every bucket of the metric over the range and returns
 // the selected series' rows, per series in time order, in bufs' memory.
-func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffers) ([][]fetchedRow, error) {
+func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffers, maxBytes int64) ([][]fetchedRow, error) {
 	if bufs.ids == nil {
 		bufs.ids = make(map[string]int32, len(sel.Series))
 	}
@@ -223,7 +230,7 @@ func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffer
 	if n := r.buckets(); len(bufs.buckets) != n {
 		bufs.buckets = make([]fetchBucket, n)
 	}
-	fs := fetchScan{r: r, sel: &sel, ids: bufs.ids, buckets: bufs.buckets,
+	fs := fetchScan{r: r, sel: &sel, ids: bufs.ids, buckets: bufs.buckets, maxBytes: maxBytes,
 		metric: []byte(sel.Series[0].TSUID[:r.opts.Layout.Widths.Metric])}
 	if err := r.forBuckets(ctx, &fs); err != nil {
 		return nil, err
@@ -234,12 +241,13 @@ func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffer
 // fetchScan is one fetch's shared state; each bucket writes its own
 // fetchBucket.
 type fetchScan struct {
-	r       *Reader
-	sel     *Selection
-	ids     map[string]int32
-	metric  []byte
-	buckets []fetchBucket
-	bytes   atomic.Int64
+	r        *Reader
+	sel      *Selection
+	ids      map[string]int32
+	metric   []byte
+	buckets  []fetchBucket
+	bytes    atomic.Int64
+	maxBytes int64 // past it the scan stops with errFetchFull
 }
 
 // run scans one bucket.
@@ -288,7 +296,7 @@ func (rs *rawScan) add(c storage.Cell) error {
 	n := len(a.data)
 	a.data, a.cells = appendCell(a.data, a.cells, &c)
 	rs.fb.rows[rs.cur].row.cells[1] = len(a.cells)
-	if rs.fs.bytes.Add(int64(len(a.data)-n)) > rs.fs.r.opts.MaxFetchBytes {
+	if rs.fs.bytes.Add(int64(len(a.data)-n)) > rs.fs.maxBytes {
 		return errFetchFull
 	}
 	return nil
