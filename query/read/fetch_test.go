@@ -346,3 +346,38 @@ func TestFetchNotesMatchRead(t *testing.T) {
 func notesEqual(a, b []read.Note) bool {
 	return slices.EqualFunc(a, b, func(x, y read.Note) bool { return x.T == y.T && string(x.Value) == string(y.Value) })
 }
+
+// TestFetchSelectionBound: Selection.MaxFetchBytes, below the reader's
+// bound, sends a scan that would keep more to the per-series plan; the
+// points are the same.
+func TestFetchSelectionBound(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	all := s.selection(t, "m")
+	r := s.reader(t, read.Options{RowCacheBytes: -1})
+	rg := modelRanges[0]
+	for _, bound := range []int64{0, 100} {
+		before := r.Stats()
+		f, err := r.Fetch(context.Background(), read.Selection{Series: all, Start: rg[0], End: rg[1], Plan: read.PlanScan, MaxFetchBytes: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var it *read.SeriesIterator
+		for i, x := range all {
+			it = f.Iterator(context.Background(), i, it)
+			var got []series.Point
+			for it.Next() {
+				got = append(got, it.At())
+			}
+			if want := m.want(hostOf(t, s, x), rg[0], rg[1]); !slices.Equal(got, want) {
+				t.Fatalf("bound %d series %d: %d points, want %d", bound, i, len(got), len(want))
+			}
+		}
+		it.Close()
+		f.Release()
+		after := r.Stats()
+		if scanned := after.PlansScan > before.PlansScan; scanned != (bound == 0) {
+			t.Errorf("bound %d: scan plan kept %v, want %v (stats %+v)", bound, scanned, bound == 0, after)
+		}
+	}
+}
