@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+
+	"github.com/tsd-db/tsd/api/answer"
 )
 
 // appendSuccess appends {"status":"success","data":<data>[,"warnings":..]
@@ -77,6 +79,41 @@ func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 		dst = append(dst, stats...)
 	}
 	return append(dst, '}')
+}
+
+// queryList is appendSuccess around appendQueryData as a list written in
+// parts (package api/answer): a matrix's series or a vector's samples
+// are its elements, so a part holds one series at most past its size.
+func queryList(v promql.Result, stats []byte, warnings, infos []string) *answer.List {
+	head := append([]byte(`{"status":"success","data":{"resultType":`), nil...)
+	head = appendHTMLString(head, string(v.Value.Type()))
+	head = append(head, `,"result":`...)
+	tail := func(dst []byte) []byte {
+		if stats != nil {
+			dst = append(append(dst, `,"stats":`...), stats...)
+		}
+		return append(appendNotices(append(dst, '}'), warnings, infos), '}')
+	}
+	switch r := v.Value.(type) {
+	case promql.Matrix:
+		return &answer.List{Open: append(head, '['), End: tail([]byte{']'}), N: len(r),
+			Elem: func(dst []byte, i int) []byte { return appendSeries(dst, r[i]) }}
+	case promql.Vector:
+		return &answer.List{Open: append(head, '['), End: tail([]byte{']'}), N: len(r),
+			Elem: func(dst []byte, i int) []byte { return appendSample(dst, &r[i]) }}
+	case promql.Scalar:
+		return &answer.List{Open: tail(appendScalar(head, r))}
+	case promql.String:
+		return &answer.List{Open: tail(appendStringResult(head, r))}
+	}
+	return &answer.List{Open: tail(append(head, "null"...))}
+}
+
+// successList is appendSuccess around a list of n elements, each
+// appended by elem, written in parts.
+func successList(warnings, infos []string, n int, elem func([]byte, int) []byte) *answer.List {
+	return &answer.List{Open: []byte(`{"status":"success","data":[`), N: n, Elem: elem,
+		End: append(appendNotices([]byte{']'}, warnings, infos), '}')}
 }
 
 func appendMatrix(dst []byte, m promql.Matrix) []byte {
@@ -151,22 +188,27 @@ func appendSeries(dst []byte, s promql.Series) []byte {
 
 func appendVector(dst []byte, v promql.Vector) []byte {
 	dst = append(dst, '[')
-	for i, s := range v {
+	for i := range v {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"metric":`...)
-		dst = appendLabels(dst, s.Metric)
-		if s.H != nil {
-			dst = append(dst, `,"histogram":`...)
-			dst = appendHistogramPair(dst, s.T, s.H)
-		} else {
-			dst = append(dst, `,"value":`...)
-			dst = appendFloatPair(dst, s.T, s.F)
-		}
-		dst = append(dst, '}')
+		dst = appendSample(dst, &v[i])
 	}
 	return append(dst, ']')
+}
+
+// appendSample appends one element of a vector.
+func appendSample(dst []byte, s *promql.Sample) []byte {
+	dst = append(dst, `{"metric":`...)
+	dst = appendLabels(dst, s.Metric)
+	if s.H != nil {
+		dst = append(dst, `,"histogram":`...)
+		dst = appendHistogramPair(dst, s.T, s.H)
+	} else {
+		dst = append(dst, `,"value":`...)
+		dst = appendFloatPair(dst, s.T, s.F)
+	}
+	return append(dst, '}')
 }
 
 // appendPair appends [<seconds>,<value>].
