@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/api/admit"
+	"github.com/tsd-db/tsd/internal/ratelog"
 )
 
 // ErrServerClosed is returned by Serve once Close has been called.
@@ -23,6 +26,7 @@ var ErrServerClosed = errors.New("api: server closed")
 type Server struct {
 	opts        Options
 	log         *slog.Logger
+	rlog        *ratelog.Logger // lines a client can make the server repeat
 	routes      *router
 	versionJSON []byte // /api/version body, immutable
 	indexPage   []byte // "/" body, immutable
@@ -45,6 +49,11 @@ type Server struct {
 	// wg counts the goroutines the server started: one per connection
 	// being sniffed or served as telnet, plus the fasthttp accept loop.
 	wg sync.WaitGroup
+
+	// queries hands out the query slots OpenTSDB's and PromQL's queries
+	// share; answers counts what became of their answers (answers.go).
+	queries *admit.Limiter
+	answers answerCounts
 }
 
 // New returns a Server for opts after EnsureDefaults and Validate.
@@ -53,7 +62,11 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger, rlog: opts.RateLog}
+	var err error
+	if s.queries, err = admit.New(admit.Options{MaxConcurrent: opts.MaxConcurrentQueries, MaxQueued: opts.MaxQueuedQueries}); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	s.work, s.stopWork = context.WithCancel(context.Background())
 	s.routes = s.newRouter()
 	s.versionJSON = appendVersionJSON(nil, opts.Version)

@@ -74,7 +74,8 @@ type entry struct {
 var graph = []entry{
 	{pkg: "cmd/tsd", allow: []string{"api", "ingest", "query", "rollup", "uid", "uid/index", "rowkey", "salt",
 		"storage", "storage/pebble", "storage/bigtable", "internal/*"}},
-	{pkg: "api", allow: []string{"ingest", "query", "uid", "rollup", "storage"}},
+	{pkg: "api", allow: []string{"ingest", "query", "uid", "rollup", "storage",
+		"internal/ratelog"}}, // the rate-limited log of what clients make the server repeat
 	{pkg: "ingest", allow: []string{"uid", "uid/index", "rowkey", "salt", "storage", "internal/*"}},
 	{pkg: "query", allow: []string{"uid", "uid/index", "rowkey", "salt", "storage", "internal/*"}},
 	{pkg: "rollup", allow: []string{"query/agg", "rowkey", "salt", "uid", "storage", "internal/*"}},
