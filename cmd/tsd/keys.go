@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/tsd-db/tsd/api/admit"
+	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -30,6 +32,7 @@ type config struct {
 	bigtableCreate    bool
 	ingest            ingestConfig
 	query             queryConfig
+	writeTimeout      time.Duration // tsd.network.write_timeout; 0 none
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
 
@@ -67,10 +70,14 @@ func (c *config) keyTable() []*key {
 		bytesKey(&c.ingest.headMaxMemory, "tsd.storage.head.max_memory", 2<<30, "memory of unflushed points above which rows are flushed early and writes throttled; -1 unlimited"),
 		newKey(&c.ingest.retention, "tsd.storage.retention", "", "rules", checkRetention, func(s string) string { return s }, "per-metric retention, glob:duration rules, first match wins (tmp.*:1d,*:forever); empty keeps everything"),
 		intKey(&c.ingest.telnetMaxLine, "tsd.network.telnet.max_line", 64<<10, 1024, 1<<30, "longest telnet line in bytes; a longer one is answered with an error and skipped"),
+		durationKey(&c.writeTimeout, "tsd.network.write_timeout", time.Minute, "how long a client, HTTP or telnet, may take no byte of a reply before its connection is closed (a slow reader that takes some is served); 0 none"),
 		bytesKey(&c.query.maxBytes, "tsd.query.limits.bytes.default", 1<<30, "most bytes of points one query may read (16 per point), 0 or -1 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.maxPoints, "tsd.query.limits.data_points.default", 0, "most data points one query may read, 0 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.maxSeries, "tsd.query.limits.series.default", 0, "most series one query may read, 0 unlimited; over it the query is answered 413"),
-		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none"),
+		int64Key(&c.query.maxOutputPoints, "tsd.query.limits.output_points", query.DefaultMaxOutputPoints, "most data points one /api/query answer may hold, 0 unlimited: a downsampling with a fill policy (or all) whose groups x buckets pass it is answered 413 before reading, any other answer is cut short when it passes it"),
+		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none; also the longest wait for a query slot"),
+		intKey(&c.query.maxConcurrent, "tsd.query.max_concurrent", admit.DefaultMaxConcurrent(), 1, 1<<20, "queries, OpenTSDB's and PromQL's together, that run at once (default 2 x the cores the process may use)"),
+		intKey(&c.query.maxQueued, "tsd.query.max_queued", admit.DefaultMaxQueued, 0, 1<<20, "queries that wait for one of those slots; one more is answered 503 with Retry-After (0: none waits)"),
 		boolKey(&c.query.allowDelete, "tsd.http.query.allow_delete", false, "let /api/query delete the rows it reads (delete=true or the DELETE verb)"),
 		bytesKey(&c.query.rowCache, "tsd.query.row_cache.size", read.DefaultRowCacheBytes, "memory for decoded rows that queries read again (24 bytes a point); 0 or -1 off"),
 		boolKey(&c.query.skipTagVs, "tsd.query.skip_unresolved_tagvs", false, "ignore unknown tag values in literal filters instead of answering 400"),

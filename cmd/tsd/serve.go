@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/tsd-db/tsd/api"
 	"github.com/tsd-db/tsd/storage"
@@ -57,11 +59,13 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	if opts.PromQL, err = c.openPromQL(rs, st, log); err != nil {
 		return err
 	}
-	c.wireMeta(&opts, st) // after Query: its reader's counters are in the stats
+	var served serverRef
+	c.wireMeta(&opts, st, &served) // after Query: its reader's counters are in the stats
 	srv, err := api.New(opts)
 	if err != nil {
 		return err
 	}
+	served.Store(srv)
 	ln, err := srv.Listen()
 	if err != nil {
 		return err
@@ -145,11 +149,36 @@ func dataTableSpec(name string) storage.TableSpec {
 	return storage.TableSpec{Name: name, Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
 }
 
-// apiOptions wires the network settings into api.Options.
+// apiOptions wires the network and query admission settings into
+// api.Options.
 func (c *config) apiOptions(log *slog.Logger) api.Options {
 	return api.Options{
-		Addr:    net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
-		Version: versionInfo(),
-		Logger:  log,
+		Addr:                 net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
+		Version:              versionInfo(),
+		Logger:               log,
+		WriteTimeout:         noneIfZero(c.writeTimeout),
+		MaxConcurrentQueries: c.query.maxConcurrent,
+		MaxQueuedQueries:     noneIfZeroInt(c.query.maxQueued),
 	}
 }
+
+// noneIfZero maps a key's 0 ("none") to the -1 api options read as none
+// (their 0 is the default).
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// noneIfZeroInt is noneIfZero for counts.
+func noneIfZeroInt(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// serverRef is the API server, once made, for the stats closure made
+// before it.
+type serverRef = atomic.Pointer[api.Server]
