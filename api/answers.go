@@ -86,9 +86,9 @@ func (s *Server) queryTimeout() time.Duration {
 // openTSDBAnswer returns how an OpenTSDB endpoint's answer is written:
 // JSON, gzipped when asked (/api/query, as before), ?jsonp honoured, and
 // a streamed answer cut short ending with OpenTSDB's error object.
-func (s *Server) openTSDBAnswer(ctx *fasthttp.RequestCtx, gzip bool) *answer.Options {
+func (s *Server) openTSDBAnswer(ctx *fasthttp.RequestCtx, gzip bool) answer.Options {
 	client, path := ratelog.Client(ctx.RemoteAddr()), string(ctx.Path())
-	return &answer.Options{Context: s.work, Limiter: s.queries, ContentType: contentTypeJSON,
+	return answer.Options{Context: s.work, Limiter: s.queries, ContentType: contentTypeJSON,
 		Gzip: gzip, MinGzip: minGzipBody, JSONP: jsonpOf(ctx), Cut: appendCutError,
 		Failed: func(err error) { s.answerCut(client, path, err) }}
 }

@@ -30,7 +30,7 @@ func newReadStack(t *testing.T) *readStack { return newReadStackWith(t, read.Opt
 
 // newReadStackWith is newReadStack with the reader's options (Data,
 // Layout, Head and Logger are set here).
-func newReadStackWith(t *testing.T, ro read.Options) *readStack {
+func newReadStackWith(t testing.TB, ro read.Options) *readStack {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -26,20 +26,29 @@ type Stream struct {
 	g    int           // the group of res being written
 	n    int           // groups written
 	used time.Duration // time spent running, against Options.Timeout
-	open bool          // the array's '[' is written
-	sep  bool          // the ',' before group g is written
-	done bool
+	// ctx is the context Stream made, kept for the first AppendJSON, which
+	// follows at once; later calls make their own with the time left.
+	ctx    context.Context
+	cancel context.CancelFunc
+	calls  int  // running's calls so far
+	open   bool // the array's '[' is written
+	sep    bool // the ',' before group g is written
+	done   bool
 }
 
 // Stream validates q and resolves its sub-queries, so that a request's
 // faults (400), a plan over the output limit (413) and the global
 // annotations' read come before the first byte; the rest runs in
-// AppendJSON. ctx bounds this call only.
+// AppendJSON. ctx bounds this call and the first AppendJSON, which is
+// expected at once.
 func (e *Engine) Stream(ctx context.Context, q *tsquery.TSQuery, o JSONOptions) (*Stream, error) {
 	if err := e.validate(q); err != nil {
 		return nil, err
 	}
-	s := &Stream{e: e, x: e.execs.Get().(*executor), q: q, res: getResult(q), o: o}
+	s := &Stream{e: e, x: e.execs.Get().(*executor), q: q, res: getResult(q), o: o, ctx: ctx}
+	if e.opts.Timeout > 0 {
+		s.ctx, s.cancel = context.WithTimeoutCause(ctx, e.opts.Timeout, &TimeoutError{Timeout: e.opts.Timeout})
+	}
 	err := s.running(ctx, func(ctx context.Context) error {
 		var err error
 		s.r, err = s.x.start(ctx, q, s.res)
@@ -130,10 +139,18 @@ func (s *Stream) runAll(ctx context.Context) error {
 }
 
 // running runs fn under the query's remaining time and classifies its
-// error as Execute does.
+// error as Execute does. Stream and the first AppendJSON, which follows
+// at once, run under the context Stream made (ctx is ignored); each later
+// call under ctx bounded by the time left.
 func (s *Stream) running(ctx context.Context, fn func(context.Context) error) error {
 	timeout := s.e.opts.Timeout
-	if timeout > 0 {
+	switch {
+	case s.calls < 2:
+		ctx = s.ctx
+		if s.calls == 1 {
+			defer s.dropContext()
+		}
+	case timeout > 0:
 		left := timeout - s.used
 		if left <= 0 {
 			return &TimeoutError{Timeout: timeout}
@@ -142,6 +159,7 @@ func (s *Stream) running(ctx context.Context, fn func(context.Context) error) er
 		ctx, cancel = context.WithTimeoutCause(ctx, left, &TimeoutError{Timeout: timeout})
 		defer cancel()
 	}
+	s.calls++
 	began := time.Now()
 	err := fn(ctx)
 	s.used += time.Since(began)
@@ -151,12 +169,21 @@ func (s *Stream) running(ctx context.Context, fn func(context.Context) error) er
 	return nil
 }
 
+// dropContext releases the context Stream made.
+func (s *Stream) dropContext() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.ctx, s.cancel = nil, nil
+}
+
 // Close releases the query's memory; the Stream must not be used after.
 // It is safe to call more than once.
 func (s *Stream) Close() {
 	if s.x == nil {
 		return
 	}
+	s.dropContext()
 	s.e.putExecutor(s.x)
 	s.res.Release()
 	s.x, s.res = nil, nil

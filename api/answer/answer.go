@@ -57,7 +57,7 @@ type Options struct {
 // and the caller's slot from now on. When the first part fails it closes
 // src, gives the slot back and returns the error, with the response
 // untouched, for the caller to answer in its protocol's error form.
-func Write(ctx *fasthttp.RequestCtx, src Source, o *Options) error {
+func Write(ctx *fasthttp.RequestCtx, src Source, o Options) error {
 	bp := getBuf()
 	part, done, err := src.Next(o.Context, (*bp)[:0], ChunkSize)
 	*bp = part
@@ -67,12 +67,12 @@ func Write(ctx *fasthttp.RequestCtx, src Source, o *Options) error {
 	if err != nil || done {
 		src.Close()
 		if err == nil {
-			writeWhole(ctx, part, o)
+			writeWhole(ctx, part, &o)
 		}
 		putBuf(bp)
 		return err
 	}
-	b := &body{src: src, o: *o, part: bp, first: true}
+	b := &body{src: src, o: o, part: bp, first: true}
 	b.o.JSONP = bytes.Clone(o.JSONP)
 	b.gzip = o.Gzip && len(o.JSONP) == 0 && ctx.Request.Header.HasAcceptEncoding("gzip")
 	if len(b.o.JSONP) > 0 {

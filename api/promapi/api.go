@@ -221,7 +221,7 @@ func (a *API) release() {
 // memory, written in parts when it is long (package api/answer), under
 // the slot admit took; done runs once the answer is written.
 func (a *API) respondList(ctx *fasthttp.RequestCtx, l *answer.List) {
-	o := &answer.Options{Context: a.opts.Context, Limiter: a.opts.Limiter, ContentType: contentTypeJSON,
+	o := answer.Options{Context: a.opts.Context, Limiter: a.opts.Limiter, ContentType: contentTypeJSON,
 		// Whole answers are left to the handler's compression, as before.
 		Gzip: true, MinGzip: math.MaxInt, Cut: appendCutError}
 	if err := answer.Write(ctx, l, o); err != nil { // unreachable: a list in memory does not fail
