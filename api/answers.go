@@ -50,7 +50,7 @@ func (s *Server) AnswerStats() AnswerStats {
 // queue at most the query timeout; false when it answered 503 with
 // Retry-After instead: the queue is full, or the wait ran out.
 func (s *Server) admitQuery(ctx *fasthttp.RequestCtx) bool {
-	err := takeSlot(s.work, s.queries, s.queryTimeout())
+	err := s.queries.AcquireWithin(s.work, s.queryTimeout())
 	if err == nil {
 		return true
 	}
@@ -62,16 +62,6 @@ func (s *Server) admitQuery(ctx *fasthttp.RequestCtx) bool {
 		"tsd.query.max_concurrent queries are running and up to tsd.query.max_queued wait")
 	ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
 	return false
-}
-
-// takeSlot waits at most wait (none when not positive) for a slot of l.
-func takeSlot(work context.Context, l *admit.Limiter, wait time.Duration) error {
-	if wait > 0 {
-		var cancel context.CancelFunc
-		work, cancel = context.WithTimeout(work, wait)
-		defer cancel()
-	}
-	return l.Acquire(work)
 }
 
 // queryTimeout is the OpenTSDB engine's timeout, which also bounds a

@@ -177,14 +177,27 @@ func (r *Result) appendDPSPart(dst []byte, g *Group, w *groupWriter, o JSONOptio
 	if !w.open {
 		dst, w.open = append(append(dst, `,"dps":`...), open), true
 	}
-	ms, null := r.q.MsResolution, fillNull(g.Sub)
+	ms, null, arrays := r.q.MsResolution, fillNull(g.Sub), o.Arrays
 	pts := g.Points
-	for ; w.i < len(pts) && len(dst) < max; w.i++ {
-		if w.i > 0 {
+	i := w.i
+	for ; i < len(pts) && len(dst) < max; i++ {
+		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPoint(dst, pts[w.i], ms, o.Arrays, null)
+		p := pts[i]
+		ts := p.T
+		if !ms {
+			ts /= 1000
+		}
+		if arrays {
+			dst = strconv.AppendInt(append(dst, '['), ts, 10)
+			dst = append(appendValue(append(dst, ','), p, null), ']')
+			continue
+		}
+		dst = append(strconv.AppendInt(append(dst, '"'), ts, 10), '"', ':')
+		dst = appendValue(dst, p, null)
 	}
+	w.i = i
 	w.closeList(&dst, end, len(pts), wTail)
 	return dst
 }
@@ -192,20 +205,6 @@ func (r *Result) appendDPSPart(dst []byte, g *Group, w *groupWriter, o JSONOptio
 // fillNull reports whether empty buckets are written as null.
 func fillNull(sq *tsquery.SubQuery) bool {
 	return sq != nil && sq.DS != nil && sq.DS.Fill == agg.FillNull
-}
-
-// appendPoint appends one point of dps: "ts":v, or [ts,v] with arrays.
-func appendPoint(dst []byte, p series.Point, ms, arrays, null bool) []byte {
-	ts := p.T
-	if !ms {
-		ts /= 1000
-	}
-	if arrays {
-		dst = strconv.AppendInt(append(dst, '['), ts, 10)
-		return append(appendValue(append(dst, ','), p, null), ']')
-	}
-	dst = append(strconv.AppendInt(append(dst, '"'), ts, 10), '"', ':')
-	return appendValue(dst, p, null)
 }
 
 // appendValue appends an integer as a JSON integer and a double as Jackson

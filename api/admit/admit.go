@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Default values of Options.
@@ -107,6 +108,33 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 		l.refused.Add(1)
 	}
 	return err
+}
+
+// AcquireWithin is Acquire waiting at most wait (no bound when wait is
+// not positive); ErrOverloaded or context.DeadlineExceeded when it cannot.
+// A slot free at once costs no timer.
+func (l *Limiter) AcquireWithin(ctx context.Context, wait time.Duration) error {
+	if l.tryTake() {
+		l.admitted.Add(1)
+		return nil
+	}
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	return l.Acquire(ctx)
+}
+
+// tryTake takes a free slot when no one waits for one.
+func (l *Limiter) tryTake() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.running < l.opts.MaxConcurrent && l.mu.queue.Len() == 0 {
+		l.mu.running++
+		return true
+	}
+	return false
 }
 
 // Resume takes a slot back for an answer that gave its up while writing:

@@ -173,3 +173,18 @@ func TestManyQueriesNeverOversubscribe(t *testing.T) {
 		t.Fatalf("stats %+v after every release", s)
 	}
 }
+
+// TestAcquireWithin: a free slot is taken at once; with none free the
+// wait ends at its bound, and the queue's limit still refuses at once.
+func TestAcquireWithin(t *testing.T) {
+	l := newLimiter(t, admit.Options{MaxConcurrent: 1, MaxQueued: 1})
+	if err := l.AcquireWithin(context.Background(), time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AcquireWithin(context.Background(), 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with the slot taken: %v, want the wait's deadline", err)
+	}
+	if s := l.Stats(); s.Admitted != 1 || s.Queued != 1 || s.Waiting != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}

@@ -192,9 +192,7 @@ func (a *API) admit(ctx *fasthttp.RequestCtx) bool {
 	if l == nil {
 		return true
 	}
-	wctx, cancel := context.WithTimeout(a.opts.Context, a.opts.Timeout)
-	defer cancel()
-	err := l.Acquire(wctx)
+	err := l.AcquireWithin(a.opts.Context, a.opts.Timeout)
 	if err == nil {
 		return true
 	}
@@ -217,14 +215,13 @@ func (a *API) release() {
 	}
 }
 
-// respondList answers 200 with a success envelope around a list held in
-// memory, written in parts when it is long (package api/answer), under
-// the slot admit took; done runs once the answer is written.
-func (a *API) respondList(ctx *fasthttp.RequestCtx, l *answer.List) {
+// respondSource answers 200 with src's success envelope, written in parts
+// when it is long (package api/answer), under the slot admit took.
+func (a *API) respondSource(ctx *fasthttp.RequestCtx, src answer.Source) {
 	o := answer.Options{Context: a.opts.Context, Limiter: a.opts.Limiter, ContentType: contentTypeJSON,
 		// Whole answers are left to the handler's compression, as before.
 		Gzip: true, MinGzip: math.MaxInt, Cut: appendCutError}
-	if err := answer.Write(ctx, l, o); err != nil { // unreachable: a list in memory does not fail
+	if err := answer.Write(ctx, src, o); err != nil { // unreachable: a result in memory does not fail
 		writeError(ctx, &apiError{errorInternal, err})
 	}
 }

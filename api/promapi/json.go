@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -62,18 +63,7 @@ func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 	dst = append(dst, `{"resultType":`...)
 	dst = appendHTMLString(dst, string(v.Value.Type()))
 	dst = append(dst, `,"result":`...)
-	switch r := v.Value.(type) {
-	case promql.Matrix:
-		dst = appendMatrix(dst, r)
-	case promql.Vector:
-		dst = appendVector(dst, r)
-	case promql.Scalar:
-		dst = appendScalar(dst, r)
-	case promql.String:
-		dst = appendStringResult(dst, r)
-	default:
-		dst = append(dst, "null"...)
-	}
+	dst = appendValue(dst, v)
 	if stats != nil {
 		dst = append(dst, `,"stats":`...)
 		dst = append(dst, stats...)
@@ -81,32 +71,78 @@ func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 	return append(dst, '}')
 }
 
-// queryList is appendSuccess around appendQueryData as a list written in
-// parts (package api/answer): a matrix's series or a vector's samples
-// are its elements, so a part holds one series at most past its size.
-func queryList(v promql.Result, stats []byte, warnings, infos []string) *answer.List {
-	head := append([]byte(`{"status":"success","data":{"resultType":`), nil...)
-	head = appendHTMLString(head, string(v.Value.Type()))
-	head = append(head, `,"result":`...)
-	tail := func(dst []byte) []byte {
-		if stats != nil {
-			dst = append(append(dst, `,"stats":`...), stats...)
+// resultSource is appendSuccess around appendQueryData written in parts
+// (an api/answer Source): a matrix's series or a vector's samples are its
+// elements, so a part holds one series at most past its size.
+type resultSource struct {
+	v               promql.Result
+	stats           []byte
+	warnings, infos []string
+	done            func() // closes the query, once the answer is written
+	i               int    // the next element; -1 before the head
+}
+
+func newResultSource(v promql.Result, stats []byte, warnings, infos []string, done func()) *resultSource {
+	return &resultSource{v: v, stats: stats, warnings: warnings, infos: infos, done: done, i: -1}
+}
+
+// Next implements answer.Source.
+func (r *resultSource) Next(_ context.Context, dst []byte, max int) ([]byte, bool, error) {
+	if r.i < 0 {
+		dst = append(dst, `{"status":"success","data":{"resultType":`...)
+		dst = appendHTMLString(dst, string(r.v.Value.Type()))
+		dst = append(dst, `,"result":`...)
+		r.i = 0
+		if r.elements() < 0 { // a scalar, a string: whole
+			return r.appendEnd(appendValue(dst, r.v)), true, nil
 		}
-		return append(appendNotices(append(dst, '}'), warnings, infos), '}')
+		dst = append(dst, '[')
 	}
-	switch r := v.Value.(type) {
+	n := r.elements()
+	for ; r.i < n && len(dst) < max; r.i++ {
+		if r.i > 0 {
+			dst = append(dst, ',')
+		}
+		switch v := r.v.Value.(type) {
+		case promql.Matrix:
+			dst = appendSeries(dst, v[r.i])
+		case promql.Vector:
+			dst = appendSample(dst, &v[r.i])
+		}
+	}
+	if r.i < n {
+		return dst, false, nil
+	}
+	return r.appendEnd(append(dst, ']')), true, nil
+}
+
+// elements is the number of elements of a matrix or vector, -1 for a
+// value written whole.
+func (r *resultSource) elements() int {
+	switch v := r.v.Value.(type) {
 	case promql.Matrix:
-		return &answer.List{Open: append(head, '['), End: tail([]byte{']'}), N: len(r),
-			Elem: func(dst []byte, i int) []byte { return appendSeries(dst, r[i]) }}
+		return len(v)
 	case promql.Vector:
-		return &answer.List{Open: append(head, '['), End: tail([]byte{']'}), N: len(r),
-			Elem: func(dst []byte, i int) []byte { return appendSample(dst, &r[i]) }}
-	case promql.Scalar:
-		return &answer.List{Open: tail(appendScalar(head, r))}
-	case promql.String:
-		return &answer.List{Open: tail(appendStringResult(head, r))}
+		return len(v)
 	}
-	return &answer.List{Open: tail(append(head, "null"...))}
+	return -1
+}
+
+// appendEnd appends what follows the result: the statistics, the end of
+// data, the notices.
+func (r *resultSource) appendEnd(dst []byte) []byte {
+	if r.stats != nil {
+		dst = append(append(dst, `,"stats":`...), r.stats...)
+	}
+	return append(appendNotices(append(dst, '}'), r.warnings, r.infos), '}')
+}
+
+// Close implements answer.Source.
+func (r *resultSource) Close() {
+	if r.done != nil {
+		r.done()
+		r.done = nil
+	}
 }
 
 // successList is appendSuccess around a list of n elements, each
@@ -114,6 +150,21 @@ func queryList(v promql.Result, stats []byte, warnings, infos []string) *answer.
 func successList(warnings, infos []string, n int, elem func([]byte, int) []byte) *answer.List {
 	return &answer.List{Open: []byte(`{"status":"success","data":[`), N: n, Elem: elem,
 		End: append(appendNotices([]byte{']'}, warnings, infos), '}')}
+}
+
+// appendValue appends a result's value.
+func appendValue(dst []byte, v promql.Result) []byte {
+	switch r := v.Value.(type) {
+	case promql.Matrix:
+		return appendMatrix(dst, r)
+	case promql.Vector:
+		return appendVector(dst, r)
+	case promql.Scalar:
+		return appendScalar(dst, r)
+	case promql.String:
+		return appendStringResult(dst, r)
+	}
+	return append(dst, "null"...)
 }
 
 func appendMatrix(dst []byte, m promql.Matrix) []byte {

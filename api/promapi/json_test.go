@@ -37,8 +37,8 @@ func TestFloatStringIsPrometheus(t *testing.T) {
 	}
 }
 
-// TestQueryListIsWhole: every result type written as a list in parts
-// (queryList, from 1 byte a part to the whole) is byte for byte
+// TestQueryListIsWhole: every result type written in parts
+// (resultSource, from 1 byte a part to the whole) is byte for byte
 // appendSuccess around appendQueryData, with and without warnings,
 // infos and statistics.
 func TestQueryListIsWhole(t *testing.T) {
@@ -58,7 +58,7 @@ func TestQueryListIsWhole(t *testing.T) {
 		}{{}, {[]string{"w<1", "w2"}, []string{"i"}, []byte(`{"timings":{}}`)}} {
 			want := string(appendSuccess(nil, extra.warnings, extra.infos, func(b []byte) []byte { return appendQueryData(b, val, extra.stats) }))
 			for _, max := range []int{1, 20, 1 << 20} {
-				l := queryList(val, extra.stats, extra.warnings, extra.infos)
+				l := newResultSource(val, extra.stats, extra.warnings, extra.infos, nil)
 				var got, part []byte
 				for done := false; !done; {
 					var err error

@@ -104,7 +104,7 @@ func (a *API) Series(ctx *fasthttp.RequestCtx) {
 	warnings, infos := noticeStrings(warns, "")
 	list := successList(warnings, infos, len(sets), func(b []byte, i int) []byte { return appendLabels(b, sets[i]) })
 	list.OnClose = func() { q.Close() } // the label sets may be the querier's
-	a.respondList(ctx, list)
+	a.respondSource(ctx, list)
 }
 
 // selectSeries returns the distinct label sets of l's selection, sorted
@@ -267,5 +267,5 @@ func (a *API) respondStrings(ctx *fasthttp.RequestCtx, q storage.Querier, ss []s
 	warnings, infos := noticeStrings(warns, "")
 	list := successList(warnings, infos, len(ss), func(b []byte, i int) []byte { return appendHTMLString(b, ss[i]) })
 	list.OnClose = func() { q.Close() }
-	a.respondList(ctx, list)
+	a.respondSource(ctx, list)
 }

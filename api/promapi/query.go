@@ -110,9 +110,7 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		res.Warnings.Add(errTruncated) // counted in the cap, as Prometheus does
 	}
 	warnings, infos := noticeStrings(res.Warnings, qs)
-	l := queryList(*res, queryStats(qry, f.get("stats")), warnings, infos)
-	l.OnClose = done
-	a.respondList(ctx, l)
+	a.respondSource(ctx, newResultSource(*res, queryStats(qry, f.get("stats")), warnings, infos, done))
 }
 
 // queryStats is the "stats" member of the answer, nil without one: any
