@@ -415,3 +415,41 @@ func TestPromAnswersStreamed(t *testing.T) {
 		t.Errorf("stats %+v: want 3 queries admitted, none holding a slot", st)
 	}
 }
+
+// TestAnswersStreamedHTTP10: an HTTP/1.0 client, which knows no chunked
+// encoding, gets a large answer streamed without it, delimited by the
+// connection's close, byte for byte Execute's (gzipped too).
+func TestAnswersStreamedHTTP10(t *testing.T) {
+	q := newQueryStack(t, Options{}, query.Options{})
+	loadHosts(t, q.st.w, "big", 200, 3600)
+	path := bigQuery("big")
+	want := q.executed(t, path)
+	for _, gz := range []bool{false, true} {
+		c, err := net.Dial("tcp", strings.TrimPrefix(q.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		hdr := ""
+		if gz {
+			hdr = "Accept-Encoding: gzip\r\n"
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.0\r\n%s\r\n", path, hdr)
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = resp.Body
+		if gz {
+			if r, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		body, err := io.ReadAll(r)
+		c.Close()
+		if err != nil || len(resp.TransferEncoding) > 0 || resp.ContentLength != -1 || !resp.Close ||
+			(resp.Header.Get("Content-Encoding") == "gzip") != gz || string(body) != want {
+			t.Errorf("gzip %v: %v, %v, length %d, close %v, %d bytes (want %d)", gz, err, resp.TransferEncoding, resp.ContentLength, resp.Close, len(body), len(want))
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -53,7 +54,8 @@ type Options struct {
 }
 
 // Write makes the first part of src and answers the request with it:
-// whole when src ends within ChunkSize bytes, else streamed. It owns src
+// whole when src ends within ChunkSize bytes, else streamed (chunked, or
+// to an HTTP/1.0 client delimited by the connection's close). It owns src
 // and the caller's slot from now on. When the first part fails it closes
 // src, gives the slot back and returns the error, with the response
 // untouched, for the caller to answer in its protocol's error form.
@@ -85,8 +87,30 @@ func Write(ctx *fasthttp.RequestCtx, src Source, o Options) error {
 		ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
 		ctx.Response.Header.Add(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
 	}
+	if !ctx.Request.Header.IsHTTP11() {
+		streamHTTP10(ctx, b)
+		return nil
+	}
 	ctx.Response.SetBodyStream(b, -1)
 	return nil
+}
+
+// streamHTTP10 streams b to an HTTP/1.0 client, which knows no chunked
+// encoding: on the connection fasthttp hands over once the handler
+// returns (and closes when this is done), the head says Connection:
+// close and no length, and the parts follow as they are made; the close
+// ends the body. A cut answer ends with Options.Cut's text, the only sign
+// such a client gets.
+func streamHTTP10(ctx *fasthttp.RequestCtx, b *body) {
+	ctx.Response.Header.SetContentLength(-2) // close-delimited
+	head := ctx.Response.Header.AppendBytes(nil)
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(c net.Conn) {
+		defer b.Close()
+		if _, err := c.Write(head); err == nil {
+			b.WriteTo(c) // a failed write or a cut: the close ends the answer
+		}
+	})
 }
 
 // writeWhole sets a complete answer as the response body, gzipped as the

@@ -14,7 +14,10 @@
 // connection's own goroutine): each further part of about ChunkSize bytes
 // is made, gzipped when allowed and accepted, and written before the next
 // is made. One answer therefore holds one part, its compressor and its
-// Source's paused state, however large the answer.
+// Source's paused state, however large the answer. An HTTP/1.0 client,
+// which knows no chunked encoding, gets the parts on the connection
+// fasthttp hands over after the handler (Hijack), the body ending with
+// the connection's close.
 //
 // # Slots
 //
@@ -33,7 +36,8 @@
 // Options.Cut's text (the protocol's error object, say) to what was sent,
 // calls Options.Failed (to count and log it), and ends the response
 // without the chunked encoding's last chunk, so the connection closes and
-// every HTTP client sees a truncated transfer (curl exits 18, Go's client
-// returns io.ErrUnexpectedEOF) rather than a complete answer; a person
-// reading the body sees why it stopped.
+// every HTTP/1.1 client sees a truncated transfer (curl exits 18, Go's
+// client returns io.ErrUnexpectedEOF) rather than a complete answer; a
+// person reading the body sees why it stopped (an HTTP/1.0 client, whose
+// body ends with the close anyway, has only that text).
 package answer
