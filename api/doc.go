@@ -91,7 +91,9 @@
 // holds no slot and its answer holds one part: /api/query answers a
 // group at a time (query.Stream), the others walk their result in memory.
 // A streamed /api/query is gzipped as a stream for a client that accepts
-// gzip; ?jsonp wraps a streamed answer as it goes out.
+// gzip; ?jsonp wraps a streamed answer as it goes out. An HTTP/1.0 client
+// gets the parts without chunked encoding, the body ending with the
+// connection's close.
 //
 // The status of a streamed answer is sent with its first part, so a
 // failure after it (tsd.query.limits.output_points passed while reading,
