@@ -72,15 +72,32 @@ func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 }
 
 // resultSource is appendSuccess around appendQueryData written in parts
-// (an api/answer Source): a matrix's series or a vector's samples are its
-// elements, so a part holds one series at most past its size.
+// (an api/answer Source): a vector's samples and a matrix's samples are
+// its elements, so a part overshoots its size by one sample at most,
+// whatever a series holds (an instant query's range vector is bounded by
+// MaxSamples alone).
 type resultSource struct {
 	v               promql.Result
 	stats           []byte
 	warnings, infos []string
 	done            func() // closes the query, once the answer is written
 	i               int    // the next element; -1 before the head
+	sc              seriesCursor
 }
+
+// seriesCursor is how far a matrix's series is written.
+type seriesCursor struct {
+	phase uint8 // seriesHead, seriesFloats, seriesHistograms, seriesEnd
+	open  bool  // the phase's array is opened (its comma written at seriesHead)
+	j     int   // the phase's next sample
+}
+
+const (
+	seriesHead = iota
+	seriesFloats
+	seriesHistograms
+	seriesEnd
+)
 
 func newResultSource(v promql.Result, stats []byte, warnings, infos []string, done func()) *resultSource {
 	return &resultSource{v: v, stats: stats, warnings: warnings, infos: infos, done: done, i: -1}
@@ -99,21 +116,80 @@ func (r *resultSource) Next(_ context.Context, dst []byte, max int) ([]byte, boo
 		dst = append(dst, '[')
 	}
 	n := r.elements()
-	for ; r.i < n && len(dst) < max; r.i++ {
-		if r.i > 0 {
-			dst = append(dst, ',')
-		}
+	for r.i < n && len(dst) < max {
 		switch v := r.v.Value.(type) {
 		case promql.Matrix:
-			dst = appendSeries(dst, v[r.i])
+			var done bool
+			if dst, done = r.sc.appendSeries(dst, &v[r.i], r.i > 0, max); !done {
+				return dst, false, nil
+			}
 		case promql.Vector:
+			if r.i > 0 {
+				dst = append(dst, ',')
+			}
 			dst = appendSample(dst, &v[r.i])
 		}
+		r.i++
 	}
 	if r.i < n {
 		return dst, false, nil
 	}
 	return r.appendEnd(append(dst, ']')), true, nil
+}
+
+// appendSeries appends s from c on, as appendSeries writes it whole (a
+// comma first when comma), until it ends (done, c reset) or dst reaches
+// max bytes after a whole sample.
+func (c *seriesCursor) appendSeries(dst []byte, s *promql.Series, comma bool, max int) ([]byte, bool) {
+	for {
+		switch c.phase {
+		case seriesHead:
+			if comma {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"metric":`...)
+			dst = appendLabels(dst, s.Metric)
+			c.phase = seriesFloats
+		case seriesFloats:
+			if len(s.Floats) > 0 && !c.pairs(&dst, `,"values":[`, len(s.Floats), max, func(dst []byte, j int) []byte {
+				return appendFloatPair(dst, s.Floats[j].T, s.Floats[j].F)
+			}) {
+				return dst, false
+			}
+			c.phase, c.open, c.j = seriesHistograms, false, 0
+		case seriesHistograms:
+			if len(s.Histograms) > 0 && !c.pairs(&dst, `,"histograms":[`, len(s.Histograms), max, func(dst []byte, j int) []byte {
+				return appendHistogramPair(dst, s.Histograms[j].T, s.Histograms[j].H)
+			}) {
+				return dst, false
+			}
+			*c = seriesCursor{}
+			return append(dst, '}'), true
+		}
+		if len(dst) >= max {
+			return dst, false
+		}
+	}
+}
+
+// pairs appends samples from c.j on, opening the array first; true once
+// the array is closed.
+func (c *seriesCursor) pairs(dst *[]byte, open string, n, max int, pair func([]byte, int) []byte) bool {
+	b := *dst
+	if !c.open {
+		b, c.open = append(b, open...), true
+	}
+	for ; c.j < n && len(b) < max; c.j++ {
+		if c.j > 0 {
+			b = append(b, ',')
+		}
+		b = pair(b, c.j)
+	}
+	if c.j == n {
+		b = append(b, ']')
+	}
+	*dst = b
+	return c.j == n
 }
 
 // elements is the number of elements of a matrix or vector, -1 for a

@@ -37,11 +37,11 @@ func TestFloatStringIsPrometheus(t *testing.T) {
 	}
 }
 
-// TestQueryListIsWhole: every result type written in parts
+// TestResultSourceIsWhole: every result type written in parts
 // (resultSource, from 1 byte a part to the whole) is byte for byte
 // appendSuccess around appendQueryData, with and without warnings,
 // infos and statistics.
-func TestQueryListIsWhole(t *testing.T) {
+func TestResultSourceIsWhole(t *testing.T) {
 	m := make(promql.Matrix, 3)
 	for i := range m {
 		m[i].Metric = labels.FromStrings("__name__", "cpu", "host", "h<"+string(rune('0'+i)))
