@@ -453,3 +453,54 @@ func TestAnswersStreamedHTTP10(t *testing.T) {
 		}
 	}
 }
+
+// TestListAnswersStreamed: /api/query/last, /api/search/lookup and
+// /api/query/exp answers larger than a chunk go out chunked, valid and
+// whole (a series a point, a series a result, a host a set).
+func TestListAnswersStreamed(t *testing.T) {
+	q := newQueryStack(t, Options{}, query.Options{})
+	loadHosts(t, q.st.w, "big", 2000, 600)
+	exp := fmt.Sprintf(`{"time":{"start":"%d","end":"%d","aggregator":"sum"},`+
+		`"filters":[{"id":"f","tags":[{"type":"wildcard","tagk":"host","filter":"*","groupBy":true}]}],`+
+		`"metrics":[{"id":"a","metric":"big","filter":"f"}],"expressions":[{"id":"e","expr":"a * 2"}],"outputs":[{"id":"e"}]}`,
+		bigT0, bigT0+599)
+	for _, tc := range []struct {
+		method, path, body string
+		count              func([]byte) (int, error)
+	}{
+		{"GET", "/api/query/last?timeseries=big&back_scan=0", "", func(b []byte) (int, error) {
+			var pts []json.RawMessage
+			err := json.Unmarshal(b, &pts)
+			return len(pts), err
+		}},
+		{"GET", "/api/search/lookup?m=big&limit=5000", "", func(b []byte) (int, error) {
+			var res struct{ Results []json.RawMessage }
+			err := json.Unmarshal(b, &res)
+			return len(res.Results), err
+		}},
+		{"POST", "/api/query/exp", exp, func(b []byte) (int, error) {
+			var res struct {
+				Outputs []struct{ Meta []json.RawMessage }
+			}
+			if err := json.Unmarshal(b, &res); err != nil || len(res.Outputs) != 1 {
+				return 0, fmt.Errorf("%v, %d outputs", err, len(res.Outputs))
+			}
+			return len(res.Outputs[0].Meta) - 1, nil // meta lists the timestamp, then each set
+		}},
+	} {
+		req, err := http.NewRequest(tc.method, q.base+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		n, cerr := tc.count(b)
+		if err != nil || resp.StatusCode != 200 || !slicesContain(resp.TransferEncoding, "chunked") || cerr != nil || n != 2000 {
+			t.Errorf("%s %s: %v %d %v, %d bytes, %d elements (%v), want 2000 chunked", tc.method, tc.path, err, resp.StatusCode, resp.TransferEncoding, len(b), n, cerr)
+		}
+	}
+}
