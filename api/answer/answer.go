@@ -87,7 +87,7 @@ func Write(ctx *fasthttp.RequestCtx, src Source, o Options) error {
 		ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
 		ctx.Response.Header.Add(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
 	}
-	if !ctx.Request.Header.IsHTTP11() {
+	if !ctx.Request.Header.IsHTTP11() && !ctx.IsHead() { // fasthttp skips a HEAD's body
 		streamHTTP10(ctx, b)
 		return nil
 	}
