@@ -122,4 +122,53 @@
 // Handlers must not keep the fasthttp.RequestCtx, or any slice taken from
 // it, after they return (fasthttp reuses them); copy what must outlive the
 // request.
+//
+// # Queries: slots and streamed answers
+//
+// /api/query (and /api/query/exp, /api/query/last, /api/search/lookup) and
+// the Prometheus query, query_range, series, labels and label values
+// endpoints share one set of Options.MaxConcurrentQueries slots (package
+// api/admit): a query takes one after its request parses and before it
+// reads, waiting in a queue of at most Options.MaxQueuedQueries for at
+// most the query timeout; past the queue, or the wait, it is answered 503
+// with Retry-After, in OpenTSDB's error JSON or as Prometheus's
+// {"status":"error","errorType":"unavailable",...}.
+//
+// Answers are written by package api/answer. An answer that ends within
+// 64 KiB is sent whole, as before (Content-Length; /api/query gzips one of
+// 1400 bytes or more for a client that accepts gzip, and ?jsonp wraps
+// it). A longer one is streamed with chunked transfer encoding, made a
+// part at a time on the connection's goroutine, each part under a slot
+// given back before the part is written, so a client that stops reading
+// holds no slot and its answer holds one part: /api/query answers a
+// group at a time (query.Stream), the others walk their result in memory.
+// A streamed /api/query is gzipped as a stream for a client that accepts
+// gzip; ?jsonp wraps a streamed answer as it goes out. An HTTP/1.0 client
+// gets the parts without chunked encoding, the body ending with the
+// connection's close.
+//
+// The status of a streamed answer is sent with its first part, so a
+// failure after it (tsd.query.limits.output_points passed while reading,
+// a timeout, the store failing) cannot become a 413 or a 5xx: the answer
+// then ends with a newline and OpenTSDB's error object, e.g.
+//
+//	...,"1700003590":42
+//	{"error":{"code":413,"message":"Sorry, the answer has more than our limit of 10000000 data points (tsd.query.limits.output_points). ..."}}
+//
+// and without the chunked encoding's last chunk: the connection closes,
+// so an HTTP client reports a truncated transfer (curl exits with 18,
+// Go's client returns io.ErrUnexpectedEOF), a JSON parser an unfinished
+// document, and a person reading the body why it stopped. Such a cut is
+// logged (rate-limited per client) and counted (AnswerStats). An
+// OpenTSDB query whose plan bounds its answer over the output limit is
+// refused 413 before reading (see package query).
+//
+// # Write deadline
+//
+// Every connection, HTTP or telnet, writes under Options.WriteTimeout
+// (conn_write.go): a write to the socket may wait that long for the
+// client to take bytes, and starts the wait again each time it takes
+// some, so a slow reader is served and a stopped one is closed. The close
+// frees what the connection holds (fasthttp's buffers, a streamed
+// answer's part and its query's paused state) and is counted and logged.
 package api

@@ -13,6 +13,17 @@ import (
 // HttpSerializer.formatErrorV1 do.
 const jsonpParam = "jsonp"
 
+// jsonpKey is the request's user value holding its checked callback, set
+// on OpenTSDB's routes only.
+type jsonpKey struct{}
+
+// jsonpOf returns the callback handle() checked for this request, nil when
+// none (or on a route that ignores jsonp).
+func jsonpOf(ctx *fasthttp.RequestCtx) []byte {
+	cb, _ := ctx.UserValue(jsonpKey{}).([]byte)
+	return cb
+}
+
 // maxCallback bounds a callback name.
 const maxCallback = 128
 
@@ -52,10 +63,11 @@ func jsonpCallback(ctx *fasthttp.RequestCtx) ([]byte, bool) {
 
 // wrapJSONP rewrites a JSON answer as cb(<json>). Answers without a body
 // (204) or that are not JSON are left alone; a gzipped one is inflated
-// first (the wrapped answer is small next to a query's plain one).
+// first (the wrapped answer is small next to a query's plain one). A
+// streamed answer wraps itself as it is written (api/answer).
 func wrapJSONP(ctx *fasthttp.RequestCtx, cb []byte) {
 	resp := &ctx.Response
-	if !bytes.HasPrefix(resp.Header.ContentType(), []byte("application/json")) {
+	if resp.IsBodyStream() || !bytes.HasPrefix(resp.Header.ContentType(), []byte("application/json")) {
 		return
 	}
 	body := resp.Body()

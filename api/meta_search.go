@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
 )
@@ -38,10 +39,13 @@ func (a *metaAPI) handleSearch(ctx *fasthttp.RequestCtx) {
 func (a *metaAPI) handleLookup(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	q, ok := lookupRequest(ctx)
-	if !ok {
+	if !ok || !a.s.admitQuery(ctx) {
 		return
 	}
 	res, err := a.svc.Lookup(ctx, &q)
+	if err != nil {
+		a.s.queries.Release()
+	}
 	switch {
 	case errors.Is(err, meta.ErrMissingQuery):
 		writeError(ctx, fasthttp.StatusBadRequest, err.Error(), "")
@@ -56,7 +60,17 @@ func (a *metaAPI) handleLookup(ctx *fasthttp.RequestCtx) {
 		a.internalError(ctx, "lookup", err)
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, appendLookup(nil, &q, res, time.Since(start)))
+	src := lookupSource(&q, res, time.Since(start))
+	if err := answer.Write(ctx, src, a.s.openTSDBAnswer(ctx, false)); err != nil {
+		a.internalError(ctx, "lookup", err) // unreachable: a list in memory does not fail
+	}
+}
+
+// lookupSource writes appendLookup's answer in parts, a series at a
+// time.
+func lookupSource(q *meta.Query, res *meta.Result, took time.Duration) *answer.List {
+	return &answer.List{Open: appendLookupHead(nil, q, res, took), End: []byte(`],"startIndex":0}`),
+		N: len(res.Series), Elem: func(dst []byte, i int) []byte { return appendLookupSeries(dst, &res.Series[i]) }}
 }
 
 // causeText is the text of the cause query/meta wrapped in sentinel
@@ -101,9 +115,10 @@ func lookupRequest(ctx *fasthttp.RequestCtx) (meta.Query, bool) {
 	return q, true
 }
 
-// appendLookup appends OpenTSDB's lookup answer: type, metric, tags,
-// limit, time, totalResults, results, startIndex.
-func appendLookup(dst []byte, q *meta.Query, res *meta.Result, took time.Duration) []byte {
+// appendLookupHead appends OpenTSDB's lookup answer (type, metric, tags,
+// limit, time, totalResults, results, startIndex) up to the results'
+// array.
+func appendLookupHead(dst []byte, q *meta.Query, res *meta.Result, took time.Duration) []byte {
 	dst = append(dst, `{"type":"LOOKUP","metric":`...)
 	dst = appendNullableString(dst, q.Metric)
 	dst = append(dst, `,"tags":[`...)
@@ -125,14 +140,7 @@ func appendLookup(dst []byte, q *meta.Query, res *meta.Result, took time.Duratio
 	dst = query.AppendJavaFloat(dst, float32(took.Milliseconds()))
 	dst = append(dst, `,"totalResults":`...)
 	dst = strconv.AppendInt(dst, int64(res.Total), 10)
-	dst = append(dst, `,"results":[`...)
-	for i := range res.Series {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendLookupSeries(dst, &res.Series[i])
-	}
-	return append(dst, `],"startIndex":0}`...)
+	return append(dst, `,"results":[`...)
 }
 
 func appendLookupSeries(dst []byte, s *meta.Series) []byte {

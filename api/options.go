@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/tsd-db/tsd/api/admit"
 	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
@@ -24,6 +25,7 @@ const (
 	DefaultIdleTimeout        = 5 * time.Minute
 	DefaultMaxConns           = 10_000
 	DefaultShutdownTimeout    = 10 * time.Second
+	DefaultWriteTimeout       = time.Minute
 )
 
 // VersionInfo is what /api/version reports, in OpenTSDB's field names.
@@ -127,6 +129,20 @@ type Options struct {
 	// ingested at once across all requests; a request that would exceed it
 	// is answered 503 with Retry-After. Default 1 GiB.
 	MaxInflightBytes int64
+	// WriteTimeout closes a connection, HTTP or telnet, whose peer takes
+	// no byte of a reply for this long: each write to the socket may wait
+	// this long for progress, and a write that progresses starts the wait
+	// again, so a slow reader is served and a stopped one is not
+	// (tsd.network.write_timeout). Default 1 minute; negative: no limit.
+	WriteTimeout time.Duration
+	// MaxConcurrentQueries is how many queries, OpenTSDB's and PromQL's
+	// together, run at once (tsd.query.max_concurrent); see package
+	// api/admit. Default 2 × GOMAXPROCS.
+	MaxConcurrentQueries int
+	// MaxQueuedQueries is how many more queries wait for one of those
+	// slots; past it a query is answered 503 with Retry-After
+	// (tsd.query.max_queued). Default 100; negative: none waits.
+	MaxQueuedQueries int
 	// Logger receives the server's log lines. Default slog.Default().
 	Logger *slog.Logger
 	// RateLog receives the log lines a client can make the server repeat
@@ -155,6 +171,15 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.MaxConcurrentQueries == 0 {
+		o.MaxConcurrentQueries = admit.DefaultMaxConcurrent()
+	}
+	if o.MaxQueuedQueries == 0 {
+		o.MaxQueuedQueries = admit.DefaultMaxQueued
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -177,6 +202,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ShutdownTimeout < 0 {
 		return fmt.Errorf("api: ShutdownTimeout %v is negative", o.ShutdownTimeout)
+	}
+	if o.MaxConcurrentQueries < 0 {
+		return fmt.Errorf("api: MaxConcurrentQueries %d is negative", o.MaxConcurrentQueries)
 	}
 	return nil
 }

@@ -23,6 +23,9 @@ func newPromRoutes(s *Server) promRoutes {
 	if o.Context == nil {
 		o.Context = s.work
 	}
+	if o.Limiter == nil {
+		o.Limiter = s.queries // one set of query slots for both languages
+	}
 	if o.Revision == "" {
 		o.Revision = s.opts.Version.FullRevision
 	}

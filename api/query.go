@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/url"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
@@ -51,31 +51,20 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	q, ok := s.parseQuery(ctx)
-	if !ok {
+	if !ok || !s.admitQuery(ctx) {
 		return
 	}
 	// Not ctx: a context derived from the RequestCtx reads fasthttp's
 	// Server.done while Close writes it (a race). Options.Timeout bounds
 	// the query instead.
-	res, err := s.opts.Query.Execute(s.work, q)
+	st, err := s.opts.Query.Stream(s.work, q, query.JSONOptions{Arrays: ctx.QueryArgs().Has("arrays")})
 	if err != nil {
-		writeQueryError(ctx, err)
+		s.queries.Release()
+		s.queryFailed(ctx, err)
 		return
 	}
-	defer res.Release()
-	buf := queryBufs.Get().(*queryBuf)
-	buf.b = res.AppendJSON(buf.b[:0], query.JSONOptions{Arrays: ctx.QueryArgs().Has("arrays")})
-	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(contentTypeJSON)
-	body := buf.b
-	if len(body) >= minGzipBody && ctx.Request.Header.HasAcceptEncoding("gzip") {
-		buf.z = fasthttp.AppendGzipBytesLevel(buf.z[:0], body, fasthttp.CompressBestSpeed)
-		body = buf.z
-		ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
-	}
-	ctx.SetBody(body) // copies
-	if cap(buf.b)+cap(buf.z) <= 4<<20 {
-		queryBufs.Put(buf)
+	if err := answer.Write(ctx, streamSource{st}, s.openTSDBAnswer(ctx, true)); err != nil {
+		s.queryFailed(ctx, err)
 	}
 }
 
@@ -83,11 +72,6 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 // that accepts gzip (OpenTSDB deflates every answer): below about one
 // packet, compressing saves nothing.
 const minGzipBody = 1400
-
-// queryBuf holds a response body and its gzip form between requests.
-type queryBuf struct{ b, z []byte }
-
-var queryBufs = sync.Pool{New: func() any { return &queryBuf{} }}
 
 // querySubroute returns the lower-cased segment after the endpoint in
 // /api/query/<sub> or /api/v<N>/query/<sub>, or "".
@@ -186,24 +170,35 @@ func queryValues(ctx *fasthttp.RequestCtx) url.Values {
 // 400 for the request's faults, 413 for a crossed limit, 408 for the
 // timeout, 503 (Retry-After) when the store is unavailable, else 500.
 func writeQueryError(ctx *fasthttp.RequestCtx, err error) {
+	code, msg, details := queryErrorFields(err)
+	writeError(ctx, code, msg, details)
+	if code == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	}
+}
+
+// queryErrorFields returns the status, message and details OpenTSDB's
+// error object carries for a query's error.
+func queryErrorFields(err error) (code int, msg, details string) {
 	var (
 		te *tsquery.Error
 		le *read.LimitError
+		oe *query.OutputLimitError
 		to *query.TimeoutError
 	)
 	switch {
 	case errors.As(err, &te):
-		writeError(ctx, fasthttp.StatusBadRequest, te.Msg, te.Details)
+		return fasthttp.StatusBadRequest, te.Msg, te.Details
 	case errors.Is(err, errBodyTooLarge):
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "Request body too large", err.Error())
+		return fasthttp.StatusRequestEntityTooLarge, "Request body too large", err.Error()
 	case errors.As(err, &le):
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, le.Error(), "")
+		return fasthttp.StatusRequestEntityTooLarge, le.Error(), ""
+	case errors.As(err, &oe):
+		return fasthttp.StatusRequestEntityTooLarge, oe.Error(), ""
 	case errors.As(err, &to):
-		writeError(ctx, fasthttp.StatusRequestTimeout, to.Error(), "")
+		return fasthttp.StatusRequestTimeout, to.Error(), ""
 	case errors.Is(err, storage.ErrRetryable), errors.Is(err, storage.ErrClosed):
-		writeError(ctx, fasthttp.StatusServiceUnavailable, "Storage unavailable, retry later", err.Error())
-		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
-	default:
-		writeError(ctx, fasthttp.StatusInternalServerError, "Query failed", err.Error())
+		return fasthttp.StatusServiceUnavailable, "Storage unavailable, retry later", err.Error()
 	}
+	return fasthttp.StatusInternalServerError, "Query failed", err.Error()
 }

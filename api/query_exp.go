@@ -2,10 +2,12 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/query/expr"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
@@ -31,20 +33,32 @@ func (s *Server) handleQueryExp(ctx *fasthttp.RequestCtx) {
 		writeQueryError(ctx, err)
 		return
 	}
-	res, err := expr.Run(s.work, s.opts.Query, q)
-	if err != nil {
-		writeQueryError(ctx, err)
+	if !s.admitQuery(ctx) {
 		return
 	}
-	buf := queryBufs.Get().(*queryBuf)
-	buf.b = res.AppendJSON(buf.b[:0])
-	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(contentTypeJSON)
-	ctx.SetBody(buf.b) // copies
-	if cap(buf.b) <= 4<<20 {
-		queryBufs.Put(buf)
+	res, err := expr.Run(s.work, s.opts.Query, q)
+	if err != nil {
+		s.queries.Release()
+		s.queryFailed(ctx, err)
+		return
+	}
+	if err := answer.Write(ctx, &expSource{res: res}, s.openTSDBAnswer(ctx, false)); err != nil {
+		s.queryFailed(ctx, err)
 	}
 }
+
+// expSource writes an expression answer, held in memory, in parts.
+type expSource struct {
+	res *expr.Result
+	c   expr.JSONCursor
+}
+
+func (e *expSource) Next(_ context.Context, dst []byte, max int) ([]byte, bool, error) {
+	dst, done := e.res.AppendJSONPart(dst, &e.c, max)
+	return dst, done, nil
+}
+
+func (e *expSource) Close() {}
 
 // parseQueryExp reads the body, inflating a gzip one.
 func (s *Server) parseQueryExp(ctx *fasthttp.RequestCtx) (*expr.Query, error) {

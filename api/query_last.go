@@ -6,6 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
@@ -22,21 +23,19 @@ func (s *Server) handleQueryLast(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	q, ok := s.parseQueryLast(ctx)
-	if !ok {
+	if !ok || !s.admitQuery(ctx) {
 		return
 	}
 	pts, err := s.opts.Last.Last(s.work, q)
 	if err != nil {
+		s.queries.Release()
 		writeQueryError(ctx, err)
 		return
 	}
-	buf := queryBufs.Get().(*queryBuf)
-	buf.b = last.AppendJSON(buf.b[:0], pts)
-	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(contentTypeJSON)
-	ctx.SetBody(buf.b) // copies
-	if cap(buf.b) <= 4<<20 {
-		queryBufs.Put(buf)
+	src := &answer.List{Open: []byte("["), End: []byte("]"), N: len(pts),
+		Elem: func(dst []byte, i int) []byte { return last.AppendPoint(dst, &pts[i]) }}
+	if err := answer.Write(ctx, src, s.openTSDBAnswer(ctx, false)); err != nil {
+		writeQueryError(ctx, err)
 	}
 }
 

@@ -26,7 +26,11 @@ type readStack struct {
 	u  *uid.UIDs
 }
 
-func newReadStack(t *testing.T) *readStack {
+func newReadStack(t *testing.T) *readStack { return newReadStackWith(t, read.Options{}) }
+
+// newReadStackWith is newReadStack with the reader's options (Data,
+// Layout, Head and Logger are set here).
+func newReadStackWith(t testing.TB, ro read.Options) *readStack {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -62,7 +66,8 @@ func newReadStack(t *testing.T) *readStack {
 	if st.w, err = service.NewWriter(service.Options{UIDs: st.u, Head: h, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	if st.r, err = read.New(&read.Options{Data: tbl["tsdb"], Layout: rowkey.DefaultLayout(), Head: h, Logger: log}); err != nil {
+	ro.Data, ro.Layout, ro.Head, ro.Logger = tbl["tsdb"], rowkey.DefaultLayout(), h, log
+	if st.r, err = read.New(&ro); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -212,6 +212,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if cb != nil {
+		ctx.SetUserValue(jsonpKey{}, cb) // for answers that stream (api/answer)
 		defer wrapJSONP(ctx, cb)
 	}
 	seg, isAPI, rerr := parseAPIPath(path)

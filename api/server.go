@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/admit"
 	"github.com/tsd-db/tsd/internal/ratelog"
 )
 
@@ -49,6 +50,11 @@ type Server struct {
 	// being sniffed or served as telnet, plus the fasthttp accept loop.
 	wg     sync.WaitGroup
 	counts connCounts
+
+	// queries hands out the query slots OpenTSDB's and PromQL's queries
+	// share; answers counts what became of their answers (answers.go).
+	queries *admit.Limiter
+	answers answerCounts
 }
 
 // New returns a Server for opts after EnsureDefaults and Validate.
@@ -58,6 +64,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.Logger, rlog: opts.RateLog}
+	var err error
+	if s.queries, err = admit.New(admit.Options{MaxConcurrent: opts.MaxConcurrentQueries, MaxQueued: opts.MaxQueuedQueries}); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	s.work, s.stopWork = context.WithCancel(context.Background())
 	s.routes = s.newRouter()
 	s.versionJSON = appendVersionJSON(nil, opts.Version)

@@ -15,12 +15,19 @@
 //  2. Select: index.Postings over the filters, ExplicitTags, RestrictTime
 //     to the aggregation window (agg.ScanRange: the query range aligned
 //     down to the downsampling interval and the hour, and up past the end).
-//  3. Read: read.Reader.Read over the window, one budget per query. A
-//     sub-query downsampled by a fixed interval or "all" (agg.PushSpec)
-//     reads through read.Reader.Visit instead: each row's points are
-//     folded into the series' agg.Buckets as the reader decodes them, on
-//     the reader's goroutines, so no raw point is kept (fused.go); the
-//     answer is byte for byte the raw pipeline's (TestFusedMatchesRaw).
+//  3. Read: read.Reader.Fetch over the window, one budget per query: the
+//     scan plan keeps the selected rows still encoded, the per-series
+//     plan nothing, and a group's members are decoded only when the group
+//     is aggregated (lazy.go), so an answer holds one group's raw points
+//     at a time. A query with delete, showStats or showSummary reads every
+//     series whole with read.Reader.Read instead (a delete must know the
+//     series read; statistics time the read alone); the answers are byte
+//     for byte the same (TestLazyMatchesEager). A sub-query downsampled by
+//     a fixed interval or "all" (agg.PushSpec) reads through
+//     read.Reader.Visit: each row's points are folded into the series'
+//     agg.Buckets as the reader decodes them, on the reader's goroutines,
+//     so no raw point is kept (fused.go); the answer is byte for byte the
+//     raw pipeline's (TestFusedMatchesRaw).
 //  4. Group: series with points (or notes) in the window are grouped by the
 //     UIDs of their group-by tag values, in ascending tag-key UID order;
 //     groups come out sorted by those bytes, as OpenTSDB's byte-keyed map
@@ -28,6 +35,19 @@
 //     aggregator every series is its own group, ordered by TSUID.
 //  5. Aggregate: agg.GroupBy per group (agg.NewGroupByBuckets over a fused
 //     read's buckets); output is clipped to [start, end].
+//
+// # Execute and Stream
+//
+// Execute runs a query whole into a Result, which AppendJSON writes.
+// Stream answers it as it is written: Engine.Stream validates the query,
+// resolves every sub-query (so a bad name is a 400 before any byte) and
+// checks the output bound; each Stream.AppendJSON call then appends the
+// next bytes, up to a size the caller picks, running the query one group
+// at a time and dropping each group once written. Between calls a Stream
+// holds the current sub-query's read state (encoded rows, or downsampling
+// buckets) and one group, whatever the answer's size. Options.Timeout
+// counts the time spent in calls, not the time between them (the caller
+// writing to a slow client). The bytes are Execute's (TestStreamMatchesExecute).
 //
 // # Response (OpenTSDB's HttpJsonSerializer.formatQueryAsyncV1)
 //
@@ -49,8 +69,16 @@
 // Execute returns a *tsquery.Error (errors.Is tsquery.ErrBadRequest) for
 // anything the request got wrong: HTTP 400 with its Msg and Details. A
 // *read.LimitError (errors.Is read.ErrLimit) is a crossed query limit:
-// 413. A *TimeoutError (errors.Is ErrTimeout) is Options.Timeout passing:
-// 408. Anything else is the store's failure.
+// 413. An *OutputLimitError (errors.Is ErrOutputLimit and read.ErrLimit)
+// is an answer over Options.MaxOutputPoints: a sub-query downsampled by a
+// fixed interval with a fill policy, or by "all", answers one point per
+// bucket and group, so groups (counted from the selected series) × buckets
+// bounds it before anything is read, and a bound over the limit refuses
+// the query; any other answer is counted as it is made and stops when it
+// passes the limit (a Stream then after some of its bytes). A
+// *TimeoutError (errors.Is ErrTimeout) is Options.Timeout passing: 408.
+// Anything else is the store's failure. Stream's calls return the same
+// errors.
 //
 // # Differences from OpenTSDB 2.4
 //
@@ -78,7 +106,9 @@
 // # Invariants
 //
 // Execute holds every point of a query in memory at most once (the read
-// budget bounds it); each group's output shares one slab of points. An
-// Engine is safe for concurrent use; a Result is not, and must not be used
-// after Release.
+// budget bounds it); each group's output shares one slab of points. A
+// Stream holds one group's raw points and output at a time, besides the
+// fetched rows or buckets of its current sub-query. An Engine is safe for
+// concurrent use; a Result or a Stream is not, and neither must be used
+// after Release or Close.
 package query

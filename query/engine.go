@@ -18,6 +18,11 @@ import (
 // DefaultTimeout is Options.Timeout's default (tsd.query.timeout).
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultMaxOutputPoints is tsd.query.limits.output_points' default: ten
+// million points, some 150 MB of JSON (Prometheus caps a range query at
+// 11,000 points per series, VictoriaMetrics at 30,000).
+const DefaultMaxOutputPoints = 10_000_000
+
 // Options configure an Engine. Zero fields take the documented defaults.
 type Options struct {
 	// Reader reads series points from the store and the head. Required.
@@ -29,6 +34,12 @@ type Options struct {
 	// Limits bound each query's series, points and bytes. Default zero:
 	// unlimited.
 	Limits read.Limits
+	// MaxOutputPoints bounds the points one answer holds
+	// (tsd.query.limits.output_points): a query whose plan bounds its
+	// answer above it is refused before reading, any other stops when it
+	// passes it, with an *OutputLimitError. Default zero: unlimited (the
+	// daemon's default is DefaultMaxOutputPoints).
+	MaxOutputPoints int64
 	// Timeout bounds each query; a negative value means none. Default
 	// DefaultTimeout (2 minutes).
 	Timeout time.Duration
@@ -92,6 +103,8 @@ func (o *Options) Validate() error {
 		return errors.New("query: Options.Index is required")
 	case o.AllowDelete && o.Deleter == nil:
 		return errors.New("query: Options.Deleter is required with AllowDelete")
+	case o.MaxOutputPoints < 0:
+		return errors.New("query: Options.MaxOutputPoints must not be negative")
 	}
 	return nil
 }
@@ -123,6 +136,7 @@ type Engine struct {
 	opts   Options
 	execs  sync.Pool // *executor
 	noFuse bool      // tests: always read raw points (export_test.go)
+	eager  bool      // tests: always read raw points whole (export_test.go)
 }
 
 // New returns an Engine.
@@ -144,11 +158,8 @@ func (e *Engine) Options() Options { return e.opts }
 // runs it. The Result must be released with Release when written. Errors
 // are described in the package doc.
 func (e *Engine) Execute(ctx context.Context, q *tsquery.TSQuery) (*Result, error) {
-	if err := q.Validate(tsquery.ValidateOptions{Now: e.opts.Now().UnixMilli(), Location: e.opts.Location}); err != nil {
+	if err := e.validate(q); err != nil {
 		return nil, err
-	}
-	if q.Delete && !e.opts.AllowDelete {
-		return nil, &tsquery.Error{Msg: DeleteDisabled}
 	}
 	if e.opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -156,12 +167,35 @@ func (e *Engine) Execute(ctx context.Context, q *tsquery.TSQuery) (*Result, erro
 		defer cancel()
 	}
 	x := e.execs.Get().(*executor)
-	res, err := x.run(ctx, q)
-	e.execs.Put(x)
+	defer e.putExecutor(x)
+	res := getResult(q)
+	r, err := x.start(ctx, q, res)
+	for more := err == nil; more; {
+		more, err = x.next(ctx, &r, res)
+	}
 	if err != nil {
+		res.Release()
 		return nil, e.classify(ctx, q, err)
 	}
+	res.finish()
 	return res, nil
+}
+
+// validate checks q and sets its parsed fields.
+func (e *Engine) validate(q *tsquery.TSQuery) error {
+	if err := q.Validate(tsquery.ValidateOptions{Now: e.opts.Now().UnixMilli(), Location: e.opts.Location}); err != nil {
+		return err
+	}
+	if q.Delete && !e.opts.AllowDelete {
+		return &tsquery.Error{Msg: DeleteDisabled}
+	}
+	return nil
+}
+
+// putExecutor drops x's references to the query and pools it.
+func (e *Engine) putExecutor(x *executor) {
+	x.reset()
+	e.execs.Put(x)
 }
 
 // classify turns a context error caused by the timeout into the

@@ -24,6 +24,11 @@ type member struct {
 	// SpanGroup.add keeps an empty span's annotations, not the span, so
 	// its tags and TSUID are not the group's.
 	points bool
+	// lazy marks a series of a lazy read (lazy.go), whose points and
+	// notes are read when its group is aggregated; fetch is its index in
+	// the read's selection.
+	lazy  bool
+	fetch int
 }
 
 // executor runs one query at a time, keeping its buffers between queries
@@ -41,27 +46,112 @@ type executor struct {
 	tagKeys []uid.ID
 	gb      *agg.GroupBy
 	fused   fusedRead
+	lazy    lazyRead
+	sels    []*selection // the run's sub-queries, resolved
 }
 
-// run executes a validated query.
-func (x *executor) run(ctx context.Context, q *tsquery.TSQuery) (*Result, error) {
-	res := getResult(q)
-	defer x.reset()
-	budget := read.NewBudget(x.e.opts.Limits)
+// run is a query being executed a group at a time: Execute drives it to
+// the end, a Stream one group per step.
+type run struct {
+	q      *tsquery.TSQuery
+	budget *read.Budget
+	// eager reads raw points with Read, every series of a sub-query at
+	// once, where a lazy run fetches them group by group: a delete must
+	// know every series read, and statistics time the read on its own.
+	eager bool
+	sub   int  // the sub-query being answered
+	ready bool // its series are read (or fetched) and grouped
+	key   int  // its next group in x.keys
+	spec  agg.Spec
+	st    stage
+	out   int64 // points output so far (Options.MaxOutputPoints)
+}
+
+// start resolves every sub-query of a validated q (so a bad name is
+// refused before any group is answered), checks the output bound and
+// reads the global annotations.
+func (x *executor) start(ctx context.Context, q *tsquery.TSQuery, res *Result) (run, error) {
+	r := run{q: q, budget: read.NewBudget(x.e.opts.Limits), eager: q.Delete || q.ShowStats || q.ShowSummary || x.e.eager}
+	x.sels = x.sels[:0]
 	for _, sq := range q.Queries {
-		if err := x.runSub(ctx, q, sq, budget, res); err != nil {
-			res.Release()
-			return nil, err
+		spec := q.Spec(sq)
+		st := stageOf(res, sq.Index, r.budget)
+		// OpenTSDB scans rows up to the window's end, excluded; agg's
+		// window is inclusive, so the point at its very end is not read.
+		sel, err := x.resolve(ctx, sq, spec.Start, spec.End-1)
+		if err != nil {
+			return r, err
 		}
+		st.lap(resolveTime)
+		x.sels = append(x.sels, sel)
+	}
+	if err := x.checkOutputBound(q); err != nil {
+		return r, err
 	}
 	if q.GlobalAnnotations && !q.NoAnnotations {
 		if err := x.globalNotes(ctx, q, res); err != nil {
-			res.Release()
-			return nil, err
+			return r, err
 		}
 	}
-	res.finish()
-	return res, nil
+	return r, nil
+}
+
+// next appends the run's next group to res; false once every sub-query
+// is answered. Groups whose series turn out to have nothing in the
+// window are skipped.
+func (x *executor) next(ctx context.Context, r *run, res *Result) (bool, error) {
+	for r.sub < len(r.q.Queries) {
+		if !r.ready {
+			if err := x.prepare(ctx, r, res); err != nil {
+				return false, err
+			}
+		}
+		for r.key < len(x.keys) {
+			idx := x.byKey[x.keys[r.key]]
+			r.key++
+			ok, err := x.aggregate(ctx, r, idx, res)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				r.st.groupDone()
+				return true, nil
+			}
+		}
+		x.lazy.release()
+		r.sub, r.ready, r.key = r.sub+1, false, 0
+	}
+	return false, nil
+}
+
+// prepare reads and groups the series of the run's current sub-query.
+func (x *executor) prepare(ctx context.Context, r *run, res *Result) error {
+	sq, sel := r.q.Queries[r.sub], x.sels[r.sub]
+	r.spec = r.q.Spec(sq)
+	r.st = stageOf(res, sq.Index, r.budget)
+	var err error
+	switch notes := !r.q.NoAnnotations; {
+	case agg.PushSpec(&r.spec) && !x.e.noFuse:
+		err = x.readFused(ctx, sel, r.spec, r.budget, notes)
+	case r.eager:
+		err = x.read(ctx, sel, r.spec, r.budget, notes)
+	default:
+		err = x.fetch(ctx, sel, r.spec, r.budget, notes)
+	}
+	if err != nil {
+		return err
+	}
+	r.st.readDone()
+	if r.q.Delete {
+		if err := x.deleteRead(ctx, r.q); err != nil {
+			return err
+		}
+		r.st.restart() // the delete is none of the stats' steps
+	}
+	x.group(sel, sq.Agg.IsNone())
+	r.st.lap(groupTime)
+	r.ready = true
+	return nil
 }
 
 // reset drops the references to the query's points, so a pooled
@@ -71,46 +161,12 @@ func (x *executor) reset() {
 	clear(x.iters)
 	clear(x.inputs)
 	clear(x.bks)
-	x.members, x.inputs, x.bks = x.members[:0], x.inputs[:0], x.bks[:0]
+	clear(x.sels)
+	x.members, x.inputs, x.bks, x.sels = x.members[:0], x.inputs[:0], x.bks[:0], x.sels[:0]
 	x.fused.reset()
+	x.lazy.release()
+	x.lazy.reset()
 	// x.gb's streams point at x.iters, now empty.
-}
-
-// runSub resolves, reads, groups and aggregates one sub-query, appending
-// its groups to res.
-func (x *executor) runSub(ctx context.Context, q *tsquery.TSQuery, sq *tsquery.SubQuery, budget *read.Budget, res *Result) error {
-	spec := q.Spec(sq)
-	st := stageOf(res, sq.Index, budget) // showStats/showSummary timings, else no-ops
-	// OpenTSDB scans rows up to the window's end, excluded; agg's window
-	// is inclusive, so the point at its very end is not read.
-	sel, err := x.resolve(ctx, sq, spec.Start, spec.End-1)
-	if err != nil {
-		return err
-	}
-	st.lap(resolveTime)
-	read := x.read
-	if agg.PushSpec(&spec) && !x.e.noFuse {
-		read = x.readFused
-	}
-	if err := read(ctx, sel, spec, budget, !q.NoAnnotations); err != nil {
-		return err
-	}
-	st.readDone()
-	if q.Delete {
-		if err := x.deleteRead(ctx, q); err != nil {
-			return err
-		}
-		st.restart() // the delete is none of the stats' steps
-	}
-	x.group(sel, sq.Agg.IsNone())
-	st.lap(groupTime)
-	for _, key := range x.keys {
-		if err := x.aggregate(ctx, spec, sq, sel, x.byKey[key], budget, res); err != nil {
-			return err
-		}
-		st.groupDone()
-	}
-	return nil
 }
 
 // read fetches the selected series' points and notes in the window into
@@ -158,26 +214,59 @@ func (x *executor) groupBy(spec agg.Spec, idx []int) {
 // and context checks.
 const outputCheck = 4096
 
-// aggregate runs the group-by over the members idx and appends the group.
-// Output points count against the budget too: a fill policy over a tiny
-// interval makes points from nothing.
-func (x *executor) aggregate(ctx context.Context, spec agg.Spec, sq *tsquery.SubQuery, sel *selection, idx []int, budget *read.Budget, res *Result) error {
-	x.groupBy(spec, idx)
-	g := res.addGroup(sq, sel.metric)
-	for n := 1; x.gb.Next(); n++ {
+// aggregate runs the group-by over the members idx and appends the group
+// to res; false, with nothing appended, when a lazy read finds none of
+// them has points or notes in the window. Output points count against the
+// budget too, as a fill policy over a tiny interval makes points from
+// nothing, and against Options.MaxOutputPoints.
+func (x *executor) aggregate(ctx context.Context, r *run, idx []int, res *Result) (bool, error) {
+	idx, err := x.load(ctx, r, idx)
+	if err != nil || len(idx) == 0 {
+		return false, err
+	}
+	x.groupBy(r.spec, idx)
+	g := res.addGroup(r.q.Queries[r.sub], x.sels[r.sub].metric)
+	n := 0
+	for x.gb.Next() {
 		res.points = append(res.points, x.gb.At())
-		if n%outputCheck == 0 {
-			if err := budget.AddPoints(outputCheck); err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
+		if n++; n%outputCheck == 0 {
+			if err := x.checkOutput(ctx, r, outputCheck); err != nil {
+				return false, err
 			}
 		}
 	}
 	if err := x.gb.Err(); err != nil {
-		return err
+		return false, err
+	}
+	r.out += int64(n % outputCheck)
+	if err := x.checkOutputTotal(r); err != nil {
+		return false, err
 	}
 	res.endGroup(g)
-	return x.describe(ctx, g, idx, res)
+	return true, x.describe(ctx, g, idx, res)
+}
+
+// checkOutput counts n more output points against the budget and the
+// output limit, and checks the context.
+func (x *executor) checkOutput(ctx context.Context, r *run, n int) error {
+	if err := r.budget.AddPoints(n); err != nil {
+		return err
+	}
+	r.out += int64(n)
+	if err := x.checkOutputTotal(r); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// checkOutputTotal fails once the run has output more than
+// Options.MaxOutputPoints.
+func (x *executor) checkOutputTotal(r *run) error {
+	if max := x.e.opts.MaxOutputPoints; max > 0 && r.out > max {
+		return &OutputLimitError{Max: max}
+	}
+	return nil
 }

@@ -27,10 +27,17 @@ func (r *Result) AppendJSON(dst []byte, o JSONOptions) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = r.appendGroup(dst, i, o)
+		var w groupWriter
+		dst = r.appendGroupPart(dst, i, &w, o, math.MaxInt)
 	}
+	return r.appendEnd(dst, len(r.Groups) > 0)
+}
+
+// appendEnd appends the summary element, if asked for, and the array's
+// end; more says whether groups came before.
+func (r *Result) appendEnd(dst []byte, more bool) []byte {
 	if r.stats != nil && r.q.ShowSummary {
-		if len(r.Groups) > 0 {
+		if more {
 			dst = append(dst, ',')
 		}
 		dst = r.appendSummary(dst)
@@ -38,12 +45,109 @@ func (r *Result) AppendJSON(dst []byte, o JSONOptions) []byte {
 	return append(dst, ']')
 }
 
-func (r *Result) appendGroup(dst []byte, i int, o JSONOptions) []byte {
-	g := &r.Groups[i]
-	var began time.Time
-	if r.stats != nil {
-		began = time.Now()
+// groupWriter is how far a group's JSON is written, so that a long group
+// can be written in parts (Stream): its phase, and in a list phase the
+// next element.
+type groupWriter struct {
+	phase uint8
+	open  bool // the phase's list is opened
+	i     int
+	began time.Time // with statistics: when the group's writing began
+}
+
+// The phases of a group's JSON, in order.
+const (
+	wHead        = iota // metric, tags, aggregateTags, query
+	wTSUIDs             // ,"tsuids":[...] with showTSUIDs
+	wNotes              // ,"annotations":[...] when any
+	wGlobalNotes        // ,"globalAnnotations":[...] when asked and any
+	wDPS                // ,"dps":{...} or [...]
+	wTail               // statistics and the closing brace
+	wDone
+)
+
+// appendGroupPart appends group g's JSON from w's position on, until the
+// group ends (w.phase is wDone) or dst reaches max bytes, after a whole
+// element: a list element is never split.
+func (r *Result) appendGroupPart(dst []byte, g int, w *groupWriter, o JSONOptions, max int) []byte {
+	grp := &r.Groups[g]
+	for w.phase != wDone && len(dst) < max {
+		switch w.phase {
+		case wHead:
+			if r.stats != nil {
+				w.began = time.Now()
+			}
+			dst = r.appendGroupHead(dst, grp)
+			w.next(wTSUIDs)
+		case wTSUIDs:
+			if !r.q.ShowTSUIDs {
+				w.next(wNotes)
+				continue
+			}
+			dst = w.list(dst, `,"tsuids":[`, len(grp.TSUIDs), max, func(dst []byte, i int) []byte {
+				return appendString(dst, grp.TSUIDs[i])
+			})
+			w.closeList(&dst, ']', len(grp.TSUIDs), wNotes)
+		case wNotes:
+			if len(grp.Notes) == 0 || r.q.NoAnnotations {
+				w.next(wGlobalNotes)
+				continue
+			}
+			dst = w.list(dst, `,"annotations":[`, len(grp.Notes), max, func(dst []byte, i int) []byte {
+				return annotation.AppendJSON(dst, &grp.Notes[i])
+			})
+			w.closeList(&dst, ']', len(grp.Notes), wGlobalNotes)
+		case wGlobalNotes:
+			if len(r.GlobalNotes) == 0 || !r.q.GlobalAnnotations || r.q.NoAnnotations {
+				w.next(wDPS)
+				continue
+			}
+			dst = w.list(dst, `,"globalAnnotations":[`, len(r.GlobalNotes), max, func(dst []byte, i int) []byte {
+				return annotation.AppendJSON(dst, &r.GlobalNotes[i])
+			})
+			w.closeList(&dst, ']', len(r.GlobalNotes), wDPS)
+		case wDPS:
+			dst = r.appendDPSPart(dst, grp, w, o, max)
+		case wTail:
+			if r.stats != nil {
+				dst = r.appendGroupStats(dst, g, w.began)
+			}
+			dst = append(dst, '}')
+			w.next(wDone)
+		}
 	}
+	return dst
+}
+
+// next moves w to phase p.
+func (w *groupWriter) next(p uint8) { w.phase, w.open, w.i = p, false, 0 }
+
+// list appends the elements of a list of n from w.i on, opening it with
+// open first, until dst reaches max bytes.
+func (w *groupWriter) list(dst []byte, open string, n, max int, elem func([]byte, int) []byte) []byte {
+	if !w.open {
+		dst, w.open = append(dst, open...), true
+	}
+	for ; w.i < n && len(dst) < max; w.i++ {
+		if w.i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = elem(dst, w.i)
+	}
+	return dst
+}
+
+// closeList ends a list of n whose elements are all written, moving w to
+// phase p.
+func (w *groupWriter) closeList(dst *[]byte, end byte, n int, p uint8) {
+	if w.i == n {
+		*dst = append(*dst, end)
+		w.next(p)
+	}
+}
+
+// appendGroupHead appends a group's fields up to its query echo.
+func (r *Result) appendGroupHead(dst []byte, g *Group) []byte {
 	dst = append(dst, `{"metric":`...)
 	dst = appendString(dst, g.Metric)
 	dst = append(dst, `,"tags":{`...)
@@ -60,41 +164,27 @@ func (r *Result) appendGroup(dst []byte, i int, o JSONOptions) []byte {
 		dst = append(dst, `,"query":`...)
 		dst = appendSubQuery(dst, g.Sub)
 	}
-	if r.q.ShowTSUIDs {
-		dst = append(dst, `,"tsuids":`...)
-		dst = appendStrings(dst, g.TSUIDs)
-	}
-	if len(g.Notes) > 0 && !r.q.NoAnnotations {
-		dst = appendNotes(append(dst, `,"annotations":`...), g.Notes)
-	}
-	if len(r.GlobalNotes) > 0 && r.q.GlobalAnnotations && !r.q.NoAnnotations {
-		dst = appendNotes(append(dst, `,"globalAnnotations":`...), r.GlobalNotes)
-	}
-	dst = append(dst, `,"dps":`...)
-	dst = appendDPS(dst, g.Points, r.q.MsResolution, o.Arrays, fillNull(g.Sub))
-	if r.stats != nil {
-		dst = r.appendGroupStats(dst, i, began)
-	}
-	return append(dst, '}')
+	return dst
 }
 
-// fillNull reports whether empty buckets are written as null.
-func fillNull(sq *tsquery.SubQuery) bool {
-	return sq != nil && sq.DS != nil && sq.DS.Fill == agg.FillNull
-}
-
-// appendDPS appends the points as an object keyed by timestamp or as an
-// array of pairs.
-func appendDPS(dst []byte, pts []series.Point, ms, arrays, null bool) []byte {
+// appendDPSPart appends the group's points from w.i on, as an object
+// keyed by timestamp or as an array of pairs.
+func (r *Result) appendDPSPart(dst []byte, g *Group, w *groupWriter, o JSONOptions, max int) []byte {
 	open, end := byte('{'), byte('}')
-	if arrays {
+	if o.Arrays {
 		open, end = '[', ']'
 	}
-	dst = append(dst, open)
-	for i, p := range pts {
+	if !w.open {
+		dst, w.open = append(append(dst, `,"dps":`...), open), true
+	}
+	ms, null, arrays := r.q.MsResolution, fillNull(g.Sub), o.Arrays
+	pts := g.Points
+	i := w.i
+	for ; i < len(pts) && len(dst) < max; i++ {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		p := pts[i]
 		ts := p.T
 		if !ms {
 			ts /= 1000
@@ -107,7 +197,14 @@ func appendDPS(dst []byte, pts []series.Point, ms, arrays, null bool) []byte {
 		dst = append(strconv.AppendInt(append(dst, '"'), ts, 10), '"', ':')
 		dst = appendValue(dst, p, null)
 	}
-	return append(dst, end)
+	w.i = i
+	w.closeList(&dst, end, len(pts), wTail)
+	return dst
+}
+
+// fillNull reports whether empty buckets are written as null.
+func fillNull(sq *tsquery.SubQuery) bool {
+	return sq != nil && sq.DS != nil && sq.DS.Fill == agg.FillNull
 }
 
 // appendValue appends an integer as a JSON integer and a double as Jackson

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query"
 )
@@ -20,6 +21,7 @@ func BenchmarkExecute(b *testing.B) {
 	for _, m := range []string{"sum:sys.cpu{dc=*}", "sum:5m-avg:sys.cpu{host=*}"} {
 		b.Run(m, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cputime.Process()
 			for b.Loop() {
 				q := mquery(b, sec(t0), sec(t0+3*3600-1), m)
 				res, err := s.eng.Execute(ctx, q)
@@ -29,6 +31,7 @@ func BenchmarkExecute(b *testing.B) {
 				buf = res.AppendJSON(buf[:0], query.JSONOptions{})
 				res.Release()
 			}
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(4*180-15)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 		})
 	}
@@ -51,6 +54,7 @@ func BenchmarkExecuteGroupBy(b *testing.B) {
 	ctx := context.Background()
 	var buf []byte
 	b.ReportAllocs()
+	cpu := cputime.Process()
 	for b.Loop() {
 		res, err := s.eng.Execute(ctx, mquery(b, sec(t0), sec(t0+12*3600-1), "avg:1h-avg:cpu{host=*}"))
 		if err != nil {
@@ -59,5 +63,6 @@ func BenchmarkExecuteGroupBy(b *testing.B) {
 		buf = res.AppendJSON(buf[:0], query.JSONOptions{})
 		res.Release()
 	}
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(hosts*points)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 }

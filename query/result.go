@@ -77,6 +77,15 @@ func (r *Result) Release() {
 	results.Put(r)
 }
 
+// dropGroups forgets the groups written so far, keeping the memory for
+// the next ones (a Stream's).
+func (r *Result) dropGroups() {
+	clear(r.Groups)
+	clear(r.tags)
+	clear(r.names)
+	r.Groups, r.points, r.tags, r.names = r.Groups[:0], r.points[:0], r.tags[:0], r.names[:0]
+}
+
 // addGroup starts a group whose points are appended to r.points next.
 func (r *Result) addGroup(sq *tsquery.SubQuery, metric string) int {
 	r.Groups = append(r.Groups, Group{Sub: sq, Metric: metric, off: len(r.points)})

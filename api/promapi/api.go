@@ -2,7 +2,9 @@ package promapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/admit"
+	"github.com/tsd-db/tsd/api/answer"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 )
 
@@ -179,6 +183,53 @@ func (a *API) respond(ctx *fasthttp.RequestCtx, warnings, infos []string, data f
 	ctx.SetContentType(contentTypeJSON)
 	ctx.SetBody(*bp)
 	a.putBuf(bp)
+}
+
+// admit takes a query slot, waiting at most Options.Timeout; false when
+// it answered 503 "unavailable" with Retry-After instead.
+func (a *API) admit(ctx *fasthttp.RequestCtx) bool {
+	l := a.opts.Limiter
+	if l == nil {
+		return true
+	}
+	err := l.AcquireWithin(a.opts.Context, a.opts.Timeout)
+	if err == nil {
+		return true
+	}
+	if !errors.Is(err, admit.ErrOverloaded) {
+		err = errors.New("timed out waiting to run the query")
+	}
+	writeError(ctx, &apiError{errorUnavailable, fmt.Errorf("%w; retry later", err)})
+	ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfter)
+	return false
+}
+
+// retryAfter is the Retry-After of a 503, in seconds.
+const retryAfter = "1"
+
+// release gives back the slot admit took, for a request that failed
+// before its answer.
+func (a *API) release() {
+	if a.opts.Limiter != nil {
+		a.opts.Limiter.Release()
+	}
+}
+
+// respondSource answers 200 with src's success envelope, written in parts
+// when it is long (package api/answer), under the slot admit took.
+func (a *API) respondSource(ctx *fasthttp.RequestCtx, src answer.Source) {
+	o := answer.Options{Context: a.opts.Context, Limiter: a.opts.Limiter, ContentType: contentTypeJSON,
+		// Whole answers are left to the handler's compression, as before.
+		Gzip: true, MinGzip: math.MaxInt, Cut: appendCutError}
+	if err := answer.Write(ctx, src, o); err != nil { // unreachable: a result in memory does not fail
+		writeError(ctx, &apiError{errorInternal, err})
+	}
+}
+
+// appendCutError appends, on a line of its own, the error object that
+// ends an answer cut short (the server closing while it is written).
+func appendCutError(dst []byte, err error) []byte {
+	return appendErrorJSON(append(dst, '\n'), &apiError{errorInternal, err})
 }
 
 // writeError answers with Prometheus's error JSON and the status of its

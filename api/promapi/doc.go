@@ -42,7 +42,19 @@
 // failures, and a panic below the API, which Handler recovers and logs);
 // a method other than GET, HEAD, POST or OPTIONS is bad_data with 405.
 //
+// # Slots and long answers
+//
+// With Options.Limiter, query, query_range, series, labels and label
+// values take a query slot after their parameters parse (shared with
+// OpenTSDB's queries) and wait for one at most Options.Timeout; a full
+// queue or a wait run out is errorType "unavailable", answered 503 with
+// Retry-After. The engine's result, already bounded by MaxSamples, is
+// encoded by package api/answer: whole within 64 KiB (and compressed by
+// the handler as before), else in parts of about 64 KiB, never splitting
+// a sample, gzipped as a stream for a client that accepts gzip, each part
+// under the slot and the slot given back while it is written.
+//
 // Handlers copy what they keep from the fasthttp.RequestCtx; a query's
 // result is encoded before the query is closed, which recycles its
-// slices.
+// slices (a streamed answer closes it once written).
 package promapi

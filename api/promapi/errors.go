@@ -27,6 +27,10 @@ var (
 	errorCanceled = errorType{"canceled", statusClientClosed}
 	errorInternal = errorType{"internal", fasthttp.StatusInternalServerError}
 	errorMethod   = errorType{"bad_data", fasthttp.StatusMethodNotAllowed}
+	// errorUnavailable is Prometheus's class for a server that cannot take
+	// the request now; tsd answers it 503 with Retry-After, as it answers
+	// every overload (Prometheus's handler has no status of its own for it).
+	errorUnavailable = errorType{"unavailable", fasthttp.StatusServiceUnavailable}
 )
 
 // apiError is an error answered as {"status":"error","errorType":..}.

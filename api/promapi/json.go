@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -8,6 +9,8 @@ import (
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+
+	"github.com/tsd-db/tsd/api/answer"
 )
 
 // appendSuccess appends {"status":"success","data":<data>[,"warnings":..]
@@ -60,23 +63,184 @@ func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 	dst = append(dst, `{"resultType":`...)
 	dst = appendHTMLString(dst, string(v.Value.Type()))
 	dst = append(dst, `,"result":`...)
-	switch r := v.Value.(type) {
-	case promql.Matrix:
-		dst = appendMatrix(dst, r)
-	case promql.Vector:
-		dst = appendVector(dst, r)
-	case promql.Scalar:
-		dst = appendScalar(dst, r)
-	case promql.String:
-		dst = appendStringResult(dst, r)
-	default:
-		dst = append(dst, "null"...)
-	}
+	dst = appendValue(dst, v)
 	if stats != nil {
 		dst = append(dst, `,"stats":`...)
 		dst = append(dst, stats...)
 	}
 	return append(dst, '}')
+}
+
+// resultSource is appendSuccess around appendQueryData written in parts
+// (an api/answer Source): a vector's samples and a matrix's samples are
+// its elements, so a part overshoots its size by one sample at most,
+// whatever a series holds (an instant query's range vector is bounded by
+// MaxSamples alone).
+type resultSource struct {
+	v               promql.Result
+	stats           []byte
+	warnings, infos []string
+	done            func() // closes the query, once the answer is written
+	i               int    // the next element; -1 before the head
+	sc              seriesCursor
+}
+
+// seriesCursor is how far a matrix's series is written.
+type seriesCursor struct {
+	phase uint8 // seriesHead, seriesFloats, seriesHistograms, seriesEnd
+	open  bool  // the phase's array is opened (its comma written at seriesHead)
+	j     int   // the phase's next sample
+}
+
+const (
+	seriesHead = iota
+	seriesFloats
+	seriesHistograms
+	seriesEnd
+)
+
+func newResultSource(v promql.Result, stats []byte, warnings, infos []string, done func()) *resultSource {
+	return &resultSource{v: v, stats: stats, warnings: warnings, infos: infos, done: done, i: -1}
+}
+
+// Next implements answer.Source.
+func (r *resultSource) Next(_ context.Context, dst []byte, max int) ([]byte, bool, error) {
+	if r.i < 0 {
+		dst = append(dst, `{"status":"success","data":{"resultType":`...)
+		dst = appendHTMLString(dst, string(r.v.Value.Type()))
+		dst = append(dst, `,"result":`...)
+		r.i = 0
+		if r.elements() < 0 { // a scalar, a string: whole
+			return r.appendEnd(appendValue(dst, r.v)), true, nil
+		}
+		dst = append(dst, '[')
+	}
+	n := r.elements()
+	for r.i < n && len(dst) < max {
+		switch v := r.v.Value.(type) {
+		case promql.Matrix:
+			var done bool
+			if dst, done = r.sc.appendSeries(dst, &v[r.i], r.i > 0, max); !done {
+				return dst, false, nil
+			}
+		case promql.Vector:
+			if r.i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendSample(dst, &v[r.i])
+		}
+		r.i++
+	}
+	if r.i < n {
+		return dst, false, nil
+	}
+	return r.appendEnd(append(dst, ']')), true, nil
+}
+
+// appendSeries appends s from c on, as appendSeries writes it whole (a
+// comma first when comma), until it ends (done, c reset) or dst reaches
+// max bytes after a whole sample.
+func (c *seriesCursor) appendSeries(dst []byte, s *promql.Series, comma bool, max int) ([]byte, bool) {
+	for {
+		switch c.phase {
+		case seriesHead:
+			if comma {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"metric":`...)
+			dst = appendLabels(dst, s.Metric)
+			c.phase = seriesFloats
+		case seriesFloats:
+			if len(s.Floats) > 0 && !c.pairs(&dst, `,"values":[`, len(s.Floats), max, func(dst []byte, j int) []byte {
+				return appendFloatPair(dst, s.Floats[j].T, s.Floats[j].F)
+			}) {
+				return dst, false
+			}
+			c.phase, c.open, c.j = seriesHistograms, false, 0
+		case seriesHistograms:
+			if len(s.Histograms) > 0 && !c.pairs(&dst, `,"histograms":[`, len(s.Histograms), max, func(dst []byte, j int) []byte {
+				return appendHistogramPair(dst, s.Histograms[j].T, s.Histograms[j].H)
+			}) {
+				return dst, false
+			}
+			*c = seriesCursor{}
+			return append(dst, '}'), true
+		}
+		if len(dst) >= max {
+			return dst, false
+		}
+	}
+}
+
+// pairs appends samples from c.j on, opening the array first; true once
+// the array is closed.
+func (c *seriesCursor) pairs(dst *[]byte, open string, n, max int, pair func([]byte, int) []byte) bool {
+	b := *dst
+	if !c.open {
+		b, c.open = append(b, open...), true
+	}
+	for ; c.j < n && len(b) < max; c.j++ {
+		if c.j > 0 {
+			b = append(b, ',')
+		}
+		b = pair(b, c.j)
+	}
+	if c.j == n {
+		b = append(b, ']')
+	}
+	*dst = b
+	return c.j == n
+}
+
+// elements is the number of elements of a matrix or vector, -1 for a
+// value written whole.
+func (r *resultSource) elements() int {
+	switch v := r.v.Value.(type) {
+	case promql.Matrix:
+		return len(v)
+	case promql.Vector:
+		return len(v)
+	}
+	return -1
+}
+
+// appendEnd appends what follows the result: the statistics, the end of
+// data, the notices.
+func (r *resultSource) appendEnd(dst []byte) []byte {
+	if r.stats != nil {
+		dst = append(append(dst, `,"stats":`...), r.stats...)
+	}
+	return append(appendNotices(append(dst, '}'), r.warnings, r.infos), '}')
+}
+
+// Close implements answer.Source.
+func (r *resultSource) Close() {
+	if r.done != nil {
+		r.done()
+		r.done = nil
+	}
+}
+
+// successList is appendSuccess around a list of n elements, each
+// appended by elem, written in parts.
+func successList(warnings, infos []string, n int, elem func([]byte, int) []byte) *answer.List {
+	return &answer.List{Open: []byte(`{"status":"success","data":[`), N: n, Elem: elem,
+		End: append(appendNotices([]byte{']'}, warnings, infos), '}')}
+}
+
+// appendValue appends a result's value.
+func appendValue(dst []byte, v promql.Result) []byte {
+	switch r := v.Value.(type) {
+	case promql.Matrix:
+		return appendMatrix(dst, r)
+	case promql.Vector:
+		return appendVector(dst, r)
+	case promql.Scalar:
+		return appendScalar(dst, r)
+	case promql.String:
+		return appendStringResult(dst, r)
+	}
+	return append(dst, "null"...)
 }
 
 func appendMatrix(dst []byte, m promql.Matrix) []byte {
@@ -151,22 +315,27 @@ func appendSeries(dst []byte, s promql.Series) []byte {
 
 func appendVector(dst []byte, v promql.Vector) []byte {
 	dst = append(dst, '[')
-	for i, s := range v {
+	for i := range v {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"metric":`...)
-		dst = appendLabels(dst, s.Metric)
-		if s.H != nil {
-			dst = append(dst, `,"histogram":`...)
-			dst = appendHistogramPair(dst, s.T, s.H)
-		} else {
-			dst = append(dst, `,"value":`...)
-			dst = appendFloatPair(dst, s.T, s.F)
-		}
-		dst = append(dst, '}')
+		dst = appendSample(dst, &v[i])
 	}
 	return append(dst, ']')
+}
+
+// appendSample appends one element of a vector.
+func appendSample(dst []byte, s *promql.Sample) []byte {
+	dst = append(dst, `{"metric":`...)
+	dst = appendLabels(dst, s.Metric)
+	if s.H != nil {
+		dst = append(dst, `,"histogram":`...)
+		dst = appendHistogramPair(dst, s.T, s.H)
+	} else {
+		dst = append(dst, `,"value":`...)
+		dst = appendFloatPair(dst, s.T, s.F)
+	}
+	return append(dst, '}')
 }
 
 // appendPair appends [<seconds>,<value>].

@@ -81,14 +81,19 @@ func (a *API) Series(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
+	if !a.admit(ctx) {
+		return
+	}
 	q, aerr := a.querier(l)
 	if aerr != nil {
+		a.release()
 		writeError(ctx, aerr)
 		return
 	}
-	defer q.Close()
 	sets, warns, err := a.selectSeries(a.opts.Context, q, l)
 	if err != nil {
+		a.release()
+		q.Close()
 		writeError(ctx, execError(err))
 		return
 	}
@@ -97,7 +102,9 @@ func (a *API) Series(ctx *fasthttp.RequestCtx) {
 		warns.Add(errTruncated)
 	}
 	warnings, infos := noticeStrings(warns, "")
-	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendLabelSets(b, sets) })
+	list := successList(warnings, infos, len(sets), func(b []byte, i int) []byte { return appendLabels(b, sets[i]) })
+	list.OnClose = func() { q.Close() } // the label sets may be the querier's
+	a.respondSource(ctx, list)
 }
 
 // selectSeries returns the distinct label sets of l's selection, sorted
@@ -124,17 +131,6 @@ func (a *API) selectSeries(ctx context.Context, q storage.Querier, l lookup) ([]
 	return out, set.Warnings(), set.Err()
 }
 
-func appendLabelSets(dst []byte, sets []labels.Labels) []byte {
-	dst = append(dst, '[')
-	for i, ls := range sets {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendLabels(dst, ls)
-	}
-	return append(dst, ']')
-}
-
 // Labels serves /api/v1/labels: the label names of the series match[]
 // selects, or of all series.
 func (a *API) Labels(ctx *fasthttp.RequestCtx) {
@@ -146,17 +142,22 @@ func (a *API) Labels(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
+	if !a.admit(ctx) {
+		return
+	}
 	q, aerr := a.querier(l)
 	if aerr != nil {
+		a.release()
 		writeError(ctx, aerr)
 		return
 	}
-	defer q.Close()
 	hints := &storage.LabelHints{Limit: hintLimit(l.limit)}
 	names, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
 		return q.LabelNames(a.opts.Context, hints, ms...)
 	})
 	if err != nil {
+		a.release()
+		q.Close()
 		// Prometheus's labelNames classifies the error only when it
 		// merged several match[] sets; one set's failure is execution.
 		if len(l.sets) > 1 {
@@ -166,7 +167,7 @@ func (a *API) Labels(ctx *fasthttp.RequestCtx) {
 		}
 		return
 	}
-	a.respondStrings(ctx, names, l.limit, warns)
+	a.respondStrings(ctx, q, names, l.limit, warns)
 }
 
 // LabelValues serves /api/v1/label/<name>/values; name is taken from the
@@ -185,23 +186,28 @@ func (a *API) LabelValues(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
+	if !a.admit(ctx) {
+		return
+	}
 	// Prometheus's labelValues answers every storage failure, the
 	// querier's included, as execution.
 	q, err := a.q.Querier(msTime(l.start), msTime(l.end))
 	if err != nil {
+		a.release()
 		writeError(ctx, &apiError{errorExec, err})
 		return
 	}
-	defer q.Close()
 	hints := &storage.LabelHints{Limit: hintLimit(l.limit)}
 	vals, warns, err := union(l.sets, func(ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
 		return q.LabelValues(a.opts.Context, name, hints, ms...)
 	})
 	if err != nil {
+		a.release()
+		q.Close()
 		writeError(ctx, &apiError{errorExec, err})
 		return
 	}
-	a.respondStrings(ctx, vals, l.limit, warns)
+	a.respondStrings(ctx, q, vals, l.limit, warns)
 }
 
 // labelName cuts <name> out of .../label/<name>/values.
@@ -251,15 +257,15 @@ func union(sets [][]*labels.Matcher, get func([]*labels.Matcher) ([]string, anno
 	return out, warns, nil
 }
 
-// respondStrings answers a names or values look-up, truncated to limit.
-func (a *API) respondStrings(ctx *fasthttp.RequestCtx, ss []string, limit int, warns annotations.Annotations) {
+// respondStrings answers a names or values look-up, truncated to limit,
+// under the slot admit took, and closes q once it is written.
+func (a *API) respondStrings(ctx *fasthttp.RequestCtx, q storage.Querier, ss []string, limit int, warns annotations.Annotations) {
 	if limit > 0 && len(ss) > limit {
 		ss = ss[:limit]
 		warns.Add(errTruncated)
 	}
 	warnings, infos := noticeStrings(warns, "")
-	if ss == nil {
-		ss = []string{}
-	}
-	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendStrings(b, ss) })
+	list := successList(warnings, infos, len(ss), func(b []byte, i int) []byte { return appendHTMLString(b, ss[i]) })
+	list.OnClose = func() { q.Close() }
+	a.respondSource(ctx, list)
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
+
+	"github.com/tsd-db/tsd/api/admit"
 )
 
 // Default values of Options.
@@ -50,6 +52,12 @@ type Options struct {
 	Revision string
 	// Logger receives the engine's log lines. Default slog.Default().
 	Logger *slog.Logger
+	// Limiter hands out the query slots that query, query_range, series,
+	// labels and label values take before reading (shared with OpenTSDB's
+	// queries by package api); a request waits for one at most Timeout,
+	// and past the queue is answered 503 with errorType "unavailable" and
+	// Retry-After. Default nil: no slot is taken.
+	Limiter *admit.Limiter
 	// Context is the parent of every request's work; cancelling it
 	// cancels the queries and look-ups running (api.Server cancels it when
 	// it starts to shut down). Default context.Background().

@@ -63,26 +63,34 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error)
 
 // run parses the common parameters (timeout, lookback_delta, query), runs
-// the query and answers with its result or its error.
+// the query under a query slot and answers with its result, written in
+// parts when long, or its error.
 func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 	qctx, cancel, aerr := a.queryContext(f.get("timeout"))
 	if aerr != nil {
 		writeError(ctx, aerr)
 		return
 	}
-	defer cancel()
 	opts, aerr := queryOpts(f)
 	if aerr != nil {
+		cancel()
 		writeError(ctx, aerr)
 		return
 	}
 	qs := f.get("query")
 	qry, err := build(qctx, opts, qs)
 	if err != nil {
+		cancel()
 		writeError(ctx, invalidParam("query", err))
 		return
 	}
-	defer qry.Close() // after the result is encoded: Close recycles its slices
+	// Close recycles the result's slices: it runs once the answer is
+	// written.
+	done := func() { qry.Close(); cancel() }
+	if !a.admit(ctx) {
+		done()
+		return
+	}
 	// A query without subqueries lets tsd's Queryable evaluate range
 	// functions while reading (query/promql.WithPushdown), unless the
 	// client asks for statistics: pushed down, the engine would count one
@@ -93,6 +101,8 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 	}
 	res := qry.Exec(ectx)
 	if res.Err != nil {
+		a.release()
+		done()
 		writeError(ctx, execError(res.Err))
 		return
 	}
@@ -100,8 +110,7 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		res.Warnings.Add(errTruncated) // counted in the cap, as Prometheus does
 	}
 	warnings, infos := noticeStrings(res.Warnings, qs)
-	st := queryStats(qry, f.get("stats"))
-	a.respond(ctx, warnings, infos, func(b []byte) []byte { return appendQueryData(b, *res, st) })
+	a.respondSource(ctx, newResultSource(*res, queryStats(qry, f.get("stats")), warnings, infos, done))
 }
 
 // queryStats is the "stats" member of the answer, nil without one: any

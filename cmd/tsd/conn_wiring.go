@@ -107,12 +107,13 @@ func (c *config) wireConns(opts *api.Options, log *slog.Logger) {
 	}
 }
 
-// connStats adds the listener's connection counters.
-func (l *statList) connStats(conns func() api.ConnStats) {
-	if conns == nil {
+// connStats adds the listener's connection counters; srv is nil until
+// the server exists.
+func (l *statList) connStats(srv *api.Server) {
+	if srv == nil {
 		return
 	}
-	s := conns()
+	s := srv.ConnStats()
 	l.add("tsd.connections.open", "Client connections open, telnet and HTTP.", false, s.Open)
 	l.add("tsd.connections.accepted", "Client connections accepted and served.", true, s.Accepted)
 	l.add("tsd.connections.refused", "Client connections closed at once, by reason.", true, s.Refused,

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/tsd-db/tsd/api/admit"
+	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -35,9 +37,10 @@ type config struct {
 	network           networkConfig
 	// fds shares the open-file limit between the store and clients;
 	// serve sets it from the limit before it opens the store.
-	fds   fdPlan
-	query queryConfig
-	disk  diskConfig
+	fds          fdPlan
+	query        queryConfig
+	disk         diskConfig
+	writeTimeout time.Duration // tsd.network.write_timeout; 0 none
 	// bigtableEmulator is BIGTABLE_EMULATOR_HOST, read by main; not a key.
 	bigtableEmulator string
 	// fs is the file system of the data directory: nil for the operating
@@ -87,10 +90,14 @@ func (c *config) keyTable() []*key {
 		intKey(&c.ingest.seriesLimits.MaxDaily, "tsd.core.max_daily_series", 0, 0, 1<<30, "distinct series that may be written in a sliding day (24 to 30 hours after a series' last point); a point of a series new to a full day is answered 400; 0 off"),
 		intKey(&c.ingest.seriesLimits.MaxPerMetric, "tsd.core.max_series_per_metric", 0, 0, 1<<30, "series one metric may have in the series index; a point of a new series of a metric that has them is answered 400; 0 off"),
 		intKey(&c.ingest.telnetMaxLine, "tsd.network.telnet.max_line", 64<<10, 1024, 1<<30, "longest telnet line in bytes; a longer one is answered with an error and skipped"),
+		durationKey(&c.writeTimeout, "tsd.network.write_timeout", time.Minute, "how long a client, HTTP or telnet, may take no byte of a reply before its connection is closed (a slow reader that takes some is served); 0 none"),
 		bytesKey(&c.query.maxBytes, "tsd.query.limits.bytes.default", 1<<30, "most bytes of points one query may read (16 per point), 0 or -1 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.maxPoints, "tsd.query.limits.data_points.default", 0, "most data points one query may read, 0 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.maxSeries, "tsd.query.limits.series.default", 0, "most series one query may read, 0 unlimited; over it the query is answered 413"),
-		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none"),
+		int64Key(&c.query.maxOutputPoints, "tsd.query.limits.output_points", query.DefaultMaxOutputPoints, "most data points one /api/query answer may hold, 0 unlimited: a downsampling with a fill policy (or all) whose groups x buckets pass it is answered 413 before reading, any other answer is cut short when it passes it"),
+		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none; also the longest wait for a query slot"),
+		intKey(&c.query.maxConcurrent, "tsd.query.max_concurrent", admit.DefaultMaxConcurrent(), 1, 1<<20, "queries, OpenTSDB's and PromQL's together, that run at once (default 2 x the cores the process may use)"),
+		intKey(&c.query.maxQueued, "tsd.query.max_queued", admit.DefaultMaxQueued, 0, 1<<20, "queries that wait for one of those slots; one more is answered 503 with Retry-After (0: none waits)"),
 		boolKey(&c.query.allowDelete, "tsd.http.query.allow_delete", false, "let /api/query delete the rows it reads (delete=true or the DELETE verb)"),
 		bytesKey(&c.query.rowCache, "tsd.query.row_cache.size", read.DefaultRowCacheBytes, "memory for decoded rows that queries read again (24 bytes a point); 0 or -1 off"),
 		boolKey(&c.query.skipTagVs, "tsd.query.skip_unresolved_tagvs", false, "ignore unknown tag values in literal filters instead of answering 400"),

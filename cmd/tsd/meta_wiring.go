@@ -16,8 +16,8 @@ import (
 // /api/stats and /metrics (opts.Query and opts.PromQL must be set already:
 // the query reader, shared by every query API, has the counters listed, and
 // PromQL's label cache is dropped with the UID caches and on renames);
-// conns gives the listener's connection counters.
-func (c *config) wireMeta(opts *api.Options, st *ingestStack, conns func() api.ConnStats) {
+// srv gives the listener's connection and answer counters once it exists.
+func (c *config) wireMeta(opts *api.Options, st *ingestStack, srv *serverRef) {
 	var names []meta.NameCache
 	if nc, ok := opts.PromQL.Queryable.(meta.NameCache); ok {
 		names = append(names, nc) // PromQL's label sets, by TSUID
@@ -33,7 +33,7 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack, conns func() api.C
 	}
 	opts.Config = c.snapshot()
 	q := opts.Query
-	opts.Stats = func() []api.Stat { return collectStats(st, q, conns) }
+	opts.Stats = func() []api.Stat { return collectStats(st, q, srv.Load()) }
 }
 
 // rowCacheDropper empties the query reader's row cache with the others.
@@ -62,9 +62,10 @@ func (l *statList) add(name, help string, counter bool, v int64, tags ...api.Sta
 
 // collectStats reads every component's counters, names in OpenTSDB's
 // tsd.* style (tsd.uid.cache-hit with kind=metrics|tagk|tagv, as OpenTSDB).
-func collectStats(st *ingestStack, q *query.Engine, conns func() api.ConnStats) []api.Stat {
+func collectStats(st *ingestStack, q *query.Engine, srv *api.Server) []api.Stat {
 	var l statList
-	l.connStats(conns)
+	l.connStats(srv)
+	l.answerStats(srv)
 	l.uidStats(st.uids)
 	l.indexStats(st)
 	if st.head != nil {
@@ -179,4 +180,22 @@ func (l *statList) flushStats(st *ingestStack) {
 		l.add("tsd.compaction.points", "Points written by compactions.", true, c.Points)
 		l.add("tsd.compaction.bad-cells", "Cells compaction could not decode.", true, c.BadCells)
 	}
+}
+
+// answerStats lists the API server's query admission and answer
+// counters (nil before the server exists).
+func (l *statList) answerStats(srv *api.Server) {
+	if srv == nil {
+		return
+	}
+	a := srv.AnswerStats()
+	l.add("tsd.query.running", "Queries holding one of the tsd.query.max_concurrent slots.", false, a.Running)
+	l.add("tsd.query.waiting", "Queries waiting for a slot.", false, a.Waiting)
+	l.add("tsd.query.admitted", "Queries, OpenTSDB's and PromQL's, that took a slot.", true, a.Admitted)
+	l.add("tsd.query.queued", "Queries that waited in the queue for a slot.", true, a.Queued)
+	l.add("tsd.query.refused", "Queries answered 503 because the queue (tsd.query.max_queued) was full.", true, a.Refused)
+	l.add("tsd.query.output-limit", "OpenTSDB answers over tsd.query.limits.output_points, by when: refused 413 before their first byte, or cut short while streaming.", true, a.OutputRefused, api.StatTag{Key: "when", Value: "refused"})
+	l.add("tsd.query.output-limit", "OpenTSDB answers over tsd.query.limits.output_points, by when: refused 413 before their first byte, or cut short while streaming.", true, a.OutputAborted, api.StatTag{Key: "when", Value: "aborted"})
+	l.add("tsd.query.answers-cut", "Streamed answers cut short by a failure other than the output limit (a timeout, the store, shutdown).", true, a.Cut)
+	l.add("tsd.connection.write-timeouts", "Connections, HTTP or telnet, closed because the client took no byte of a reply within tsd.network.write_timeout.", true, a.WriteTimeouts)
 }

@@ -28,6 +28,11 @@ type queryConfig struct {
 	skipTagVs   bool   // tsd.query.skip_unresolved_tagvs
 	timezone    string // tsd.core.timezone, checked by checkTimezone
 	rowCache    int64  // tsd.query.row_cache.size; 0 or -1 off
+	// maxOutputPoints is tsd.query.limits.output_points; 0 unlimited.
+	maxOutputPoints int64
+	// maxConcurrent and maxQueued are tsd.query.max_concurrent and
+	// tsd.query.max_queued (0: none waits).
+	maxConcurrent, maxQueued int
 }
 
 // checkTimezone accepts an IANA zone name, as a query's timezone, or
@@ -129,7 +134,7 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*query.Engine, error) {
 	q := &c.query
 	return query.New(&query.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: gatedDeleter{st.gate, &query.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
+		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: gatedDeleter{st.gate, &query.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
 		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log})
 }
 

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/tsd-db/tsd/api"
 	"github.com/tsd-db/tsd/internal/ratelog"
@@ -64,11 +66,13 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	}
 	// After Query: its reader's counters are in the stats. srv is set
 	// before it serves, so before any stats request.
-	var srv *api.Server
-	c.wireMeta(&opts, st, func() api.ConnStats { return srv.ConnStats() })
-	if srv, err = api.New(opts); err != nil {
+	var served serverRef
+	c.wireMeta(&opts, st, &served)
+	srv, err := api.New(opts)
+	if err != nil {
 		return err
 	}
+	served.Store(srv)
 	ln, err := srv.Listen()
 	if err != nil {
 		return err
@@ -160,15 +164,39 @@ func dataTableSpec(name string) storage.TableSpec {
 	return storage.TableSpec{Name: name, Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
 }
 
-// apiOptions wires the network settings into api.Options, with the
-// daemon's one rate-limited log.
+// apiOptions wires the network and query admission settings into
+// api.Options, with the daemon's one rate-limited log.
 func (c *config) apiOptions(log *slog.Logger, rl *ratelog.Logger) api.Options {
 	opts := api.Options{
-		Addr:    net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
-		Version: versionInfo(),
-		Logger:  log,
-		RateLog: rl,
+		Addr:                 net.JoinHostPort(c.bind, strconv.Itoa(c.port)),
+		Version:              versionInfo(),
+		Logger:               log,
+		RateLog:              rl,
+		WriteTimeout:         noneIfZero(c.writeTimeout),
+		MaxConcurrentQueries: c.query.maxConcurrent,
+		MaxQueuedQueries:     noneIfZeroInt(c.query.maxQueued),
 	}
 	c.wireConns(&opts, log)
 	return opts
 }
+
+// noneIfZero maps a key's 0 ("none") to the -1 api options read as none
+// (their 0 is the default).
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// noneIfZeroInt is noneIfZero for counts.
+func noneIfZeroInt(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// serverRef is the API server, once made, for the stats closure made
+// before it.
+type serverRef = atomic.Pointer[api.Server]

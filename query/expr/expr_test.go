@@ -114,7 +114,20 @@ func run(t *testing.T, e *query.Engine, body string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(res.AppendJSON(nil)), nil
+	whole := string(res.AppendJSON(nil))
+	// Written in parts, a row at least each, the bytes are the same.
+	for _, max := range []int{1, 10, 100} {
+		var c expr.JSONCursor
+		var got, part []byte
+		for done := false; !done; {
+			part, done = res.AppendJSONPart(part[:0], &c, max)
+			got = append(got, part...)
+		}
+		if string(got) != whole {
+			t.Errorf("in parts of %d:\n%s\nwhole:\n%s", max, got, whole)
+		}
+	}
+	return whole, nil
 }
 
 const filters = `"filters":[{"id":"f1","tags":[{"type":"wildcard","tagk":"host","filter":"*","groupBy":true}]}]`

@@ -15,12 +15,49 @@ import (
 // Each output's rows are the union of its series' timestamps (ms) in the
 // query range; a series without a point at a row's time is NaN ("NaN").
 func (r *Result) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"outputs":[`...)
-	for i := range r.outputs {
-		if i > 0 {
-			dst = append(dst, ',')
+	var c JSONCursor
+	dst, _ = r.AppendJSONPart(dst, &c, math.MaxInt)
+	return dst
+}
+
+// JSONCursor is how far AppendJSONPart has written a Result; its zero
+// value starts at the beginning.
+type JSONCursor struct {
+	begun bool    // {"outputs":[ is written
+	out   int     // the output being written
+	rows  []int64 // its rows, nil until its head is written
+	row   int     // its next row
+}
+
+// AppendJSONPart appends AppendJSON's bytes from c on, until the answer
+// ends (done) or dst reaches max bytes, after a whole row.
+func (r *Result) AppendJSONPart(dst []byte, c *JSONCursor, max int) (out []byte, done bool) {
+	if !c.begun {
+		dst, c.begun = append(dst, `{"outputs":[`...), true
+	}
+	for c.out < len(r.outputs) && len(dst) < max {
+		o := &r.outputs[c.out]
+		if c.rows == nil {
+			if c.out > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendOutputHead(dst, o)
+			c.rows, c.row = r.rows(o.sets), 0
 		}
-		dst = r.appendOutput(dst, &r.outputs[i])
+		for ; c.row < len(c.rows) && len(dst) < max; c.row++ {
+			if c.row > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendRow(dst, c.rows[c.row], o.sets)
+		}
+		if c.row < len(c.rows) {
+			return dst, false
+		}
+		dst = appendOutputTail(dst, o, c.rows)
+		c.out, c.rows = c.out+1, nil
+	}
+	if c.out < len(r.outputs) {
+		return dst, false
 	}
 	dst = append(dst, `],"query":`...)
 	if len(r.q.raw) > 0 {
@@ -28,30 +65,33 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	} else {
 		dst = append(dst, "null"...)
 	}
-	return append(dst, '}')
+	return append(dst, '}'), true
 }
 
-func (r *Result) appendOutput(dst []byte, o *outputSets) []byte {
+// appendOutputHead appends an output's fields up to its rows' array.
+func appendOutputHead(dst []byte, o *outputSets) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = appendString(dst, o.out.ID)
 	if o.out.Alias != "" {
 		dst = append(dst, `,"alias":`...)
 		dst = appendString(dst, o.out.Alias)
 	}
-	rows := r.rows(o.sets)
-	dst = append(dst, `,"dps":[`...)
-	for i, t := range rows {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = strconv.AppendInt(dst, t, 10)
-		for _, s := range o.sets {
-			dst = append(dst, ',')
-			dst = appendDouble(dst, valueAt(s, t))
-		}
-		dst = append(dst, ']')
+	return append(dst, `,"dps":[`...)
+}
+
+// appendRow appends one row: its time and each set's value then.
+func appendRow(dst []byte, t int64, sets []*set) []byte {
+	dst = append(dst, '[')
+	dst = strconv.AppendInt(dst, t, 10)
+	for _, s := range sets {
+		dst = append(dst, ',')
+		dst = appendDouble(dst, valueAt(s, t))
 	}
+	return append(dst, ']')
+}
+
+// appendOutputTail appends what follows an output's rows.
+func appendOutputTail(dst []byte, o *outputSets, rows []int64) []byte {
 	first, last := int64(0), int64(0)
 	if len(rows) > 0 {
 		first, last = rows[0], rows[len(rows)-1]

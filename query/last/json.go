@@ -20,12 +20,14 @@ func AppendJSON(dst []byte, pts []Point) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPoint(dst, &pts[i])
+		dst = AppendPoint(dst, &pts[i])
 	}
 	return append(dst, ']')
 }
 
-func appendPoint(dst []byte, p *Point) []byte {
+// AppendPoint appends one element of AppendJSON's array, for a writer
+// that writes the array in parts.
+func AppendPoint(dst []byte, p *Point) []byte {
 	dst = append(dst, '{')
 	if p.Metric != "" {
 		dst = append(dst, `"metric":`...)

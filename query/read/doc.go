@@ -45,7 +45,11 @@
 // still encoded (a few bytes per point, at most Options.MaxFetchBytes,
 // beyond which it falls back to Gets); the iterators decode from there. An
 // iterator returns its decoder to the Reader once it has read its last
-// row, and a reused iterator keeps its row buffer.
+// row, and a reused iterator keeps its row buffer. With Selection.Notes a
+// fetched iterator also gives its series' annotations (Notes): the scan
+// keeps a row's annotation cells as it ends, the per-series iterators
+// take them from the rows they Get (the OpenTSDB engine reads raw points
+// this way, a group at a time).
 //
 // # Merging with the head
 //

@@ -20,11 +20,13 @@ import (
 // iterator Gets its rows as it goes. It is safe for concurrent use.
 type Fetched struct {
 	r          *Reader
+	maxBytes   int64 // Selection.MaxFetchBytes or Options.MaxFetchBytes
 	series     []index.Series
 	rows       [][]fetchedRow // per series; nil with the per-series plan
 	bufs       *fetchBuffers  // rows' memory, with the scan plan
 	start, end int64
 	budget     *Budget
+	notes      bool // Selection.Notes: iterators gather annotations
 }
 
 // fetchBuffers is one scan's memory, pooled by the Reader.
@@ -39,6 +41,8 @@ type fetchBuffers struct {
 	hrows []headRow
 	hoffs []int
 	hslab []series.Point
+	// With Selection.Notes, series i's annotations (cloned) in notes[i].
+	notes [][]Note
 }
 
 // maxPooledFetch is the largest scan memory Release keeps for reuse.
@@ -59,25 +63,33 @@ func (f *Fetched) Release() {
 	for i := range fb.buckets {
 		b := &fb.buckets[i]
 		size += cap(b.arena.data)
-		b.arena.data, b.arena.cells, b.rows = b.arena.data[:0], b.arena.cells[:0], b.rows[:0]
+		clear(b.notes)
+		b.arena.data, b.arena.cells, b.rows, b.notes = b.arena.data[:0], b.arena.cells[:0], b.rows[:0], b.notes[:0]
 	}
 	if size > maxPooledFetch {
 		return
 	}
 	clear(fb.ids)
 	clear(fb.lists)
-	fb.flat = fb.flat[:0]
+	clear(fb.notes)
+	fb.flat, fb.notes = fb.flat[:0], fb.notes[:0]
 	f.r.fetches.Put(fb)
 }
 
 // Fetch prepares lazy iterators over sel's series (Series, Start, End,
-// MetricSeries, Plan and Budget; Notes is ignored, and the series are not
-// charged to the budget: the caller does). The planner chooses as in Read;
-// the scan plan runs now and keeps the selected rows' cells, at most
-// Options.MaxFetchBytes of them, beyond which Fetch drops them and falls
-// back to Gets. Points are charged to the budget as iterators decode them.
+// MetricSeries, Plan, Budget, Notes and MaxFetchBytes; the series are not
+// charged to the budget: the caller does). With Notes, each iterator also
+// gathers its series' annotations (SeriesIterator.Notes). The planner
+// chooses as in Read; the scan plan runs now and keeps the selected rows'
+// cells, at most Selection.MaxFetchBytes (else Options.MaxFetchBytes) of
+// them, beyond which Fetch drops them and falls back to Gets. Points are
+// charged to the budget as iterators decode them.
 func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
-	f := &Fetched{r: r, series: sel.Series, start: sel.Start, end: sel.End, budget: sel.Budget}
+	f := &Fetched{r: r, series: sel.Series, start: sel.Start, end: sel.End, budget: sel.Budget, notes: sel.Notes,
+		maxBytes: r.opts.MaxFetchBytes}
+	if sel.MaxFetchBytes > 0 && r.opts.MaxFetchBytes >= 0 {
+		f.maxBytes = sel.MaxFetchBytes
+	}
 	if len(sel.Series) == 0 {
 		return f, nil
 	}
@@ -101,7 +113,7 @@ func (r *Reader) Fetch(ctx context.Context, sel Selection) (*Fetched, error) {
 		r.c.plansSeries.Add(1)
 		return f, nil
 	}
-	rows, err := r.fetchScan(ctx, sel, f.bufs)
+	rows, err := r.fetchScan(ctx, sel, f.bufs, f.maxBytes)
 	if err != nil {
 		f.Release()
 		if !errors.Is(err, errFetchFull) {
@@ -123,16 +135,20 @@ func (f *Fetched) Len() int { return len(f.series) }
 // non-nil reuse, an iterator the caller is done with, is reset and
 // returned with its buffers. The iterator must not outlive ctx.
 func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *SeriesIterator {
-	var rows iterRows
+	rows := iterRows{notes: f.notes}
 	if f.rows != nil {
 		fb := f.bufs
 		rows = iterRows{rows: f.rows[i], fetched: true, head: fb.hrows[fb.hoffs[i]:fb.hoffs[i+1]], hslab: fb.hslab, headRead: true}
+		if f.notes && i < len(fb.notes) {
+			rows.fetchedNotes = fb.notes[i]
+		}
 	}
 	return f.r.newIterator(ctx, &f.series[i], rows, f.start, f.end, f.budget, nil, reuse)
 }
 
 // readHeads reads every selected series' head rows into f.bufs. Their
-// decoded copies count against Options.MaxFetchBytes as the scan's cells
+// decoded copies count against the fetch's bound (Selection.MaxFetchBytes
+// or Options.MaxFetchBytes) as the scan's cells
 // do: past it, the points are refunded to the budget and errFetchFull
 // sends the selection to the per-series plan, whose iterators read the
 // head one series at a time.
@@ -146,14 +162,14 @@ func (f *Fetched) readHeads(ctx context.Context, sel *Selection) error {
 	if err != nil {
 		return err
 	}
-	if int64(len(fb.hslab))*pointBytes > f.r.opts.MaxFetchBytes {
+	if int64(len(fb.hslab))*pointBytes > f.maxBytes {
 		_ = sel.Budget.AddPoints(-charged)
 		return errFetchFull
 	}
 	return nil
 }
 
-// errFetchFull stops a fetch scan past Options.MaxFetchBytes.
+// errFetchFull stops a fetch scan past its bound.
 var errFetchFull = errors.New("read: fetch buffer full")
 
 // fetchedRow is one stored row of a fetched series: its key and cells in
@@ -188,6 +204,13 @@ func (fr *fetchedRow) load(rr *rowReader) {
 type fetchBucket struct {
 	arena fetchArena
 	rows  []seriesRow
+	notes []seriesNote // with Selection.Notes, in scan order
+}
+
+// seriesNote is an annotation a bucket's scan found.
+type seriesNote struct {
+	series int32 // index in the selection
+	note   Note
 }
 
 type seriesRow struct {
@@ -197,7 +220,7 @@ type seriesRow struct {
 
 // fetchScan scans every bucket of the metric over the range and returns
 // the selected series' rows, per series in time order, in bufs' memory.
-func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffers) ([][]fetchedRow, error) {
+func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffers, maxBytes int64) ([][]fetchedRow, error) {
 	if bufs.ids == nil {
 		bufs.ids = make(map[string]int32, len(sel.Series))
 	}
@@ -207,7 +230,7 @@ func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffer
 	if n := r.buckets(); len(bufs.buckets) != n {
 		bufs.buckets = make([]fetchBucket, n)
 	}
-	fs := fetchScan{r: r, sel: &sel, ids: bufs.ids, buckets: bufs.buckets,
+	fs := fetchScan{r: r, sel: &sel, ids: bufs.ids, buckets: bufs.buckets, maxBytes: maxBytes,
 		metric: []byte(sel.Series[0].TSUID[:r.opts.Layout.Widths.Metric])}
 	if err := r.forBuckets(ctx, &fs); err != nil {
 		return nil, err
@@ -218,12 +241,13 @@ func (r *Reader) fetchScan(ctx context.Context, sel Selection, bufs *fetchBuffer
 // fetchScan is one fetch's shared state; each bucket writes its own
 // fetchBucket.
 type fetchScan struct {
-	r       *Reader
-	sel     *Selection
-	ids     map[string]int32
-	metric  []byte
-	buckets []fetchBucket
-	bytes   atomic.Int64
+	r        *Reader
+	sel      *Selection
+	ids      map[string]int32
+	metric   []byte
+	buckets  []fetchBucket
+	bytes    atomic.Int64
+	maxBytes int64 // past it the scan stops with errFetchFull
 }
 
 // run scans one bucket.
@@ -272,21 +296,28 @@ func (rs *rawScan) add(c storage.Cell) error {
 	n := len(a.data)
 	a.data, a.cells = appendCell(a.data, a.cells, &c)
 	rs.fb.rows[rs.cur].row.cells[1] = len(a.cells)
-	if rs.fs.bytes.Add(int64(len(a.data)-n)) > rs.fs.r.opts.MaxFetchBytes {
+	if rs.fs.bytes.Add(int64(len(a.data)-n)) > rs.fs.maxBytes {
 		return errFetchFull
 	}
 	return nil
 }
 
-// finish ends the current row: with a row cache, it is looked up, and a
-// hit gives its arena space back.
+// finish ends the current row: its annotations are kept with
+// Selection.Notes, and with a row cache it is looked up, a hit giving
+// its arena space back.
 func (rs *rawScan) finish() {
-	c := rs.fs.r.cache
-	if rs.cur < 0 || c == nil {
+	if rs.cur < 0 {
 		return
 	}
 	a, fr := &rs.fb.arena, &rs.fb.rows[rs.cur].row
 	rs.cells = appendArenaCells(rs.cells[:0], a.data, a.cells[fr.cells[0]:fr.cells[1]])
+	if rs.fs.sel.Notes {
+		rs.keepNotes(fr.base)
+	}
+	c := rs.fs.r.cache
+	if c == nil {
+		return
+	}
 	key := a.data[fr.key[0]:fr.key[1]]
 	fr.fp, rs.fpBuf = c.fingerprint(rs.fpBuf, key, rs.cells)
 	fr.looked = true
@@ -296,6 +327,23 @@ func (rs *rawScan) finish() {
 	rs.fs.bytes.Add(-int64(len(a.data) - fr.key[0]))
 	a.data, a.cells = a.data[:fr.key[0]], a.cells[:fr.cells[0]]
 	fr.key, fr.cells = [2]int{}, [2]int{}
+}
+
+// keepNotes adds the annotation cells of the row in rs.cells, base ms,
+// to its series' notes.
+func (rs *rawScan) keepNotes(base int64) {
+	id := rs.fb.rows[rs.cur].series
+	for i := range rs.cells {
+		c := &rs.cells[i]
+		if rowkey.Classify(c.Qualifier) != rowkey.ColumnAnnotation {
+			continue
+		}
+		off, err := rowkey.ParseAnnotationQualifier(c.Qualifier)
+		if err != nil {
+			continue
+		}
+		rs.fb.notes = append(rs.fb.notes, seriesNote{series: id, note: Note{T: base + off, Value: bytes.Clone(c.Value)}})
+	}
 }
 
 // start begins a row, selected when its TSUID is.
@@ -344,5 +392,20 @@ func (fs *fetchScan) distribute(bufs *fetchBuffers) [][]fetchedRow {
 		}
 	}
 	bufs.counts, bufs.flat, bufs.lists = counts, flat, out
+	if fs.sel.Notes {
+		fs.distributeNotes(bufs)
+	}
 	return out
+}
+
+// distributeNotes lists each series' notes in time order: a series lives
+// in one bucket, whose scan met its rows in time order.
+func (fs *fetchScan) distributeNotes(bufs *fetchBuffers) {
+	bufs.notes = slices.Grow(bufs.notes[:0], len(fs.sel.Series))[:len(fs.sel.Series)]
+	clear(bufs.notes)
+	for b := range fs.buckets {
+		for _, sn := range fs.buckets[b].notes {
+			bufs.notes[sn.series] = append(bufs.notes[sn.series], sn.note)
+		}
+	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid/index"
 )
 
 // TestFetchMatchesModel walks every series of Fetch's iterators, under
@@ -273,6 +275,109 @@ func TestHeadRowsOnWorkers(t *testing.T) {
 		for range 2 {
 			readEveryWay(t, s, r, all, m, [2]int64{t0, t0 + 4*hourMs})
 			readEveryWay(t, s, r, all, m, [2]int64{t0 + hourMs + 1234, t0 + 3*hourMs})
+		}
+	}
+}
+
+// TestFetchNotesMatchRead stores annotation cells in rows of several
+// series (two of them outside the range) and checks that Fetch's iterators, under both plans, with
+// the row cache cold and warm and with a buffer too small for the scan,
+// find each series' notes exactly as Read does.
+func TestFetchNotesMatchRead(t *testing.T) {
+	s := openStack(t)
+	loadSplit(t, s)
+	all := s.selection(t, "m")
+	ctx := context.Background()
+	notes := []struct {
+		series int
+		base   int64 // row base ms
+		off    int   // seconds into the row
+	}{{0, t0, 50}, {0, t0 + hourMs, 5}, {0, t0 + hourMs, 3000}, {3, t0 + 2*hourMs, 7}, {5, t0 + 5*hourMs, 1}, {7, t0 + 9*hourMs, 10}}
+	for i, n := range notes {
+		row, err := s.layout.AppendRowKeyFromTSUID(nil, []byte(all[n.series].TSUID), n.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := []byte{0x01, byte(n.off >> 8), byte(n.off)}
+		c := storage.Cell{Family: "t", Qualifier: q, Value: fmt.Appendf(nil, `{"description":"n%d"}`, i)}
+		if err := s.data.Put(ctx, row, []storage.Cell{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rg := [2]int64{t0 + 100_000, t0 + 6*hourMs}
+	for _, maxBytes := range []int64{0, 100} {
+		r := s.reader(t, read.Options{MaxFetchBytes: maxBytes})
+		for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
+			sel := read.Selection{Series: all, Start: rg[0], End: rg[1], Plan: plan, Notes: true}
+			want := map[string][]read.Note{}
+			if err := r.Read(ctx, sel, func(x index.Series, _ []series.Point, n []read.Note) error {
+				want[x.TSUID] = n
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(want[all[0].TSUID]) != 2 || len(want[all[5].TSUID]) != 1 || len(want[all[7].TSUID]) != 0 {
+				t.Fatalf("Read's notes %v: the test's cells are not where it meant", want)
+			}
+			for pass := range 2 { // the second pass finds the rows in the cache
+				f, err := r.Fetch(ctx, sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var it *read.SeriesIterator
+				for i, x := range all {
+					it = f.Iterator(ctx, i, it)
+					for it.Next() {
+					}
+					if err := it.Err(); err != nil {
+						t.Fatal(err)
+					}
+					if got := it.Notes(); !notesEqual(got, want[x.TSUID]) {
+						t.Errorf("max %d %s pass %d series %d: notes %v, want %v", maxBytes, plan, pass, i, got, want[x.TSUID])
+					}
+				}
+				it.Close()
+				f.Release()
+			}
+		}
+	}
+}
+
+func notesEqual(a, b []read.Note) bool {
+	return slices.EqualFunc(a, b, func(x, y read.Note) bool { return x.T == y.T && string(x.Value) == string(y.Value) })
+}
+
+// TestFetchSelectionBound: Selection.MaxFetchBytes, below the reader's
+// bound, sends a scan that would keep more to the per-series plan; the
+// points are the same.
+func TestFetchSelectionBound(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	all := s.selection(t, "m")
+	r := s.reader(t, read.Options{RowCacheBytes: -1})
+	rg := modelRanges[0]
+	for _, bound := range []int64{0, 100} {
+		before := r.Stats()
+		f, err := r.Fetch(context.Background(), read.Selection{Series: all, Start: rg[0], End: rg[1], Plan: read.PlanScan, MaxFetchBytes: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var it *read.SeriesIterator
+		for i, x := range all {
+			it = f.Iterator(context.Background(), i, it)
+			var got []series.Point
+			for it.Next() {
+				got = append(got, it.At())
+			}
+			if want := m.want(hostOf(t, s, x), rg[0], rg[1]); !slices.Equal(got, want) {
+				t.Fatalf("bound %d series %d: %d points, want %d", bound, i, len(got), len(want))
+			}
+		}
+		it.Close()
+		f.Release()
+		after := r.Stats()
+		if scanned := after.PlansScan > before.PlansScan; scanned != (bound == 0) {
+			t.Errorf("bound %d: scan plan kept %v, want %v (stats %+v)", bound, scanned, bound == 0, after)
 		}
 	}
 }

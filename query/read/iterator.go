@@ -32,6 +32,10 @@ type iterRows struct {
 	head     []headRow
 	hslab    []series.Point
 	headRead bool
+	// notes asks for the series' annotations: Fetch's scan found them
+	// (fetchedNotes), else the iterator gathers them from the rows it Gets.
+	notes        bool
+	fetchedNotes []Note
 }
 
 // newIterator starts an iterator over s, reusing reuse's buffers.
@@ -49,12 +53,13 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, rows iterRows
 		rr = r.getRowReader()
 	}
 	*it = SeriesIterator{r: r, ctx: ctx, rr: rr, budget: b, start: start, end: end, rows: rows.rows,
-		fetched: rows.fetched, mem: mem, hbuf: hbuf, hmem: hmem, i: -1, err: err}
+		fetched: rows.fetched, mem: mem, hbuf: hbuf, hmem: hmem, i: -1, err: err,
+		notes: append(it.notes[:0], rows.fetchedNotes...)}
 	if err != nil {
 		it.finish()
 		return it
 	}
-	rr.want = false
+	rr.want, rr.notes = rows.notes && !rows.fetched, rr.notes[:0]
 	rr.tsuid = append(rr.tsuid[:0], s.TSUID...)
 	sp := spanOf(s)
 	it.hour, it.last = hourRange(&sp, start, end)
@@ -97,6 +102,7 @@ type SeriesIterator struct {
 	mem        []series.Point // buf's whole backing array
 	buf        []series.Point // the current row's points
 	entry      *cacheEntry    // the row cache's entry buf is part of, if any
+	notes      []Note         // annotations found so far, with iterRows.notes
 	i          int
 	err        error
 }
@@ -186,6 +192,11 @@ func (it *SeriesIterator) At() series.Point { return it.buf[it.i] }
 // Err implements series.Iterator.
 func (it *SeriesIterator) Err() error { return it.err }
 
+// Notes returns the series' annotations in the range, sorted by time,
+// when the iterator came from a Fetch with Selection.Notes; complete once
+// Next has returned false. The slice is the caller's.
+func (it *SeriesIterator) Notes() []Note { return clipNotes(it.notes, it.start, it.end) }
+
 // load fills buf with the next hour that has points; false at the end.
 func (it *SeriesIterator) load() bool {
 	for it.rr != nil && it.err == nil {
@@ -201,6 +212,10 @@ func (it *SeriesIterator) load() bool {
 			break
 		}
 		it.loadHour(h)
+		if it.rr.want && len(it.rr.notes) > 0 {
+			it.notes = append(it.notes, it.rr.notes...)
+			it.rr.notes = it.rr.notes[:0]
+		}
 		if it.err == nil && it.drained() {
 			it.release()
 		}
@@ -347,7 +362,8 @@ func (it *SeriesIterator) Close() {
 	if it.r != nil {
 		r := it.r
 		clear(it.hbuf) // drop cache entries
-		*it = SeriesIterator{mem: it.mem[:0], hbuf: it.hbuf[:0], hmem: it.hmem[:0]}
+		clear(it.notes)
+		*it = SeriesIterator{mem: it.mem[:0], hbuf: it.hbuf[:0], hmem: it.hmem[:0], notes: it.notes[:0]}
 		r.iters.Put(it)
 	}
 }

@@ -64,6 +64,11 @@ type Selection struct {
 	// Notes asks for the annotations stored in the series' rows (OpenTSDB
 	// keeps them beside the points), at no extra read.
 	Notes bool
+	// MaxFetchBytes, when positive, is Fetch's bound for this selection
+	// instead of Options.MaxFetchBytes, for a caller that keeps a Fetched
+	// a while and wants it smaller (a streamed answer paused on a slow
+	// client). Read and Visit ignore it.
+	MaxFetchBytes int64
 }
 
 // Note is an annotation cell found in a series' row.
