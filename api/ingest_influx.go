@@ -134,7 +134,7 @@ func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, dec *influx.Decoder) 
 			res.addError(le.Error())
 			continue
 		}
-		if err := sess.Add(ctx, dec.Point()); errors.Is(err, service.ErrThrottled) {
+		if err := sess.Add(a.s.work, dec.Point()); errors.Is(err, service.ErrThrottled) {
 			res.throttled++
 			res.throttle = service.ThrottleReason(err)
 		} else if err != nil {

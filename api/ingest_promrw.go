@@ -125,7 +125,7 @@ func (a *ingestAPI) rwDecode(ctx *fasthttp.RequestCtx, body []byte, v promrw.Ver
 			res.addError(se.Error())
 			continue
 		}
-		if err := sess.Add(ctx, dec.Point()); errors.Is(err, service.ErrThrottled) {
+		if err := sess.Add(a.s.work, dec.Point()); errors.Is(err, service.ErrThrottled) {
 			res.throttled++
 			res.throttle = service.ThrottleReason(err)
 		} else if err != nil {

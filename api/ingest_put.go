@@ -128,7 +128,7 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	}()
 	dec.ResetReader(&bs.lim)
 	for dec.Next() {
-		a.putPoint(ctx, dec, sess, &res)
+		a.putPoint(a.s.work, dec, sess, &res)
 		if res.batch >= putBatchPoints {
 			res.committed(sess.Commit(false), false)
 		}
@@ -271,7 +271,10 @@ func commitWithin(sess *service.Session, timeout time.Duration) error {
 	}
 }
 
-// putPoint stores one decoded element, counting it.
+// putPoint stores one decoded element, counting it. ctx is the server's
+// work context, never the fasthttp.RequestCtx: a context derived from that
+// reads fasthttp's shutdown state while Close writes it (a data race), and
+// costs a goroutine per derived context.
 func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *service.Session, res *putResult) {
 	if perr := dec.PointError(); perr != nil {
 		sess.CountBad(1)
