@@ -28,7 +28,7 @@ func (t *table) beginRMW(ctx context.Context, op string, row []byte, family stri
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	st, err := t.begin()
+	st, err := t.beginWrite()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -112,6 +112,16 @@ func (t *table) begin() (*tableState, error) {
 	return t.state.Load(), nil
 }
 
+// beginWrite is begin for a write: while the store refuses writes (a full
+// or low disk) it refuses at once with that reason, even while pebble is
+// being reopened read-only, when begin alone would only say "reopening".
+func (t *table) beginWrite() (*tableState, error) {
+	if err := t.db.admit(false); err != nil {
+		return nil, err
+	}
+	return t.begin()
+}
+
 // numRowLocks is the number of row lock stripes.
 const numRowLocks = 1024
 

@@ -25,7 +25,7 @@ func (t *table) Put(ctx context.Context, row []byte, cells []storage.Cell) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	st, err := t.begin()
+	st, err := t.beginWrite()
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (t *table) Apply(ctx context.Context, muts []storage.Mutation) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	st, err := t.begin()
+	st, err := t.beginWrite()
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (t *table) Delete(ctx context.Context, row []byte, dels ...storage.Deletion
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	st, err := t.begin()
+	st, err := t.beginWrite()
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (t *table) DeleteRange(ctx context.Context, start, stop []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := t.begin(); err != nil {
+	if _, err := t.beginWrite(); err != nil {
 		return err
 	}
 	defer t.db.leave()
