@@ -11,7 +11,7 @@ import (
 	"github.com/tsd-db/tsd/api/admit"
 	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/internal/ratelog"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 )
 
 // answerCounts count what became of query answers and their
@@ -93,7 +93,7 @@ func appendCutError(dst []byte, err error) []byte {
 
 // answerCut counts and logs a streamed answer cut short by err.
 func (s *Server) answerCut(client, path string, err error) {
-	if errors.Is(err, query.ErrOutputLimit) {
+	if errors.Is(err, opentsdb.ErrOutputLimit) {
 		s.answers.outputAborted.Add(1)
 		s.rlog.Warn("query.output_limit", client, "answer cut short: it passed the output limit",
 			"path", path, "err", err)
@@ -106,14 +106,14 @@ func (s *Server) answerCut(client, path string, err error) {
 // queryFailed answers an OpenTSDB query that failed before its first
 // byte, counting an output limit.
 func (s *Server) queryFailed(ctx *fasthttp.RequestCtx, err error) {
-	if errors.Is(err, query.ErrOutputLimit) {
+	if errors.Is(err, opentsdb.ErrOutputLimit) {
 		s.answers.outputRefused.Add(1)
 	}
 	writeQueryError(ctx, err)
 }
 
-// streamSource is an /api/query answer made by a query.Stream.
-type streamSource struct{ st *query.Stream }
+// streamSource is an /api/query answer made by a opentsdb.Stream.
+type streamSource struct{ st *opentsdb.Stream }
 
 func (q streamSource) Next(ctx context.Context, dst []byte, max int) ([]byte, bool, error) {
 	return q.st.AppendJSON(ctx, dst, max)

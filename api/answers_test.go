@@ -21,13 +21,13 @@ import (
 	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/ingest/service"
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 // bigT0 is the first timestamp of loadHosts' points, an hour boundary.
@@ -65,19 +65,19 @@ type queryStack struct {
 	srv  *Server
 	base string
 	st   *readStack
-	eng  *query.Engine
+	eng  *opentsdb.Engine
 }
 
-func newQueryStack(t *testing.T, opts Options, qo query.Options) *queryStack {
+func newQueryStack(t *testing.T, opts Options, qo opentsdb.Options) *queryStack {
 	return newQueryStackWith(t, opts, qo, read.Options{})
 }
 
-func newQueryStackWith(t *testing.T, opts Options, qo query.Options, ro read.Options) *queryStack {
+func newQueryStackWith(t *testing.T, opts Options, qo opentsdb.Options, ro read.Options) *queryStack {
 	t.Helper()
 	st := newReadStackWith(t, ro)
 	qo.Reader, qo.UIDs, qo.Index, qo.Logger = st.r, st.u, st.ix, quietLog()
 	qo.Now = func() time.Time { return time.Unix(bigT0+7200, 0) }
-	eng, err := query.New(&qo)
+	eng, err := opentsdb.New(&qo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func (q *queryStack) executed(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	defer res.Release()
-	return string(res.AppendJSON(nil, query.JSONOptions{}))
+	return string(res.AppendJSON(nil, opentsdb.JSONOptions{}))
 }
 
 // get sends GET path with the given headers (raw: no gzip asked unless
@@ -158,7 +158,7 @@ func get(t *testing.T, base, path string, hdr ...string) (*http.Response, string
 // gzipped as a stream when the client accepts gzip and wrapped by ?jsonp;
 // a small answer keeps its Content-Length and gzip as before.
 func TestAnswersStreamedChunked(t *testing.T) {
-	q := newQueryStack(t, Options{}, query.Options{})
+	q := newQueryStack(t, Options{}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 200, 3600) // 72,000 points, about 1.2 MB of JSON
 	loadHosts(t, q.st.w, "small", 2, 600)
 	path := bigQuery("big")
@@ -255,7 +255,7 @@ func stallClient(t *testing.T, base, path string) (net.Conn, string) {
 func TestStreamedAnswerHeapBounded(t *testing.T) {
 	for _, cache := range []int64{0, -1} {
 		t.Run(fmt.Sprintf("rowcache=%d", cache), func(t *testing.T) {
-			q := newQueryStackWith(t, Options{}, query.Options{}, read.Options{RowCacheBytes: cache})
+			q := newQueryStackWith(t, Options{}, opentsdb.Options{}, read.Options{RowCacheBytes: cache})
 			loadHosts(t, q.st.w, "big", 2000, 3600)
 			path := bigQuery("big")
 			if _, body, err := get(t, q.base, path); err != nil || len(body) < 10<<20 {
@@ -294,7 +294,7 @@ func TestStreamedAnswerHeapBounded(t *testing.T) {
 // waits (other queries run), and is closed after the write timeout,
 // counted, with its slot free.
 func TestStalledClientHoldsNoSlot(t *testing.T) {
-	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MaxConcurrentQueries: 1, MaxQueuedQueries: -1}, query.Options{})
+	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MaxConcurrentQueries: 1, MaxQueuedQueries: -1}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 2000, 3600)
 	loadHosts(t, q.st.w, "small", 2, 600)
 	small := fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:small", bigT0, bigT0+599)
@@ -337,7 +337,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // form and counts the refusals; endpoints that are not queries still
 // answer.
 func TestQueueFullAnswered503(t *testing.T) {
-	q := newQueryStack(t, Options{MaxConcurrentQueries: 1, MaxQueuedQueries: -1}, query.Options{})
+	q := newQueryStack(t, Options{MaxConcurrentQueries: 1, MaxQueuedQueries: -1}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "small", 2, 600)
 	if err := q.srv.queries.Acquire(context.Background()); err != nil {
 		t.Fatal(err)
@@ -375,7 +375,7 @@ func TestQueueFullAnswered503(t *testing.T) {
 // passing it after its first chunk ends with OpenTSDB's error object and
 // a truncated transfer, and is counted as aborted.
 func TestOutputLimitAnswers(t *testing.T) {
-	q := newQueryStack(t, Options{}, query.Options{MaxOutputPoints: 20_000})
+	q := newQueryStack(t, Options{}, opentsdb.Options{MaxOutputPoints: 20_000})
 	loadHosts(t, q.st.w, "big", 200, 3600) // 72,000 points
 	// 200 groups x 3,601 one-second buckets.
 	planned := fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:1s-avg-zero:big%%7Bhost=*%%7D", bigT0, bigT0+3599)
@@ -401,7 +401,7 @@ func TestOutputLimitAnswers(t *testing.T) {
 // goes out chunked, the same bytes plain and gzipped, a valid success
 // with every series; a small one keeps its Content-Length.
 func TestPromAnswersStreamed(t *testing.T) {
-	q := newQueryStack(t, Options{}, query.Options{})
+	q := newQueryStack(t, Options{}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 200, 3600)
 	path := fmt.Sprintf("/api/v1/query_range?query=big&start=%d&end=%d&step=10", bigT0, bigT0+3599)
 	resp, plain, err := get(t, q.base, path)
@@ -432,7 +432,7 @@ func TestPromAnswersStreamed(t *testing.T) {
 // encoding, gets a large answer streamed without it, delimited by the
 // connection's close, byte for byte Execute's (gzipped too).
 func TestAnswersStreamedHTTP10(t *testing.T) {
-	q := newQueryStack(t, Options{}, query.Options{})
+	q := newQueryStack(t, Options{}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 200, 3600)
 	path := bigQuery("big")
 	want := q.executed(t, path)
@@ -470,7 +470,7 @@ func TestAnswersStreamedHTTP10(t *testing.T) {
 // /api/query/exp answers larger than a chunk go out chunked, valid and
 // whole (a series a point, a series a result, a host a set).
 func TestListAnswersStreamed(t *testing.T) {
-	q := newQueryStack(t, Options{}, query.Options{})
+	q := newQueryStack(t, Options{}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 2000, 600)
 	exp := fmt.Sprintf(`{"time":{"start":"%d","end":"%d","aggregator":"sum"},`+
 		`"filters":[{"id":"f","tags":[{"type":"wildcard","tagk":"host","filter":"*","groupBy":true}]}],`+

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/internal/cputime"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 )
@@ -21,7 +21,7 @@ import (
 // gzipped. cpu-ns/op is the process's CPU (client and server) a query.
 func BenchmarkQueryHTTP(b *testing.B) {
 	st := newReadStackWith(b, read.Options{})
-	eng, err := query.New(&query.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog()})
+	eng, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}

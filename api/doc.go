@@ -161,7 +161,7 @@
 // document, and a person reading the body why it stopped. Such a cut is
 // logged (rate-limited per client) and counted (AnswerStats). An
 // OpenTSDB query whose plan bounds its answer over the output limit is
-// refused 413 before reading (see package query).
+// refused 413 before reading (see package query/opentsdb).
 //
 // # Write deadline
 //

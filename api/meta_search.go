@@ -9,8 +9,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/api/answer"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/query/opentsdb"
 )
 
 // searchPlanned are /api/search types that need a search plugin in
@@ -137,7 +137,7 @@ func appendLookupHead(dst []byte, q *meta.Query, res *meta.Result, took time.Dur
 	// SearchQuery.time is a float that SearchRpc sets to the elapsed
 	// milliseconds, so Jackson writes "3.0".
 	dst = append(dst, `,"time":`...)
-	dst = query.AppendJavaFloat(dst, float32(took.Milliseconds()))
+	dst = opentsdb.AppendJavaFloat(dst, float32(took.Milliseconds()))
 	dst = append(dst, `,"totalResults":`...)
 	dst = strconv.AppendInt(dst, int64(res.Total), 10)
 	return append(dst, `,"results":[`...)

@@ -11,10 +11,10 @@ import (
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/internal/ratelog"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/query/opentsdb"
 )
 
 // Default values of Options.
@@ -105,7 +105,7 @@ type Options struct {
 	Gate *ingest.Gate
 	// Query runs the queries of /api/query (GET, POST, DELETE). Default
 	// nil: /api/query answers 501.
-	Query *query.Engine
+	Query *opentsdb.Engine
 	// Last answers /api/query/last from the series index, the head and
 	// the store. Default nil: /api/query/last answers 501.
 	Last *last.Service

@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/api/answer"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/storage"
@@ -33,7 +33,7 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 	if ctx.IsDelete() && (s.opts.Query == nil || !s.opts.Query.Options().AllowDelete) {
 		// OpenTSDB's QueryRpc.execute refuses the verb before reading the
 		// query or picking the sub-endpoint.
-		writeError(ctx, fasthttp.StatusBadRequest, "Bad request", query.DeleteDisabled)
+		writeError(ctx, fasthttp.StatusBadRequest, "Bad request", opentsdb.DeleteDisabled)
 		return
 	}
 	if sub := querySubroute(ctx.Path()); sub != "" {
@@ -57,7 +57,7 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 	// Not ctx: a context derived from the RequestCtx reads fasthttp's
 	// Server.done while Close writes it (a race). Options.Timeout bounds
 	// the query instead.
-	st, err := s.opts.Query.Stream(s.work, q, query.JSONOptions{Arrays: ctx.QueryArgs().Has("arrays")})
+	st, err := s.opts.Query.Stream(s.work, q, opentsdb.JSONOptions{Arrays: ctx.QueryArgs().Has("arrays")})
 	if err != nil {
 		s.queries.Release()
 		s.queryFailed(ctx, err)
@@ -183,8 +183,8 @@ func queryErrorFields(err error) (code int, msg, details string) {
 	var (
 		te *tsquery.Error
 		le *read.LimitError
-		oe *query.OutputLimitError
-		to *query.TimeoutError
+		oe *opentsdb.OutputLimitError
+		to *opentsdb.TimeoutError
 	)
 	switch {
 	case errors.As(err, &te):

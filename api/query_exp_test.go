@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 )
 
 // TestQueryExp: points put through /api/put come back through an
@@ -14,7 +14,7 @@ import (
 // bodies are 400s with OpenTSDB's messages.
 func TestQueryExp(t *testing.T) {
 	st := newReadStack(t)
-	e, err := query.New(&query.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog(),
+	e, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog(),
 		Now: func() time.Time { return time.Unix(1_700_003_000, 0) }})
 	if err != nil {
 		t.Fatal(err)

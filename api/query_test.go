@@ -8,7 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/storage"
@@ -27,7 +27,7 @@ func TestQueryErrorStatus(t *testing.T) {
 			`{"error":{"code":400,"message":"No such name for 'metrics': 'x'","details":"d"}}`, false},
 		{fmt.Errorf("read: %w", &read.LimitError{Limit: "series", Max: 2}), 413,
 			`{"error":{"code":413,"message":"Sorry, you have attempted to fetch more than our limit of 2 series. Please try filtering using more tags or decrease your time range."}}`, false},
-		{&query.TimeoutError{Timeout: 1500 * time.Millisecond}, 408,
+		{&opentsdb.TimeoutError{Timeout: 1500 * time.Millisecond}, 408,
 			`{"error":{"code":408,"message":"Query timeout exceeded: the query ran longer than 1500 ms (tsd.query.timeout)"}}`, false},
 		{fmt.Errorf("scan: %w", storage.ErrRetryable), 503,
 			`{"error":{"code":503,"message":"Storage unavailable, retry later","details":"scan: storage: retryable"}}`, true},
@@ -59,7 +59,7 @@ func TestQuerySubroute(t *testing.T) {
 // whose details name the setting.
 func TestQueryDeleteVerbDisabled(t *testing.T) {
 	st := newReadStack(t)
-	eng, err := query.New(&query.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog()})
+	eng, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}

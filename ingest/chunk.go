@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // RowSpan is the time an OpenTSDB row covers, in milliseconds (one hour).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // BenchmarkChunkDecode decodes one hour row of a 10 s gauge, as a query of

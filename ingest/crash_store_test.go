@@ -14,7 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 const crashStoreDirEnv = "TSD_INGEST_CRASH_STORE_DIR"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 var crashIters = flag.Int("ingest.crash.iters", 3, "SIGKILL rounds of TestCrashKill (the long run uses 20)")

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tsd-db/tsd/ingest/wal"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // maxPayload splits a commit's log records: large commits become several

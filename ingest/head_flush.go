@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // detachedRow is a row a flush took out of its series to write. row is a

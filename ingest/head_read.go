@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // AppendPoints appends to dst the points of the series with key that are

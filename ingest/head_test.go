@@ -14,7 +14,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -22,7 +22,7 @@ import (
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/internal/cputime"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // devopsPoints is the bench devops dataset (100 hosts x 10 metrics, 10 s)

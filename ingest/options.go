@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/ingest/wal"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Default head option values.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"

@@ -3,7 +3,7 @@ package ingest
 import (
 	"bytes"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // SortSeriesKey sorts the tag pairs of key (metric UID ‖ (tagk UID ‖ tagv

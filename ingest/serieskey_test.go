@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 func TestSortSeriesKey(t *testing.T) {

@@ -3,7 +3,7 @@ package rowkey
 import (
 	"slices"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 const appendsPrefix = 0x05

@@ -1,7 +1,7 @@
 package rowkey
 
 import (
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Meta byte values that end a compacted column of two or more points.

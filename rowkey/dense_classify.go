@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/tsd-db/tsd/internal/encoding/entropy"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // classify gives each point its class and fills the two chains. A float

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/tsd-db/tsd/internal/encoding/entropy"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // DenseIter decodes a dense column value point by point. It implements

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/tsd-db/tsd/internal/encoding/entropy"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // DenseEncoder writes dense column values. It keeps its buffers between

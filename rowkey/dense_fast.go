@@ -2,7 +2,7 @@ package rowkey
 
 import (
 	"github.com/tsd-db/tsd/internal/encoding/entropy"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // fillChain is the hot path for the common cell, every point in the

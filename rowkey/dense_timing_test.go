@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // benchRows holds the first hour of the devops dataset per mode, encoded

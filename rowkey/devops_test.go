@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // devopsHours streams the bench devops dataset (100 hosts x 10 cpu

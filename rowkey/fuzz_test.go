@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 func FuzzParseRowKey(f *testing.F) {

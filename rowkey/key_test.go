@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/salt"
 )
 

@@ -3,7 +3,7 @@ package rowkey
 import (
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 var sinkBytes []byte

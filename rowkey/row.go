@@ -6,7 +6,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Cell is one column of a data row as storage returns it. Slices are read

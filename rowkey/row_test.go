@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 func ms(off int64) int64 { return testBase*1000 + off }

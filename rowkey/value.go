@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"math"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // ValueFlags returns the qualifier flags OpenTSDB writes for p: integers on

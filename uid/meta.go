@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 )
 

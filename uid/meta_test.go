@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/promtsdb"
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
@@ -142,7 +142,7 @@ func engineScanRate(name string, open storeOpener) Measure {
 // OpenTSDB query engine over it reading by scan.
 type engineLoaded struct {
 	w   *tsdWriter
-	eng *query.Engine
+	eng *opentsdb.Engine
 }
 
 func loadEngine(e *Env, name string, open storeOpener, d *promtsdb.Data) (*engineLoaded, error) {
@@ -162,7 +162,7 @@ func loadEngine(e *Env, name string, open storeOpener, d *promtsdb.Data) (*engin
 		if err != nil {
 			return nil, err
 		}
-		eng, err := query.New(&query.Options{Reader: r, UIDs: w.u, Index: w.ix})
+		eng, err := opentsdb.New(&opentsdb.Options{Reader: r, UIDs: w.u, Index: w.ix})
 		if err != nil {
 			return nil, err
 		}

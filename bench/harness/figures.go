@@ -78,12 +78,12 @@ func queryFigures() []Figure {
 	return []Figure{
 		{
 			Name: "OpenTSDB /api/query 1 host 1 metric 1 h, 1m-max", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("single-1h", stored)},
+			TSD:  Side{Name: "opentsdb.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("single-1h", stored)},
 			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(0)},
 		},
 		{
 			Name: "OpenTSDB /api/query 1 metric 100 hosts 12 h, 1h-avg by host", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h", stored)},
+			TSD:  Side{Name: "opentsdb.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h", stored)},
 			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(1)},
 		},
 		{
@@ -105,7 +105,7 @@ func queryFigures() []Figure {
 		// ingest's head, as for the flush grace after the load.
 		{
 			Name: "OpenTSDB /api/query 1 metric 100 hosts 12 h, 1h-avg by host, rows in the head", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "query.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h", loadTSDHead)},
+			TSD:  Side{Name: "opentsdb.Engine in process, JSON written", Measure: tsdOpenTSDBQuery("groupby-12h", loadTSDHead)},
 			Peer: Side{Name: "Prometheus engine, same question in PromQL", Measure: promQuery(1)},
 		},
 		{

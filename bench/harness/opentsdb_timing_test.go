@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkOpenTSDB runs the OpenTSDB query rows of tsdbench through
-// query.Engine in process on the dataset BenchmarkPromQL loads (for
+// opentsdb.Engine in process on the dataset BenchmarkPromQL loads (for
 // profiling: go test -run - -bench OpenTSDB -cpuprofile).
 func BenchmarkOpenTSDB(b *testing.B) {
 	_, d, tl := benchDataset(b)

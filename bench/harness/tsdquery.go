@@ -13,7 +13,7 @@ import (
 	"github.com/tsd-db/tsd/bench/promtsdb"
 	"github.com/tsd-db/tsd/bench/queryset"
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
@@ -28,7 +28,7 @@ type tsdLoaded struct {
 	w       *tsdWriter
 	data    *promtsdb.Data
 	reader  *read.Reader
-	otsdb   *query.Engine
+	otsdb   *opentsdb.Engine
 	promQ   *tsdpromql.Queryable
 	promEng *promql.Engine
 }
@@ -118,7 +118,7 @@ func newTSDLoaded(e *Env, w *tsdWriter, d *promtsdb.Data) (*tsdLoaded, error) {
 	if l.reader, err = read.New(&read.Options{Data: w.data, Layout: rowkey.DefaultLayout(), Head: w.h, RowCacheBytes: e.RowCacheBytes}); err != nil {
 		return nil, err
 	}
-	if l.otsdb, err = query.New(&query.Options{Reader: l.reader, UIDs: w.u, Index: w.ix}); err != nil {
+	if l.otsdb, err = opentsdb.New(&opentsdb.Options{Reader: l.reader, UIDs: w.u, Index: w.ix}); err != nil {
 		return nil, err
 	}
 	if l.promQ, err = tsdpromql.New(&tsdpromql.Options{Reader: l.reader, Index: w.ix, UIDs: w.u}); err != nil {
@@ -198,7 +198,7 @@ func tsdOpenTSDBQuery(name string, load loader) Measure {
 
 // runOpenTSDB parses, executes and writes the response of an /api/query
 // body, and checks that it has want result groups.
-func runOpenTSDB(eng *query.Engine, body []byte, want int) error {
+func runOpenTSDB(eng *opentsdb.Engine, body []byte, want int) error {
 	tq, err := tsquery.ParsePOST(body)
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func runOpenTSDB(eng *query.Engine, body []byte, want int) error {
 	if len(res.Groups) != want {
 		return fmt.Errorf("%d result groups, want %d", len(res.Groups), want)
 	}
-	if buf := res.AppendJSON(nil, query.JSONOptions{}); len(buf) < 10 {
+	if buf := res.AppendJSON(nil, opentsdb.JSONOptions{}); len(buf) < 10 {
 		return fmt.Errorf("empty result %s", buf)
 	}
 	return nil
@@ -250,7 +250,7 @@ func highCardQuery(plan read.Plan) Measure {
 		if err != nil {
 			return 0, err
 		}
-		eng, err := query.New(&query.Options{Reader: r, UIDs: l.w.u, Index: l.w.ix})
+		eng, err := opentsdb.New(&opentsdb.Options{Reader: r, UIDs: l.w.u, Index: l.w.ix})
 		if err != nil {
 			return 0, err
 		}

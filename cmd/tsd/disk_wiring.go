@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 )
@@ -42,10 +42,10 @@ func newGate(db storage.DB) *ingest.Gate {
 // read-only, before it writes the head's delete record.
 type gatedDeleter struct {
 	gate *ingest.Gate
-	next query.Deleter
+	next opentsdb.Deleter
 }
 
-// DeleteRange implements query.Deleter.
+// DeleteRange implements opentsdb.Deleter.
 func (d gatedDeleter) DeleteRange(ctx context.Context, tsuids []string, start, end int64) error {
 	if err := d.gate.Err(); err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/api/admit"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -94,7 +94,7 @@ func (c *config) keyTable() []*key {
 		bytesKey(&c.query.maxBytes, "tsd.query.limits.bytes.default", 1<<30, "most bytes of points one query may read (16 per point), 0 or -1 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.maxPoints, "tsd.query.limits.data_points.default", 0, "most data points one query may read, 0 unlimited; over it the query is answered 413"),
 		int64Key(&c.query.maxSeries, "tsd.query.limits.series.default", 0, "most series one query may read, 0 unlimited; over it the query is answered 413"),
-		int64Key(&c.query.maxOutputPoints, "tsd.query.limits.output_points", query.DefaultMaxOutputPoints, "most data points one /api/query answer may hold, 0 unlimited: a downsampling with a fill policy (or all) whose groups x buckets pass it is answered 413 before reading, any other answer is cut short when it passes it"),
+		int64Key(&c.query.maxOutputPoints, "tsd.query.limits.output_points", opentsdb.DefaultMaxOutputPoints, "most data points one /api/query answer may hold, 0 unlimited: a downsampling with a fill policy (or all) whose groups x buckets pass it is answered 413 before reading, any other answer is cut short when it passes it"),
 		int64Key(&c.query.timeoutMs, "tsd.query.timeout", 120000, "milliseconds a query may run before it is answered 408, 0 none; also the longest wait for a query slot"),
 		intKey(&c.query.maxConcurrent, "tsd.query.max_concurrent", admit.DefaultMaxConcurrent(), 1, 1<<20, "queries, OpenTSDB's and PromQL's together, that run at once (default 2 x the cores the process may use)"),
 		intKey(&c.query.maxQueued, "tsd.query.max_queued", admit.DefaultMaxQueued, 0, 1<<20, "queries that wait for one of those slots; one more is answered 503 with Retry-After (0: none waits)"),

@@ -4,8 +4,8 @@ import (
 	"github.com/tsd-db/tsd/api"
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -62,7 +62,7 @@ func (l *statList) add(name, help string, counter bool, v int64, tags ...api.Sta
 
 // collectStats reads every component's counters, names in OpenTSDB's
 // tsd.* style (tsd.uid.cache-hit with kind=metrics|tagk|tagv, as OpenTSDB).
-func collectStats(st *ingestStack, q *query.Engine, srv *api.Server) []api.Stat {
+func collectStats(st *ingestStack, q *opentsdb.Engine, srv *api.Server) []api.Stat {
 	var l statList
 	l.connStats(srv)
 	l.answerStats(srv)

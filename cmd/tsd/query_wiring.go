@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/internal/retention"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/last"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
@@ -131,10 +131,10 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 }
 
 // openQuery builds the /api/query engine over the read side.
-func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*query.Engine, error) {
+func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*opentsdb.Engine, error) {
 	q := &c.query
-	return query.New(&query.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: gatedDeleter{st.gate, &query.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
+	return opentsdb.New(&opentsdb.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
+		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: gatedDeleter{st.gate, &opentsdb.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
 		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log})
 }
 

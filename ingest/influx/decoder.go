@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/tsd-db/tsd/ingest/parse"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 func TestParseLongMessages(t *testing.T) {

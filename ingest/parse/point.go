@@ -3,7 +3,7 @@ package parse
 import (
 	"strconv"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 )
 

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 func TestPointStringCloneReset(t *testing.T) {

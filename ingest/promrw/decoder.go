@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tsd-db/tsd/ingest/parse"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 )
 

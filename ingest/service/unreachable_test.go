@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/ingest/parse"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 )
 

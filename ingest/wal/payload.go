@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // formatVersion is the first payload byte of every segment header.

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 type sample struct {

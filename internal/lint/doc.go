@@ -11,7 +11,7 @@
 //     Decisions where STYLE.md is silent: internal/* packages other than
 //     the listed helpers (this one) are held to the same "stdlib only"
 //     rule; bench may import any tsd package, internal ones included
-//     (bench/gen builds internal/series points), and nothing but bench
+//     (bench/gen builds series points), and nothing but bench
 //     imports bench;
 //   - third-party imports: github.com/valyala/fasthttp only in api; the
 //     stdlib net/http (and net/http/...) nowhere in api's non-test files,

@@ -73,15 +73,15 @@ type entry struct {
 // graph is STYLE.md's "Dependency direction for our layout".
 var graph = []entry{
 	{pkg: "cmd/tsd", allow: []string{"api", "ingest", "query", "rollup", "uid", "uid/index", "rowkey", "salt",
-		"storage", "storage/pebble", "storage/bigtable", "internal/*"}},
+		"storage", "storage/pebble", "storage/bigtable", "series", "internal/*"}},
 	{pkg: "api", allow: []string{"ingest", "query", "uid", "rollup", "storage",
 		"internal/ratelog"}}, // the rate-limited log of what clients make the server repeat
-	{pkg: "ingest", allow: []string{"uid", "uid/index", "rowkey", "salt", "storage", "internal/*"}},
-	{pkg: "query", allow: []string{"uid", "uid/index", "rowkey", "salt", "storage", "internal/*"}},
-	{pkg: "rollup", allow: []string{"query/agg", "rowkey", "salt", "uid", "storage", "internal/*"}},
-	{pkg: "uid", allow: []string{"storage", "internal/*"}},
-	{pkg: "uid/index", allow: []string{"uid", "storage", "internal/*"}},
-	{pkg: "rowkey", allow: []string{"salt", "internal/*"}},
+	{pkg: "ingest", allow: []string{"uid", "uid/index", "rowkey", "salt", "storage", "series", "internal/*"}},
+	{pkg: "query", allow: []string{"uid", "uid/index", "rowkey", "salt", "storage", "series", "internal/*"}},
+	{pkg: "rollup", allow: []string{"query/agg", "rowkey", "salt", "uid", "storage", "series", "internal/*"}},
+	{pkg: "uid", allow: []string{"storage", "series", "internal/*"}},
+	{pkg: "uid/index", allow: []string{"uid", "storage", "series", "internal/*"}},
+	{pkg: "rowkey", allow: []string{"salt", "series", "internal/*"}},
 	{pkg: "salt", allow: []string{"internal/*"}},
 	{pkg: "storage", allow: []string{"internal/*"}},
 	{pkg: "storage/pebble", allow: []string{"storage", "internal/*"}},
@@ -92,7 +92,7 @@ var graph = []entry{
 	{pkg: "internal/invariants", stdlibOnly: true},
 	{pkg: "internal/bytesutil", stdlibOnly: true},
 	{pkg: "internal/encoding", stdlibOnly: true},
-	{pkg: "internal/series", stdlibOnly: true},
+	{pkg: "series", stdlibOnly: true}, // the public data model: points, iterators, row references
 	{pkg: "internal", stdlibOnly: true}, // any other internal helper, this package included
 }
 

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Buckets downsamples one series as its raw points are pushed, row by row,

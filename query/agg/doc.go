@@ -1,6 +1,6 @@
 // Package agg is the pure, storage-free arithmetic of OpenTSDB 2.4 queries:
 // the named aggregators, downsampling, rate conversion and the group-by
-// merge with interpolation. It imports only internal/series and the standard
+// merge with interpolation. It imports only series and the standard
 // library, so the query engine and rollup workers share one implementation.
 //
 // # Pipeline

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // downsampler is one series' Downsampler or FillingDownsampler (fill set).

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"math"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // ErrNoneGroup is returned when the none aggregator is asked to merge more

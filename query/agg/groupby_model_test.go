@@ -8,7 +8,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 var modelIters = flag.Int("agg.iters", 300, "random group-by cases checked against the naive model")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // ints builds integer points from t, v pairs.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 var sinkPoint series.Point

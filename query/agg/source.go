@@ -3,7 +3,7 @@ package agg
 import (
 	"math"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // point is one value on its way through a series pipeline: int64 bits, or

@@ -1,6 +1,6 @@
 package agg
 
-import "github.com/tsd-db/tsd/internal/series"
+import "github.com/tsd-db/tsd/series"
 
 // stream is one series' pipeline: raw points, then the optional
 // downsampler, then the optional rate.

@@ -6,7 +6,7 @@
 //
 // # Evaluation
 //
-// Every metric becomes a sub-query of one /api/query run on query.Engine
+// Every metric becomes a sub-query of one /api/query run on opentsdb.Engine
 // (one run per distinct timeOffset, its range shifted back and its points
 // shifted forward), so grouping, downsampling, rate and the limits are
 // exactly /api/query's. Each result group is a set: metric name, common

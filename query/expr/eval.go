@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
 
@@ -46,7 +46,7 @@ type outputSets struct {
 
 // Run executes q on e: each metric as a sub-query of an /api/query (one
 // query per distinct timeOffset), then the expressions over the results.
-func Run(ctx context.Context, e *query.Engine, q *Query) (*Result, error) {
+func Run(ctx context.Context, e *opentsdb.Engine, q *Query) (*Result, error) {
 	r := &runner{q: q, e: e, metrics: map[string][]*set{}, exprs: map[string][]*set{}, busy: map[string]bool{}}
 	if err := r.times(); err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func Run(ctx context.Context, e *query.Engine, q *Query) (*Result, error) {
 
 type runner struct {
 	q          *Query
-	e          *query.Engine
+	e          *opentsdb.Engine
 	start, end int64
 	metrics    map[string][]*set
 	exprs      map[string][]*set
@@ -189,7 +189,7 @@ func (r *runner) subQuery(m *Metric) (*tsquery.SubQuery, error) {
 }
 
 // groupSet copies a result group, shifting its times by off.
-func groupSet(g *query.Group, off int64) *set {
+func groupSet(g *opentsdb.Group, off int64) *set {
 	s := &set{metrics: []string{g.Metric}, tags: map[string]string{}, aggTags: slices.Clone(g.AggregateTags),
 		qtags: g.Sub.GroupByTagks()}
 	sort.Strings(s.aggTags)

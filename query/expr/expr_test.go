@@ -13,12 +13,12 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/expr"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -30,7 +30,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // t0 is the first point's time (s); points are a minute apart.
 const t0 = int64(1_700_000_040)
 
-// newEngine is query.Engine over the real write path (points stay in the
+// newEngine is opentsdb.Engine over the real write path (points stay in the
 // head) holding:
 //
 //	cpu.user{host=a,dc=x}: 1 2 3 at t0, t0+60, t0+120
@@ -38,7 +38,7 @@ const t0 = int64(1_700_000_040)
 //	cpu.sys{host=a,dc=x}:  5 at t0, 7 at t0+120 (none at t0+60)
 //	cpu.sys{host=b,dc=x}:  100 200 300
 //	cpu.idle{host=a}:      50 50 50
-func newEngine(t *testing.T) *query.Engine {
+func newEngine(t *testing.T) *opentsdb.Engine {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -96,7 +96,7 @@ func newEngine(t *testing.T) *query.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := query.New(&query.Options{Reader: r, UIDs: u, Index: ix, Logger: quiet,
+	e, err := opentsdb.New(&opentsdb.Options{Reader: r, UIDs: u, Index: ix, Logger: quiet,
 		Now: func() time.Time { return time.Unix(t0+3600, 0) }})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func newEngine(t *testing.T) *query.Engine {
 	return e
 }
 
-func run(t *testing.T, e *query.Engine, body string) (string, error) {
+func run(t *testing.T, e *opentsdb.Engine, body string) (string, error) {
 	t.Helper()
 	q, err := expr.Parse([]byte(body))
 	if err != nil {

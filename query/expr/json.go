@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tsd-db/tsd/internal/jackson"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 )
 
 // AppendJSON appends OpenTSDB's expression answer:
@@ -164,7 +164,7 @@ func appendDouble(dst []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, `"-Infinity"`...)
 	}
-	return query.AppendJavaDouble(dst, f)
+	return opentsdb.AppendJavaDouble(dst, f)
 }
 
 func appendStrings(dst []byte, ss []string) []byte {

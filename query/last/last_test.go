@@ -13,11 +13,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"

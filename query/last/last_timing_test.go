@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/last"
+	"github.com/tsd-db/tsd/series"
 )
 
 // BenchmarkLastMetric: the last point of each of 200 series of one metric

@@ -61,7 +61,7 @@
 // # Values
 //
 // Samples are float64: integers convert, floats keep their bits, and the
-// stored staleness marker (internal/series.StaleNaN) is Prometheus's
+// stored staleness marker (series.StaleNaN) is Prometheus's
 // value.StaleNaN. Native histograms are not stored; iterators only return
 // chunkenc.ValFloat.
 //

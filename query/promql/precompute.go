@@ -7,8 +7,8 @@ import (
 
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Ahead-of-time window evaluation: a pushed-down Select of many series

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/annotations"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 )
 
 const hour = 3_600_000

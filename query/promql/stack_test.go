@@ -18,10 +18,10 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	tsdstorage "github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // TestRowIntSum checks when a cached row carries an exact integer sum and

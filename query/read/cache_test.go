@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid/index"
 )

@@ -1,5 +1,5 @@
 // Package read fetches the points of selected series for the query
-// engines (OpenTSDB's /api/query in package query, PromQL in query/promql):
+// engines (OpenTSDB's /api/query in package query/opentsdb, PromQL in query/promql):
 // it reads the data table's hour rows, decodes every column format with
 // rowkey.RowDecoder and merges the write path's unflushed points, which it
 // reaches through the Head interface it defines (wired to ingest.Head in

@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid/index"
 )
 

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid/index"
 )
 

@@ -3,7 +3,7 @@ package read
 import (
 	"context"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid/index"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 )
 
 // TestLast: the newest point of a range comes from the store (hours found

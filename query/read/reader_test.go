@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/internal/retention"
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"

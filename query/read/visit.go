@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Visitor receives the points of a Visit as they are decoded, a row at a

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid/index"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 )
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tsd-db/tsd/internal/series"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 )
 

@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 // TestQueryDeleteHead deletes part of an hour that is still in the head:
 // the range is gone at once and after a flush, the rest of the hour stays,
 // and a point written afterwards at a deleted timestamp is kept.
 func TestQueryDeleteHead(t *testing.T) {
-	s := openStack(t, query.Options{AllowDelete: true})
+	s := openStack(t, opentsdb.Options{AllowDelete: true})
 	fill(t, s) // sys.cpu's third hour, [t0+7200, t0+10800), is in the head
 	from, to := int64(t0+7200+600), int64(t0+7200+1200)
 	q := mquery(t, sec(from), sec(to), "sum:sys.cpu{host=web01}")
@@ -76,7 +76,7 @@ func TestQueryDefaultTimezone(t *testing.T) {
 		{denver, "", `{"1699945200":180.0}`},
 		{denver, "UTC", `{"1699920000":60.0,"1700006400":120.0}`},
 	} {
-		s := openStack(t, query.Options{Location: c.loc})
+		s := openStack(t, opentsdb.Options{Location: c.loc})
 		fill(t, s)
 		mq := mquery(t, "2023/11/14", "2023/11/15-12:00", q)
 		mq.Timezone = c.tz
@@ -91,7 +91,7 @@ func TestQueryDefaultTimezone(t *testing.T) {
 // showSummary's trailing element: OpenTSDB's keys, sorted, numbers of the
 // right kind, counts that match the answer.
 func TestQueryStatsShape(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	q := mquery(t, sec(t0), sec(t0+3600), "sum:sys.cpu{host=web01|web02}", "max:temp{host=*}")
 	q.ShowStats, q.ShowSummary = true, true
@@ -140,7 +140,7 @@ func TestQueryStatsShape(t *testing.T) {
 // group when no two members that have it disagree on its value, even if
 // other members lack it; only a key with two values is aggregated.
 func TestQueryGroupTags(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	for _, tags := range []map[string]string{
 		{"host": "a", "dc": "x"},
 		{"host": "b", "dc": "x", "rack": "r2"},
@@ -166,7 +166,7 @@ func TestQueryGroupTags(t *testing.T) {
 // the window brings its notes to its group but not its tags or TSUID, as
 // OpenTSDB's SpanGroup.add keeps only the annotations of an empty span.
 func TestQueryNotesOnlyMember(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	s.put(t, "nm", map[string]string{"host": "a", "dc": "x"}, series.IntPoint(int64(t0)*1000, 1))
 	s.put(t, "nm", map[string]string{"host": "b", "dc": "y"}, series.IntPoint(int64(t0-7200)*1000, 2))
 	s.flushAll(t)

@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/cputime"
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
+	"github.com/tsd-db/tsd/series"
 )
 
 // BenchmarkExecute runs a group-by query over four series (three hours,
 // one store hour row each plus the head) and writes its JSON; points/op
 // counts the points read.
 func BenchmarkExecute(b *testing.B) {
-	s := openStack(b, query.Options{})
+	s := openStack(b, opentsdb.Options{})
 	fill(b, s)
 	ctx := context.Background()
 	var buf []byte
@@ -28,7 +28,7 @@ func BenchmarkExecute(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				buf = res.AppendJSON(buf[:0], query.JSONOptions{})
+				buf = res.AppendJSON(buf[:0], opentsdb.JSONOptions{})
 				res.Release()
 			}
 			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
@@ -41,7 +41,7 @@ func BenchmarkExecute(b *testing.B) {
 // smaller size: 100 series, 12 hours at 10 s (432,000 points, all in the
 // store), hourly avg by host.
 func BenchmarkExecuteGroupBy(b *testing.B) {
-	s := openStack(b, query.Options{})
+	s := openStack(b, opentsdb.Options{})
 	const hosts, points = 100, 12 * 360
 	for h := range hosts {
 		pts := make([]series.Point, points)
@@ -60,7 +60,7 @@ func BenchmarkExecuteGroupBy(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf = res.AppendJSON(buf[:0], query.JSONOptions{})
+		buf = res.AppendJSON(buf[:0], opentsdb.JSONOptions{})
 		res.Release()
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")

@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 // t0 is an hour boundary (2023-11-14T23:00:00Z), in seconds.
@@ -73,7 +73,7 @@ func filt(typ, k, f string, gb bool) tsquery.Filter {
 }
 
 func TestQueryAgainstReference(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	start, end := int64(t0+600), int64(t0+2*3600+1800)
 	cpu := func(agg string, fs ...tsquery.Filter) refSpec {
@@ -124,7 +124,7 @@ func mustDur(t *testing.T, spec string) int64 {
 }
 
 func TestQueryFills(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	// db01 has no points from minute 90 to 104: buckets 90..100 are empty.
 	start, end := int64(t0+3600), int64(t0+2*3600)
@@ -144,7 +144,7 @@ func TestQueryFills(t *testing.T) {
 }
 
 func TestQueryRates(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	start, end := int64(t0), int64(t0+1800)
 	base := refSpec{metric: "net.bytes", agg: "sum", rate: true, start: start * 1000, end: end * 1000}
@@ -176,7 +176,7 @@ func TestQueryRates(t *testing.T) {
 }
 
 func TestQueryFloatsInterpolate(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	start, end := int64(t0+60), int64(t0+3000)
 	for _, agg := range []string{"sum", "avg", "max", "min"} {
@@ -187,7 +187,7 @@ func TestQueryFloatsInterpolate(t *testing.T) {
 }
 
 func TestQueryTSUIDs(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	a, b := s.raw[seriesName("sys.cpu", cpuSeries[0])], s.raw[seriesName("sys.cpu", cpuSeries[2])]
 	ha, hb := s.tsuidHex(t, a), s.tsuidHex(t, b)
@@ -211,7 +211,7 @@ func TestQueryTSUIDs(t *testing.T) {
 }
 
 func TestQueryShowQueryAndMs(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	q := mquery(t, sec(t0), sec(t0+5), "sum:ms.metric", "max:ms.metric{host=*}")
 	q.ShowQuery = true
@@ -239,7 +239,7 @@ func TestQueryShowQueryAndMs(t *testing.T) {
 }
 
 func TestQueryEmpty(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	for _, m := range []string{"sum:sys.cpu{host=nothere*}", "sum:sys.cpu{}{env=literal_or(prod)}{}"} {
 		q := mquery(t, sec(t0-7200), sec(t0-3600-1), "sum:sys.cpu")
@@ -253,7 +253,7 @@ func TestQueryEmpty(t *testing.T) {
 }
 
 func TestQueryErrors(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	for m, want := range map[string]string{
 		"sum:no.such.metric":              "No such name for 'metrics': 'no.such.metric'",
@@ -289,7 +289,7 @@ func TestQueryErrors(t *testing.T) {
 }
 
 func TestQuerySkipUnresolvedTagVs(t *testing.T) {
-	s := openStack(t, query.Options{SkipUnresolvedTagVs: true})
+	s := openStack(t, opentsdb.Options{SkipUnresolvedTagVs: true})
 	fill(t, s)
 	start, end := int64(t0), int64(t0+600)
 	got := s.exec(t, mquery(t, sec(start), sec(end), "sum:sys.cpu{host=web01|nothere}"))
@@ -307,7 +307,7 @@ func TestQueryLimits(t *testing.T) {
 		{read.Limits{MaxBytes: 1600}, "Sorry, you have attempted to fetch more than our limit of 1600 bytes of data."},
 		{read.Limits{MaxSeries: 2}, "Sorry, you have attempted to fetch more than our limit of 2 series."},
 	} {
-		s := openStack(t, query.Options{Limits: c.limits})
+		s := openStack(t, opentsdb.Options{Limits: c.limits})
 		fill(t, s)
 		_, err := s.eng.Execute(context.Background(), mquery(t, sec(t0), sec(t0+3*3600), "sum:sys.cpu"))
 		var le *read.LimitError
@@ -322,7 +322,7 @@ func TestQueryLimits(t *testing.T) {
 }
 
 func TestQueryDelete(t *testing.T) {
-	s := openStack(t, query.Options{AllowDelete: true})
+	s := openStack(t, opentsdb.Options{AllowDelete: true})
 	fill(t, s)
 	q := mquery(t, sec(t0), sec(t0+60), "sum:net.bytes{host=web01}")
 	q.Delete = true
@@ -336,7 +336,7 @@ func TestQueryDelete(t *testing.T) {
 }
 
 func TestQueryAnnotations(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	ctx := context.Background()
 	web01 := s.tsuidHex(t, s.raw[seriesName("sys.cpu", cpuSeries[0])])
@@ -366,11 +366,11 @@ func TestQueryAnnotations(t *testing.T) {
 }
 
 func TestQueryTimeout(t *testing.T) {
-	s := openStack(t, query.Options{Timeout: time.Nanosecond})
+	s := openStack(t, opentsdb.Options{Timeout: time.Nanosecond})
 	fill(t, s)
 	_, err := s.eng.Execute(context.Background(), mquery(t, sec(t0), sec(t0+3*3600), "sum:sys.cpu{host=*}"))
-	var te *query.TimeoutError
-	if !errors.As(err, &te) || !errors.Is(err, query.ErrTimeout) || te.Timeout != time.Nanosecond {
+	var te *opentsdb.TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, opentsdb.ErrTimeout) || te.Timeout != time.Nanosecond {
 		t.Fatalf("got %v, want a *TimeoutError", err)
 	}
 }

@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/ingest"
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -37,7 +37,7 @@ type stack struct {
 	flush  *ingest.Flusher
 	layout rowkey.Layout
 	app    *ingest.NameAppender
-	eng    *query.Engine
+	eng    *opentsdb.Engine
 	notes  *annotation.Store
 	raw    map[string]*rawSeries
 }
@@ -51,7 +51,7 @@ type rawSeries struct {
 
 var quiet = slog.New(slog.DiscardHandler)
 
-func openStack(t testing.TB, opts query.Options) *stack {
+func openStack(t testing.TB, opts opentsdb.Options) *stack {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -96,9 +96,9 @@ func openStack(t testing.TB, opts query.Options) *stack {
 	}
 	opts.Reader, opts.UIDs, opts.Index, opts.Logger, opts.Annotations = rd, s.uids, s.index, quiet, s.notes
 	if opts.AllowDelete {
-		opts.Deleter = &query.StoreDeleter{Table: s.data, Layout: s.layout, Head: s.head}
+		opts.Deleter = &opentsdb.StoreDeleter{Table: s.data, Layout: s.layout, Head: s.head}
 	}
-	if s.eng, err = query.New(&opts); err != nil {
+	if s.eng, err = opentsdb.New(&opts); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -203,7 +203,7 @@ func (s *stack) exec(t testing.TB, q *tsquery.TSQuery) []outSeries {
 	if err != nil {
 		t.Fatalf("execute %s: %v", q, err)
 	}
-	body := res.AppendJSON(nil, query.JSONOptions{Arrays: true})
+	body := res.AppendJSON(nil, opentsdb.JSONOptions{Arrays: true})
 	res.Release()
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.UseNumber()
@@ -222,7 +222,7 @@ func (s *stack) execJSON(t testing.TB, q *tsquery.TSQuery) string {
 		t.Fatalf("execute %s: %v", q, err)
 	}
 	defer res.Release()
-	body := res.AppendJSON(nil, query.JSONOptions{})
+	body := res.AppendJSON(nil, opentsdb.JSONOptions{})
 	if !json.Valid(body) {
 		t.Fatalf("invalid JSON: %s", body)
 	}

@@ -1,11 +1,11 @@
-package query
+package opentsdb
 
 import (
 	"context"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 )
 
 // fusedRead downsamples a sub-query's series as the reader decodes their

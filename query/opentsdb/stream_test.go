@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
 	"github.com/tsd-db/tsd/query/annotation"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 // streamAll writes q's answer through a Stream, max bytes a call, and
 // returns it with the number of calls.
-func streamAll(t testing.TB, e *query.Engine, q *tsquery.TSQuery, o query.JSONOptions, max int) (string, int, error) {
+func streamAll(t testing.TB, e *opentsdb.Engine, q *tsquery.TSQuery, o opentsdb.JSONOptions, max int) (string, int, error) {
 	t.Helper()
 	st, err := e.Stream(context.Background(), q, o)
 	if err != nil {
@@ -63,13 +63,13 @@ func annotate(t *testing.T, s *stack) {
 // through Execute's AppendJSON: the bytes are the same, and a part never
 // ends short of its size before the answer ends.
 func TestStreamMatchesExecute(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	fill(t, s)
 	annotate(t, s)
 	type tc struct {
 		ms  []string
 		set func(*tsquery.TSQuery)
-		o   query.JSONOptions
+		o   opentsdb.JSONOptions
 	}
 	all := func(q *tsquery.TSQuery) {
 		q.ShowTSUIDs, q.ShowQuery, q.GlobalAnnotations = true, true, true
@@ -77,7 +77,7 @@ func TestStreamMatchesExecute(t *testing.T) {
 	cases := []tc{
 		{ms: []string{"sum:sys.cpu{host=*}"}},
 		{ms: []string{"sum:sys.cpu{host=*}", "avg:5m-avg-zero:sys.cpu{dc=*}", "none:net.bytes"}, set: all},
-		{ms: []string{"sum:sys.cpu{host=*}", "max:rate:net.bytes{host=*}"}, set: all, o: query.JSONOptions{Arrays: true}},
+		{ms: []string{"sum:sys.cpu{host=*}", "max:rate:net.bytes{host=*}"}, set: all, o: opentsdb.JSONOptions{Arrays: true}},
 		{ms: []string{"none:sys.cpu", "sum:1m-avg-null:temp{host=*}"}, set: func(q *tsquery.TSQuery) { q.MsResolution = true }},
 		{ms: []string{"sum:nope.metric"}},
 		{ms: []string{"sum:sys.cpu{host=web01}"}, set: func(q *tsquery.TSQuery) { q.NoAnnotations = true }},
@@ -118,7 +118,7 @@ func TestStreamMatchesExecute(t *testing.T) {
 // store and the head, with annotations in some rows, random aggregators,
 // group-bys, rates and TSUIDs shown.
 func TestLazyMatchesEager(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	rng := rand.New(rand.NewPCG(*randomSeed, 17))
 	t.Logf("seed %d (-query.seed)", *randomSeed)
 	write := func(fromHour, toHour int) {
@@ -144,8 +144,8 @@ func TestLazyMatchesEager(t *testing.T) {
 		}
 	}
 	eager := s.engineWith(t, read.PlanScan, false)
-	query.SetEager(eager, true)
-	lazy := []*query.Engine{s.engineWith(t, read.PlanScan, false), s.engineWith(t, read.PlanSeries, false)}
+	opentsdb.SetEager(eager, true)
+	lazy := []*opentsdb.Engine{s.engineWith(t, read.PlanScan, false), s.engineWith(t, read.PlanSeries, false)}
 	aggs := []string{"sum", "avg", "min", "max", "dev", "zimsum", "p95", "last", "none"}
 	var withNotes, bytes int
 	defer func() { t.Logf("%d answers with annotations, %d bytes of dps compared", withNotes, bytes) }()
@@ -176,13 +176,13 @@ func TestLazyMatchesEager(t *testing.T) {
 // pass the limit is refused by Stream (and Execute) before anything is
 // read, with the bound in the error; under the limit it runs.
 func TestOutputLimitPlanned(t *testing.T) {
-	s := openStack(t, query.Options{MaxOutputPoints: 1000})
+	s := openStack(t, opentsdb.Options{MaxOutputPoints: 1000})
 	fill(t, s)
 	before := s.eng.Options().Reader.Stats()
 	// 4 hosts × (3 h / 10 s + 2) buckets = 4,328 points.
 	q := mquery(t, sec(t0), sec(t0+3*3600), "sum:10s-avg-zero:sys.cpu{host=*}")
-	_, err := s.eng.Stream(context.Background(), q, query.JSONOptions{})
-	var oe *query.OutputLimitError
+	_, err := s.eng.Stream(context.Background(), q, opentsdb.JSONOptions{})
+	var oe *opentsdb.OutputLimitError
 	if !errors.As(err, &oe) || oe.Max != 1000 || oe.Bound != 4*(3*360+2) || !errors.Is(err, read.ErrLimit) {
 		t.Fatalf("Stream: %v, want an *OutputLimitError with bound %d", err, 4*(3*360+2))
 	}
@@ -194,7 +194,7 @@ func TestOutputLimitPlanned(t *testing.T) {
 	}
 	// The groups are counted when the cheap bound (series × buckets) is
 	// over: 2 data centres × 122 buckets is under 1,000.
-	if _, _, err := streamAll(t, s.eng, mquery(t, sec(t0), sec(t0+2*3600), "sum:1m-avg-zero:sys.cpu{dc=*}"), query.JSONOptions{}, 100); err != nil {
+	if _, _, err := streamAll(t, s.eng, mquery(t, sec(t0), sec(t0+2*3600), "sum:1m-avg-zero:sys.cpu{dc=*}"), opentsdb.JSONOptions{}, 100); err != nil {
 		t.Errorf("2 groups × 122 buckets: %v", err)
 	}
 }
@@ -203,19 +203,19 @@ func TestOutputLimitPlanned(t *testing.T) {
 // with an *OutputLimitError once it has written part of the answer; the
 // same query under the limit completes.
 func TestOutputLimitWhileAnswering(t *testing.T) {
-	s := openStack(t, query.Options{MaxOutputPoints: 300})
+	s := openStack(t, opentsdb.Options{MaxOutputPoints: 300})
 	fill(t, s)
 	// none:sys.cpu answers 4 series of 180 (one of 165) points, one group
 	// each: the limit passes in the second group.
-	got, calls, err := streamAll(t, s.eng, mquery(t, sec(t0), sec(t0+3*3600), "none:sys.cpu"), query.JSONOptions{}, 1000)
-	var oe *query.OutputLimitError
+	got, calls, err := streamAll(t, s.eng, mquery(t, sec(t0), sec(t0+3*3600), "none:sys.cpu"), opentsdb.JSONOptions{}, 1000)
+	var oe *opentsdb.OutputLimitError
 	if !errors.As(err, &oe) || oe.Max != 300 || oe.Bound != 0 {
 		t.Fatalf("got %v after %d calls, want an *OutputLimitError", err, calls)
 	}
 	if calls < 2 || !strings.HasPrefix(got, `[{"metric":"sys.cpu"`) {
 		t.Errorf("the limit stopped the answer at call %d, after %q; want it after the first group was written", calls, got)
 	}
-	if _, _, err := streamAll(t, s.eng, mquery(t, sec(t0), sec(t0+3600), "sum:sys.cpu{dc=*}"), query.JSONOptions{}, 1000); err != nil {
+	if _, _, err := streamAll(t, s.eng, mquery(t, sec(t0), sec(t0+3600), "sum:sys.cpu{dc=*}"), opentsdb.JSONOptions{}, 1000); err != nil {
 		t.Errorf("2 groups of 60 points: %v", err)
 	}
 }
@@ -224,9 +224,9 @@ func TestOutputLimitWhileAnswering(t *testing.T) {
 // caller writing to a slow client) does not count against the query
 // timeout; running past it does.
 func TestStreamTimeoutCountsRunning(t *testing.T) {
-	s := openStack(t, query.Options{Timeout: time.Second})
+	s := openStack(t, opentsdb.Options{Timeout: time.Second})
 	fill(t, s)
-	st, err := s.eng.Stream(context.Background(), mquery(t, sec(t0), sec(t0+3*3600), "none:sys.cpu"), query.JSONOptions{})
+	st, err := s.eng.Stream(context.Background(), mquery(t, sec(t0), sec(t0+3*3600), "none:sys.cpu"), opentsdb.JSONOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,9 +246,9 @@ func TestStreamTimeoutCountsRunning(t *testing.T) {
 		}
 		time.Sleep(400 * time.Millisecond)
 	}
-	quick := openStack(t, query.Options{Timeout: time.Nanosecond})
+	quick := openStack(t, opentsdb.Options{Timeout: time.Nanosecond})
 	fill(t, quick)
-	if _, _, err := streamAll(t, quick.eng, mquery(t, sec(t0), sec(t0+3*3600), "none:sys.cpu"), query.JSONOptions{}, 2000); !errors.Is(err, query.ErrTimeout) {
+	if _, _, err := streamAll(t, quick.eng, mquery(t, sec(t0), sec(t0+3*3600), "none:sys.cpu"), opentsdb.JSONOptions{}, 2000); !errors.Is(err, opentsdb.ErrTimeout) {
 		t.Errorf("a 1 ns timeout: %v", err)
 	}
 }
@@ -257,7 +257,7 @@ func TestStreamTimeoutCountsRunning(t *testing.T) {
 // small parts, never holds more than one group's points (its input and
 // its output), where Execute holds every group's.
 func TestStreamMemoryOneGroup(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	const hosts, perHost = 50, 720
 	for h := range hosts {
 		pts := make([]series.Point, perHost)
@@ -268,7 +268,7 @@ func TestStreamMemoryOneGroup(t *testing.T) {
 	}
 	s.flushAll(t)
 	q := mquery(t, sec(t0), sec(t0+2*3600), "sum:big{host=*}")
-	st, err := s.eng.Stream(context.Background(), q, query.JSONOptions{})
+	st, err := s.eng.Stream(context.Background(), q, opentsdb.JSONOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestStreamMemoryOneGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		most = max(most, query.StreamHeldPoints(st))
+		most = max(most, opentsdb.StreamHeldPoints(st))
 		if done {
 			break
 		}

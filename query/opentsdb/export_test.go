@@ -1,4 +1,4 @@
-package query
+package opentsdb
 
 // SetFuse turns the fused downsampling read on or off, so tests can
 // compare it with the raw-point pipeline.

@@ -1,4 +1,4 @@
-package query
+package opentsdb
 
 import (
 	"math"
@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/internal/jackson"
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 // JSONOptions are the serializer's request options.

@@ -1,12 +1,12 @@
-package query
+package opentsdb
 
 import (
 	"context"
 	"sync"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 // Tag is a tag key and value by name.

@@ -1,4 +1,4 @@
-// Package query answers OpenTSDB 2.4's /api/query: Engine.Execute takes a
+// Package opentsdb answers OpenTSDB 2.4's /api/query: Engine.Execute takes a
 // parsed tsquery.TSQuery, resolves each sub-query to series through the UID
 // table and the series index, reads their points with query/read (store and
 // head), groups them by the group-by tag values and runs query/agg's
@@ -111,4 +111,4 @@
 // fetched rows or buckets of its current sub-query. An Engine is safe for
 // concurrent use; a Result or a Stream is not, and neither must be used
 // after Release or Close.
-package query
+package opentsdb

@@ -1,12 +1,12 @@
-package query
+package opentsdb
 
 import (
 	"context"
 	"math"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/series"
 )
 
 // lazyRead is a sub-query's raw read done a group at a time: Fetch keeps

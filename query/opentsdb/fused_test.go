@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 )
 
@@ -16,21 +16,21 @@ var fusedIters = flag.Int("query.fused", 60, "random queries TestFusedMatchesRaw
 
 // engineWith returns an engine on s's store whose reader uses plan, with
 // the fused downsampling on or off.
-func (s *stack) engineWith(t *testing.T, plan read.Plan, fuse bool) *query.Engine {
+func (s *stack) engineWith(t *testing.T, plan read.Plan, fuse bool) *opentsdb.Engine {
 	t.Helper()
 	rd, err := read.New(&read.Options{Data: s.data, Layout: s.layout, Head: s.head, Logger: quiet, Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := query.New(&query.Options{Reader: rd, UIDs: s.uids, Index: s.index, Logger: quiet, Annotations: s.notes})
+	e, err := opentsdb.New(&opentsdb.Options{Reader: rd, UIDs: s.uids, Index: s.index, Logger: quiet, Annotations: s.notes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	query.SetFuse(e, fuse)
+	opentsdb.SetFuse(e, fuse)
 	return e
 }
 
-func execBody(t *testing.T, e *query.Engine, start, end, m string) string {
+func execBody(t *testing.T, e *opentsdb.Engine, start, end, m string) string {
 	t.Helper()
 	q := mquery(t, start, end, m)
 	q.ShowTSUIDs = true
@@ -39,7 +39,7 @@ func execBody(t *testing.T, e *query.Engine, start, end, m string) string {
 		return "error: " + err.Error()
 	}
 	defer res.Release()
-	return string(res.AppendJSON(nil, query.JSONOptions{}))
+	return string(res.AppendJSON(nil, opentsdb.JSONOptions{}))
 }
 
 // TestFusedMatchesRaw checks that the fused read (rows folded into
@@ -48,7 +48,7 @@ func execBody(t *testing.T, e *query.Engine, start, end, m string) string {
 // series split between the store and the head and random downsampled
 // queries (fill policies, "all", rates, group-bys).
 func TestFusedMatchesRaw(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	rng := rand.New(rand.NewPCG(*randomSeed, 11))
 	write := func(fromHour, toHour int) {
 		for h := range 6 {
@@ -62,7 +62,7 @@ func TestFusedMatchesRaw(t *testing.T) {
 	s.flushAll(t)
 	write(3, 4)
 	ref := s.engineWith(t, read.PlanScan, false)
-	fused := []*query.Engine{s.engineWith(t, read.PlanScan, true), s.engineWith(t, read.PlanSeries, true)}
+	fused := []*opentsdb.Engine{s.engineWith(t, read.PlanScan, true), s.engineWith(t, read.PlanSeries, true)}
 	aggs := []string{"sum", "avg", "min", "max", "dev", "count", "zimsum", "mimmax", "p95", "median", "last", "first", "none"}
 	dss := []string{"30s", "1m", "7m", "1h", "0all", "2h"}
 	fills := []string{"", "", "-nan", "-null", "-zero"}

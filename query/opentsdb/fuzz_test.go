@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
@@ -24,7 +24,7 @@ func FuzzAppendJavaDouble(f *testing.F) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return
 		}
-		s := string(query.AppendJavaDouble(nil, v))
+		s := string(opentsdb.AppendJavaDouble(nil, v))
 		back, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.Float64bits(back) != math.Float64bits(v) && v != 0 {
 			t.Fatalf("%v written %q reads back %v, %v", v, s, back, err)
@@ -47,7 +47,7 @@ func FuzzExecute(f *testing.F) {
 	} {
 		f.Add(m, int64(600), int64(7200))
 	}
-	s := openStack(f, query.Options{Limits: read.Limits{MaxPoints: 5000}})
+	s := openStack(f, opentsdb.Options{Limits: read.Limits{MaxPoints: 5000}})
 	fill(f, s)
 	f.Fuzz(func(t *testing.T, m string, from, span int64) {
 		sq, err := tsquery.ParseM(m)
@@ -65,7 +65,7 @@ func FuzzExecute(f *testing.F) {
 		}
 		defer res.Release()
 		for _, arrays := range []bool{false, true} {
-			if b := res.AppendJSON(nil, query.JSONOptions{Arrays: arrays}); !json.Valid(b) {
+			if b := res.AppendJSON(nil, opentsdb.JSONOptions{Arrays: arrays}); !json.Valid(b) {
 				t.Fatalf("%s: invalid JSON %s", m, b)
 			}
 		}

@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"flag"
@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
-	"github.com/tsd-db/tsd/query"
+	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 )
 
 var (
@@ -22,7 +22,7 @@ var (
 // queries (aggregator, group-by, filters, downsampling) with the
 // reference, interpolation included.
 func TestQueryRandom(t *testing.T) {
-	s := openStack(t, query.Options{})
+	s := openStack(t, opentsdb.Options{})
 	rng := rand.New(rand.NewPCG(*randomSeed, 7))
 	var all []map[string]string
 	for h := range 4 {

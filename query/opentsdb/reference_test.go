@@ -1,4 +1,4 @@
-package query_test
+package opentsdb_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/internal/series"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 )
 
