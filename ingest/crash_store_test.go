@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,7 +61,7 @@ func TestCrashKillStore(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	rng := crashRand(t, 2)
 	acked := -1
 	for iter := range *crashIters {
 		last, started := runAndKill(t, "TestCrashKillStore", crashStoreDirEnv, dir, acked+1, rng)

@@ -18,7 +18,23 @@ import (
 	"github.com/tsd-db/tsd/series"
 )
 
-var crashIters = flag.Int("ingest.crash.iters", 3, "SIGKILL rounds of TestCrashKill (the long run uses 20)")
+var (
+	crashIters = flag.Int("ingest.crash.iters", 3, "SIGKILL rounds of TestCrashKill (the long run uses 20)")
+	crashSeed  = flag.Uint64("ingest.crash.seed", 0, "seed of the crash tests' kill times (0: from the clock); each test logs the one it used")
+)
+
+// crashRand returns the crash tests' random source, seeded by
+// -ingest.crash.seed or the clock, and logs the seed so a failing run can
+// be repeated.
+func crashRand(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
+	seed := *crashSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (-ingest.crash.seed), %d rounds (-ingest.crash.iters)", seed, *crashIters)
+	return rand.New(rand.NewPCG(seed, stream))
+}
 
 const (
 	crashDirEnv   = "TSD_INGEST_CRASH_DIR"
@@ -44,7 +60,7 @@ func TestCrashKill(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	rng := crashRand(t, 1)
 	acked := -1
 	for iter := range *crashIters {
 		last, started := runAndKill(t, "TestCrashKill", crashDirEnv, dir, acked+1, rng)
