@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )

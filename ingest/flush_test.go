@@ -11,8 +11,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"

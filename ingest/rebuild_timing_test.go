@@ -7,9 +7,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid/index"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/invariants"
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/series"
 )
 
 func TestRowKeyRoundTrip(t *testing.T) {

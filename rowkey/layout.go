@@ -1,8 +1,8 @@
 package rowkey
 
 import (
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/series"
 )
 
 // DefaultMaxTags is tsd's tag limit per series (tsd.storage.max_tags;

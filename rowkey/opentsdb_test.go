@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/series"
 )
 
 func unhexT(t testing.TB, s string) []byte {

@@ -92,7 +92,7 @@ var graph = []entry{
 	{pkg: "internal/invariants", stdlibOnly: true},
 	{pkg: "internal/bytesutil", stdlibOnly: true},
 	{pkg: "internal/encoding", stdlibOnly: true},
-	{pkg: "series", stdlibOnly: true}, // the public data model: points, iterators, row references
+	{pkg: "series", stdlibOnly: true},   // the public data model: points, iterators, row references
 	{pkg: "internal", stdlibOnly: true}, // any other internal helper, this package included
 }
 
