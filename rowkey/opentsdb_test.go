@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/series"
 )
 
 func unhexT(t testing.TB, s string) []byte {
@@ -30,7 +30,8 @@ func noSalt() Layout {
 
 var uid1 = []byte{0, 0, 1}
 
-// Spec §1.10 worked examples, byte for byte.
+// The worked examples of docs/formats.md (Row keys, Point qualifiers and
+// values), byte for byte.
 func TestSpecWorkedExamples(t *testing.T) {
 	l := noSalt()
 	key, err := l.AppendRowKey(nil, uid1, 1356998400*1000, []Tag{{uid1, uid1}})
