@@ -1,7 +1,8 @@
 // Package api is tsd's network edge: it owns the one listener on port 4242
 // (tsd.network.port), tells HTTP from telnet by the first byte of each
 // connection, and routes HTTP requests to the OpenTSDB, Prometheus and
-// InfluxDB endpoints listed in shared/spec/routes.md. It is the only package
+// InfluxDB endpoints (Routing, below; docs/opentsdb.md lists them, with
+// those not built yet). It is the only package
 // that imports github.com/valyala/fasthttp, and it does not use the net/http
 // server (internal/lint enforces both), so nothing below it sees a
 // fasthttp.RequestCtx.

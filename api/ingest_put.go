@@ -84,8 +84,8 @@ const putBatchPoints = 4096
 // streamed from the network (and gunzipped) as the points are parsed.
 const putStreamBudget = putjson.DefaultMaxElementBytes + putjson.WindowSlack
 
-// handlePut is POST /api/put (spec/opentsdb.md §5.3, routes.md status
-// codes). The body is decoded as it streams in and its points are
+// handlePut is POST /api/put, OpenTSDB's PutDataPointRpc with tsd's
+// status codes (docs/opentsdb.md, "Status codes and errors"). The body is decoded as it streams in and its points are
 // committed every putBatchPoints; a body that fails part way (bad JSON, a
 // broken stream) is answered with that failure, and the batches committed
 // before it stay (fewer than putBatchPoints good points in all: nothing is

@@ -347,7 +347,7 @@ func (f *gatedFile) Sync() error {
 // TestPutSyncTimeoutExpired: when sync_timeout expires, PutDataPointRpc's
 // PutTimeout counts the writes still pending as timeouts and only refused
 // points and failed writes as failed (failures + failed_writes); tsd
-// answers it 503 (routes.md), OpenTSDB 400.
+// answers it 503 (the points were not refused: retry), OpenTSDB 400.
 func TestPutSyncTimeoutExpired(t *testing.T) {
 	g := &gatedFS{gate: make(chan struct{})}
 	w, _, _ := newWriterFS(t, 0, uid.Options{}, func(fs vfs.FS) vfs.FS { g.FS = fs; return g })

@@ -476,7 +476,7 @@ func TestUIDMetaEndpoint(t *testing.T) {
 
 func TestAggregatorsConfigFilters(t *testing.T) {
 	m := newMetaStack(t, Options{Config: map[string]string{"tsd.network.port": "4242", "tsd.core.auto_create_metrics": "true"}})
-	// OpenTSDB 2.4's registered names (spec §7.1), in byte order.
+	// OpenTSDB 2.4's registered names (Aggregators.java), in byte order.
 	want := strings.Fields("avg count dev diff ep50r3 ep50r7 ep75r3 ep75r7 ep90r3 ep90r7 ep95r3 ep95r7 ep999r3 ep999r7 " +
 		"ep99r3 ep99r7 first last max median mimmax mimmin min mult none p50 p75 p90 p95 p99 p999 pfsum squareSum sum zimsum")
 	var aggs []string

@@ -37,7 +37,7 @@ func (p promRoutes) route(name string, h func(*promapi.API, *fasthttp.RequestCtx
 	return endpoint{name: name, prom: true, handle: p.handler(h)}
 }
 
-// queryRoute is /api/v1/query, which two APIs share (spec/routes.md): a
+// queryRoute is /api/v1/query, which two APIs share (doc.go, Routing): a
 // request with a query parameter is Prometheus's instant query, and so is
 // OPTIONS (a browser's CORS preflight, which has no parameters); any
 // other (OpenTSDB's m, tsuid or JSON body) is OpenTSDB's /api/query.

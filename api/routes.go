@@ -29,7 +29,7 @@ const labelValuesPath = "/api/v1/label/<name>/values"
 
 // router holds the route tables; it is built in New and read-only after.
 type router struct {
-	// paths maps exact paths of the non-OpenTSDB APIs (spec/routes.md).
+	// paths maps exact paths of the non-OpenTSDB APIs (doc.go, Routing).
 	paths map[string]endpoint
 	// openTSDB maps an OpenTSDB endpoint, the lower-cased first path
 	// segment after /api/ or /api/v<N>/, to its route; the endpoint
@@ -41,7 +41,7 @@ type router struct {
 // replaces its planned(...) entry with {name, handler}. /api/v1/query is
 // Prometheus's only when the request has a query parameter; its handler
 // must pass a request with m, tsuid or a JSON body to OpenTSDB's query
-// endpoint (spec/routes.md).
+// endpoint (doc.go, Routing).
 func (s *Server) newRouter() *router {
 	ing := newIngestAPI(s)
 	meta := newMetaAPI(s)

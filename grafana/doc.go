@@ -2,7 +2,7 @@
 // for Grafana's data sources (provisioning/datasources/) and, in its
 // tests, fixtures that replay the requests Grafana's data sources send
 // against a real tsd binary and assert the response fields Grafana parses
-// (shared/spec/clients.md).
+// (as read from Grafana's OpenTSDB and Prometheus data source code).
 //
 // It imports nothing of tsd's at run time; its tests build and start
 // cmd/tsd, write points through the real ingest endpoints (/api/put,

@@ -6,8 +6,8 @@ import (
 )
 
 // The OpenTSDB fixtures compute every expected value here, from the points
-// the test wrote, with OpenTSDB 2.4's semantics (shared/spec/opentsdb.md
-// §5.4): each series is downsampled, then turned into a rate, then the
+// the test wrote, with OpenTSDB 2.4's semantics (docs/opentsdb.md, HTTP
+// API): each series is downsampled, then turned into a rate, then the
 // members of a group are aggregated, interpolating linearly a member that
 // has no point at a timestamp inside its own span.
 

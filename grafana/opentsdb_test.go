@@ -12,8 +12,8 @@ import (
 )
 
 // TestGrafanaOpenTSDBDataSource replays both generations of Grafana's
-// OpenTSDB data source (shared/spec/clients.md §1) against a real tsd:
-// the browser's one-body queries (2.3 mode with showQuery, 2.2 mode with
+// OpenTSDB data source (its browser frontend, then its Go backend)
+// against a real tsd: the browser's one-body queries (2.3 mode with showQuery, 2.2 mode with
 // msResolution, 2.1 mode with tags only), the Go backend's one request per
 // query (2.4 mode with ?arrays=true, and without), the alerting backend's
 // ms body, the metadata calls, annotation queries and the error body.

@@ -24,9 +24,9 @@
 // A TSUID is the key without salt and base time: metric UID then the tag
 // pairs, shown as uppercase hex in the HTTP API (AppendTSUIDHex).
 //
-// Example (spec §1.10): sys.cpu.user=000001, host=000001, web01=000001 at
-// 1356998400 is 000001 50E22700 000001 000001, and 08 000001 50E22700
-// 000001 000001 with salt width 1 and 20 buckets.
+// Example (docs/formats.md, Row keys): sys.cpu.user=000001, host=000001,
+// web01=000001 at 1356998400 is 000001 50E22700 000001 000001, and
+// 08 000001 50E22700 000001 000001 with salt width 1 and 20 buckets.
 //
 // # OpenTSDB data columns (family t)
 //

@@ -30,7 +30,8 @@ func noSalt() Layout {
 
 var uid1 = []byte{0, 0, 1}
 
-// Spec §1.10 worked examples, byte for byte.
+// The worked examples of docs/formats.md (Row keys, Point qualifiers and
+// values), byte for byte.
 func TestSpecWorkedExamples(t *testing.T) {
 	l := noSalt()
 	key, err := l.AppendRowKey(nil, uid1, 1356998400*1000, []Tag{{uid1, uid1}})

@@ -31,8 +31,8 @@
 // the meta table, because changing either moves every series to another
 // key.
 //
-// Worked example (spec §2): metric 000001, tags 000001 000001 hash to
-// 691019968; 691019968 % 20 = 8, so the salt is 08.
+// Worked example (docs/formats.md, Row keys): metric 000001, tags 000001
+// 000001 hash to 691019968; 691019968 % 20 = 8, so the salt is 08.
 //
 // The package is pure: no I/O, no allocation.
 package salt

@@ -52,8 +52,8 @@ func TestHashVectors(t *testing.T) {
 	}
 }
 
-// Spec §2 worked example: key 00000001 50E22700 000001000001 with 20
-// buckets gets salt 08.
+// The worked example of docs/formats.md, Row keys: key 00000001 50E22700
+// 000001000001 with 20 buckets gets salt 08.
 func TestSpecWorkedExample(t *testing.T) {
 	s := Default()
 	tsuid := unhex(t, "000001000001000001")

@@ -13,7 +13,8 @@ import (
 )
 
 // ProblemClass is a kind of inconsistency in the UID table; the classes are
-// those of OpenTSDB's `uid fsck` (spec §3) plus malformed cells.
+// those of OpenTSDB's `uid fsck` (src/tools/UidManager.java) plus
+// malformed cells.
 type ProblemClass uint8
 
 const (

@@ -31,8 +31,9 @@ func TestFsckCleanTable(t *testing.T) {
 	}
 }
 
-// TestFsckEveryClass builds each inconsistency of spec §3 with raw puts,
-// checks the report, repairs, and checks the repaired cells.
+// TestFsckEveryClass builds each inconsistency OpenTSDB's fsck knows, and
+// malformed cells, with raw puts, checks the report, repairs, and checks
+// the repaired cells.
 func TestFsckEveryClass(t *testing.T) {
 	u := openUIDs(t, openDB(t), Options{})
 	tbl := u.Table()

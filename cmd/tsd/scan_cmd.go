@@ -176,7 +176,8 @@ var (
 	dateLayouts = []string{"2006/01/02-15:04:05", "2006/01/02 15:04:05", "2006/01/02-15:04", "2006/01/02 15:04", "2006/01/02"}
 )
 
-// parseScanTime reads OpenTSDB's time forms (spec §5.2) into milliseconds.
+// parseScanTime reads OpenTSDB's time forms (docs/opentsdb.md, HTTP API)
+// into milliseconds.
 func parseScanTime(s string, now time.Time) (int64, error) {
 	var ms int64
 	switch {
@@ -369,7 +370,8 @@ func (s *scan) scanBucket(ctx context.Context, b int) error {
 	return s.printRow(ctx, row, cells)
 }
 
-// dataFamily is the data table's one family (spec §1.1).
+// dataFamily is the data table's one family (docs/formats.md, Tables and
+// families).
 const dataFamily = "t"
 
 // stopKey ends the bucket's scan after the hour of end: the prefix of the

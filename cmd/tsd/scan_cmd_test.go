@@ -16,7 +16,8 @@ import (
 	"github.com/tsd-db/tsd/uid"
 )
 
-// hourH is 2013-01-01T00:00:00Z, the row of spec §1.10's worked example.
+// hourH is 2013-01-01T00:00:00Z, the row of the worked example in
+// docs/formats.md, Row keys.
 const hourH = 1356998400
 
 // writtenUs is every test cell's storage timestamp (µs).
@@ -244,8 +245,8 @@ func TestScanSalted(t *testing.T) {
 		s.put(bad, []byte{0x00, 0x00}, []byte{0x09})
 	})
 	code, out, errs := tsdScan(t, dir, "1356998400", "1357005599", "sys.cpu.user")
-	// Spec §2: 000001 000001 000001 hashes to bucket 8, so web02's row (the
-	// last byte one more) to 9.
+	// 000001 000001 000001 hashes to bucket 8 (docs/formats.md, Row keys),
+	// so web02's row (the last byte one more) to 9.
 	wantStart := "CORRUPT row 0300000150E22700000001000001: "
 	want := rowAOut("0800000150E22700000001000001") + rowBOut("0900000150E23510000001000002") +
 		"scanned 20 buckets: 2 rows, 8 cells, 10 points, 2 corrupt\n"

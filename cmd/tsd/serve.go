@@ -159,7 +159,7 @@ func (c *config) prepareStore(ctx context.Context, db storage.DB, log *slog.Logg
 }
 
 // dataTableSpec is the data point table as OpenTSDB creates it: family t,
-// one version, no TTL (spec/opentsdb.md §1.1).
+// one version, no TTL (docs/formats.md, Tables and families).
 func dataTableSpec(name string) storage.TableSpec {
 	return storage.TableSpec{Name: name, Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
 }

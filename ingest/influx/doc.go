@@ -2,7 +2,7 @@
 // /api/v2/write bodies, as Telegraf and the Influx client libraries send
 // them) into parse.Point values, one per numeric field.
 //
-// # Grammar (spec/clients.md §4.3, §5.4)
+// # Grammar
 //
 //	measurement[,tagk=tagv...] fieldk=fieldv[,fieldk=fieldv...] [timestamp]
 //

@@ -27,7 +27,7 @@
 // rest, so its results are strconv's bit for bit. ParseInt is strict
 // decimal with overflow detection. Neither allocates.
 //
-// # OpenTSDB rules (spec/opentsdb.md §1.4, §6)
+// # OpenTSDB rules (docs/opentsdb.md, Telnet)
 //
 // ParseOpenTSDBValue types a value as OpenTSDB does: text without '.', 'e'
 // or 'E' is a strict int64 (Tags.parseLong, with its error texts); other

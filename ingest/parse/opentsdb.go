@@ -85,7 +85,8 @@ func parseLongError(s []byte) error {
 	return &NumberFormatError{Msg: "Overflow in " + string(s)}
 }
 
-// ParseOpenTSDBValue types a value as OpenTSDB does (spec §1.4): integer
+// ParseOpenTSDBValue types a value as OpenTSDB does (docs/formats.md,
+// Point qualifiers and values): integer
 // text (LooksLikeInteger) through ParseLong, other text as a double stored
 // as float32 when exact in single precision, else float64. Errors are a
 // *NumberFormatError or ErrNotFinite. The returned point's T is zero.
@@ -156,7 +157,7 @@ func AppendJavaValue(dst []byte, v series.Point) []byte {
 }
 
 // openTSDBValueBytes writes v big-endian into the tail of raw and returns
-// its width and flags (spec §1.4).
+// its width and flags (docs/formats.md, Point qualifiers and values).
 func openTSDBValueBytes(raw *[8]byte, v series.Point) (n, flags int) {
 	bits := v.Bits
 	switch v.Kind {

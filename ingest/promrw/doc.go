@@ -3,7 +3,7 @@
 // hand-rolled protobuf reading over the snappy-decoded body: no generated
 // code, no per-sample allocation.
 //
-// # Wire format (spec/clients.md §5.2)
+// # Wire format
 //
 // The body is snappy block format (not framed); Decompress checks the
 // decoded length (snappy.DecodedLen) against a limit before it allocates,

@@ -1,5 +1,5 @@
-// Package putjson parses OpenTSDB /api/put bodies (spec/opentsdb.md §5.3,
-// spec/clients.md §4.2, §5.1): one data point object or an array of them,
+// Package putjson parses OpenTSDB /api/put bodies (docs/opentsdb.md, HTTP
+// API): one data point object or an array of them,
 // as Telegraf (an array with a newline after each element), tcollector and
 // scollector send, with a hand-written streaming JSON reader: no
 // encoding/json, no reflection, no allocation per point.

@@ -36,10 +36,10 @@
 //
 // # Telnet
 //
-// TelnetHandler serves OpenTSDB's line protocol (spec/opentsdb.md §6) with
-// lines up to TelnetOptions.MaxLineBytes (64 KiB; a longer line is answered
-// "error: line too long: over N bytes" and skipped, the connection goes
-// on). put is silent on success and answers OpenTSDB's one-line errors;
+// TelnetHandler serves OpenTSDB's line protocol (docs/opentsdb.md,
+// Telnet) with lines up to TelnetOptions.MaxLineBytes (64 KiB; a longer
+// line is answered "error: line too long: over N bytes" and skipped, the
+// connection goes on). put is silent on success and answers OpenTSDB's one-line errors;
 // version is a durability barrier: it commits the connection's pending
 // puts and answers only once every put the connection sent before it is
 // synced to stable storage (a failure is answered first, as a throttle

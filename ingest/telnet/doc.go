@@ -1,6 +1,6 @@
 // Package telnet parses OpenTSDB's telnet protocol lines: the command
-// splitter for every command and the put line parser (spec/opentsdb.md §6,
-// §1.4). The connection handler (reading lines, answering, acting on
+// splitter for every command and the put line parser (docs/opentsdb.md,
+// Telnet). The connection handler (reading lines, answering, acting on
 // version, stats, help, dropcaches, exit, diediedie) lives elsewhere and
 // calls these pure functions.
 //
@@ -16,9 +16,9 @@
 //     "put: illegal argument: not enough arguments (need least 3, got N)",
 //     N counting the words after "put" (a trailing space makes an empty
 //     word). OpenTSDB needs 4 because it requires a tag; tsd allows a
-//     series without tags (spec "deliberate differences"), so "put m 1 2"
-//     is a point, and Telegraf's tagless "put m 1 2 " (3 arguments and an
-//     empty word) is one too;
+//     series without tags (docs/opentsdb.md, "Names and series"), so
+//     "put m 1 2" is a point, and Telegraf's tagless "put m 1 2 " (3
+//     arguments and an empty word) is one too;
 //   - an empty metric is "empty metric name";
 //   - the timestamp has every '.' removed and is parsed as Tags.parseLong
 //     ("put: invalid value: Invalid character 'x' in 12x"); it must be > 0

@@ -1,6 +1,6 @@
 // Package retention parses and evaluates tsd.storage.retention, tsd's
-// per-metric retention rules (spec/opentsdb.md, "Where tsd deliberately
-// differs"). It is pure: no I/O, no clock. The write path's retention job
+// per-metric retention rules (docs/opentsdb.md, "Storage and durability";
+// docs/operations.md, Retention). It is pure: no I/O, no clock. The write path's retention job
 // deletes what the rules expire; the query side filters with the same
 // evaluator, so an expired point never shows even before the job runs.
 //

@@ -45,7 +45,7 @@
 //
 //   - diff is last minus first; squareSum is the sum of squares, skipping NaN
 //     on the float path (all NaN gives NaN). Neither code was available to
-//     read; both follow the spec's table.
+//     read; both follow OpenTSDB's documented definitions.
 //   - The scalar fill policy fills with Downsample.FillValue (OpenTSDB 2.4
 //     throws "unhandled fill policy" on the query path).
 //   - An infinite aggregate is returned as is (OpenTSDB throws).

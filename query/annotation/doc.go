@@ -1,7 +1,7 @@
 // Package annotation stores OpenTSDB 2.4 annotations (notes on a series or
 // on everything, "global") in the data table, byte for byte where OpenTSDB
-// puts them (spec/opentsdb.md §1.7, src/meta/Annotation.java), so a table
-// shared with OpenTSDB daemons reads the same notes either way.
+// puts them (its src/meta/Annotation.java; docs/formats.md, Annotations),
+// so a table shared with OpenTSDB daemons reads the same notes either way.
 //
 // # Times
 //

@@ -86,9 +86,9 @@ func put(t *testing.T, s *Store, a Annotation, overwrite bool) Annotation {
 	return got
 }
 
-// The spec's worked example (§1.7): 1292148123 s in row 1292148000 is
-// qualifier 01007B; unsalted key 000001 4D049D20 000001 000001; the cell
-// holds OpenTSDB's storage JSON byte for byte.
+// The worked example of docs/formats.md, Annotations: 1292148123 s in row
+// 1292148000 is qualifier 01007B; unsalted key 000001 4D049D20 000001
+// 000001; the cell holds OpenTSDB's storage JSON byte for byte.
 func TestWorkedExampleBytes(t *testing.T) {
 	s, tbl := newStore(t, salt.Salt{})
 	put(t, s, Annotation{TSUID: tsuidHex, StartTime: 1292148123, Description: "deploy"}, false)
@@ -132,7 +132,7 @@ func TestSaltedKeys(t *testing.T) {
 		t.Fatal("global annotation not in the unsalted zero-metric row")
 	}
 	put(t, s, Annotation{TSUID: tsuidHex, StartTime: 1356998400, Description: "x"}, false)
-	// spec §1.10: this series hashes to bucket 08.
+	// This series hashes to bucket 08 (docs/formats.md, Row keys).
 	if _, ok := rawCell(t, tbl, "0800000150E22700000001000001", "010000"); !ok {
 		t.Fatal("series annotation not in its salted row")
 	}

@@ -18,10 +18,11 @@ import (
 	"github.com/tsd-db/tsd/uid"
 )
 
-// This file is a naive reference for /api/query written from the spec
-// (opentsdb.md §5.4, §7), not from tsd's code: it selects, downsamples,
-// rates, interpolates and aggregates the raw points the test wrote, in the
-// most direct way, so the engine's output can be compared with it.
+// This file is a naive reference for /api/query written from OpenTSDB
+// 2.4's semantics (docs/opentsdb.md, HTTP API), not from tsd's code: it
+// selects, downsamples, rates, interpolates and aggregates the raw points
+// the test wrote, in the most direct way, so the engine's output can be
+// compared with it.
 
 // refSpec is one sub-query for the reference.
 type refSpec struct {
@@ -54,8 +55,8 @@ type refGroup struct {
 	pts     []refPt
 }
 
-// refMatch is the reference filter semantics (§7.2, wildcards anchored
-// as tsd's index documents).
+// refMatch is the reference filter semantics (OpenTSDB's tag-value
+// filters, wildcards anchored as tsd's index documents).
 func refMatch(f tsquery.Filter, tags map[string]string) bool {
 	v, ok := tags[f.Tagk]
 	lits := strings.Split(f.Filter, "|")
@@ -118,7 +119,7 @@ func refSelect(raw map[string]*rawSeries, sp refSpec) []*rawSeries {
 	return out
 }
 
-// window is the range of rows OpenTSDB scans (§5.4), [start, end): the
+// window is the range of rows OpenTSDB scans, [start, end): the
 // start aligned down to the interval then the hour; the end one second on,
 // extended to the next interval boundary, then up to an hour boundary
 // (always forward without downsampling).

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// The first body is the old Grafana frontend's (clients.md §1.1): ms start,
-// no end, tags map, showQuery.
+// The first body is the old Grafana frontend's (built in the browser):
+// ms start, no end, tags map, showQuery.
 func TestParsePOSTGrafana(t *testing.T) {
 	q, err := ParsePOST([]byte(`{"start":1700000000000,"queries":[{"metric":"sys.cpu.user","aggregator":"avg",
 		"downsample":"1m-avg","tags":{"host":"web01|web02","dc":"*"}}],"msResolution":false,

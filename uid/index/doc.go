@@ -114,11 +114,11 @@
 // the tag key and resolves each UID through the Resolver (the UID cache);
 // literals are resolved with Lookup. No expansion limit applies: nothing is
 // turned into a row-key regular expression. Wildcards anchor as OpenTSDB
-// 2.4's TagVWildcardFilter does (spec/opentsdb.md's filter table): "web*"
-// at the start, "*.lga" at the end, and "web*lga" or "*web*" at neither;
-// the pieces must occur in order. Differences from OpenTSDB 2.4: iwildcard
+// 2.4's TagVWildcardFilter does: "web*" at the start, "*.lga" at the end,
+// and "web*lga" or "*web*" at neither; the pieces must occur in order.
+// Differences from OpenTSDB 2.4 (docs/opentsdb.md, Queries): iwildcard
 // lower-cases the value as well as the pattern (OpenTSDB's forgets the
-// value, which the spec's "case-insensitive" does not describe), the pieces
+// value, though it documents the filter as case-insensitive), the pieces
 // may not overlap (OpenTSDB advances its search by each piece's length, not
 // past the match), and regexp uses Go's RE2 syntax where OpenTSDB uses
 // java.util.regex. PromQL matchers are anchored

@@ -12,7 +12,8 @@ import (
 // FilterType is how a Filter matches a tag's values.
 type FilterType uint8
 
-// OpenTSDB's tag-value filters (spec §7.2), then PromQL's label matchers.
+// OpenTSDB's tag-value filters (src/query/filter/), then PromQL's label
+// matchers.
 const (
 	// LiteralOr: the tag is present and its value is one of Values.
 	LiteralOr FilterType = iota + 1
