@@ -36,17 +36,42 @@
 //   - Every single-row operation is atomic: Put, Delete, Increment,
 //     CheckAndPut, Append and each row of Apply. Apply across rows is not
 //     atomic: on error any subset of its rows may have been applied.
+//     ApplyGroup writes several tables' mutations, in one commit where the
+//     engine's tables implement GroupApplier (Pebble), else one Apply per
+//     table (Bigtable, which has no write across tables); it promises no
+//     more than Apply does.
 //   - Row-key filters are RE2 regular expressions matched against the whole
 //     key as raw bytes (Latin-1 view, "." matches any byte, "(?s)" implied),
 //     as Bigtable's row-key regex filter does.
 //   - Every call takes a context.Context and stops early when it is done.
 //
+// # Scans
+//
+// Scan yields rows, not cells: each Row is a row key and the row's cells
+// that pass the read options, in storage order; rows come in key order
+// (descending with Reverse, each row's cells still in storage order). A
+// row with no matching cell is left out, and Limit counts the rows given.
+//
+// A row whose cells take more than ScanOptions.MaxBatchBytes (64 MiB by
+// default) arrives as several Rows with the same key, every one but the
+// last marked Partial, so that no reader holds more of a row at once: an
+// OpenTSDB row of millisecond points holds up to 3.6 million cells. A cell
+// counts CellBytes, its qualifier and value bytes plus CellOverhead for
+// the cell itself. The cut is exact, so every engine gives the same
+// batches: each takes the row's next cells in order while their sum stays
+// within the bound, and at least one (a cell larger than the bound is a
+// batch alone). A reader that needs whole rows (to decode one) gathers
+// batches until one is not Partial; one that reads keys, or each cell on
+// its own, takes the batches as they come. A scan that fails inside a row
+// gives nothing more of it than the Partial batches already returned.
+//
 // # Byte slices
 //
 // Slices passed in are not retained after a call returns. Cells returned by
-// Get and Append are owned by the caller. A Scanner's Cell aliases the
-// engine's buffers and is valid only until the next call to Next or Close;
-// copy what must outlive it.
+// Get and Append are owned by the caller. A Scanner's Row (its key, its
+// cells and the bytes they point to) aliases the engine's buffers and is
+// valid only until the next call to Next or Close; copy what must outlive
+// it. Every cell of a Row has the Row's Key as its Row.
 //
 // GetAppend is Get into the caller's reusable memory: it appends the cells
 // to dst and every byte they point to (the row key once, then each cell's

@@ -34,9 +34,37 @@ type ScanOptions struct {
 	// Reverse returns rows in descending key order; cells within a row keep
 	// storage order.
 	Reverse bool
+	// MaxBatchBytes bounds what one Row of the scan holds: a row whose
+	// cells take more arrives as several Rows with its key, each but the
+	// last marked Partial. A Row is filled in storage order and ends
+	// before the first cell that would take it over the bound (counting
+	// CellBytes per cell), so a cell larger than the bound is a Row of its
+	// own. 0 means DefaultMaxBatchBytes.
+	MaxBatchBytes int
 	// ReadOptions filter the cells of each row. A row with no matching cell
 	// is skipped.
 	ReadOptions
+}
+
+// DefaultMaxBatchBytes is the default ScanOptions.MaxBatchBytes, 64 MiB:
+// an OpenTSDB row of millisecond points holds up to 3.6 million cells,
+// which a scan must not have to hold at once.
+const DefaultMaxBatchBytes = 64 << 20
+
+// CellOverhead is what a cell counts towards MaxBatchBytes beyond its
+// qualifier and value bytes: the size of a Cell on 64-bit platforms, so
+// that the bound holds for rows of many small cells too.
+const CellOverhead = 96
+
+// CellBytes is what c counts towards a scan's MaxBatchBytes.
+func CellBytes(c *Cell) int { return len(c.Qualifier) + len(c.Value) + CellOverhead }
+
+// BatchLimit returns MaxBatchBytes, or DefaultMaxBatchBytes when it is 0.
+func (o *ScanOptions) BatchLimit() int {
+	if o.MaxBatchBytes == 0 {
+		return DefaultMaxBatchBytes
+	}
+	return o.MaxBatchBytes
 }
 
 // DeleteKind says what a Deletion removes.

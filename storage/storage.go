@@ -2,25 +2,41 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/tsd-db/tsd/internal/cell"
 )
 
 // MaxRowKeySize is the largest row key any engine accepts (Bigtable's limit).
 const MaxRowKeySize = 4096
 
-// Cell is one version of one column.
-type Cell struct {
-	// Row is the row key. Put and Apply ignore it: the row argument wins.
-	Row []byte
-	// Family is the column family name.
-	Family string
-	// Qualifier is the column qualifier; it may be empty.
-	Qualifier []byte
-	// Timestamp is microseconds since the epoch, a multiple of 1000; zero
-	// in a write means the engine's clock.
-	Timestamp int64
-	// Value is the cell value; it may be empty.
-	Value []byte
+// Cell is one version of one column:
+//
+//   - Row is the row key. Put and Apply ignore it: the row argument wins.
+//     In a scanned Row it is the Row's Key.
+//   - Family is the column family name.
+//   - Qualifier is the column qualifier; it may be empty.
+//   - Timestamp is microseconds since the epoch, a multiple of 1000; zero
+//     in a write means the engine's clock.
+//   - Value is the cell value; it may be empty.
+//
+// The type is defined in internal/cell and aliased here and in rowkey, so a
+// scanned row's cells go to the data table's decoders as they are.
+type Cell = cell.Cell
+
+// Row is what a Scanner yields: a row key and the row's cells that pass the
+// scan's filters, in storage order. A row whose cells take more than the
+// scan's MaxBatchBytes arrives as several Rows with the same Key, each but
+// the last marked Partial; a reader that needs the whole row gathers them.
+type Row struct {
+	// Key is the row key. Every cell's Row is this slice.
+	Key []byte
+	// Cells holds at least one cell.
+	Cells []Cell
+	// Partial says the next Row continues this row: it was cut at the
+	// scan's MaxBatchBytes.
+	Partial bool
 }
 
 // FamilySpec describes one column family.
@@ -66,6 +82,24 @@ type DB interface {
 	Close() error
 }
 
+// EnsureTables ensures each spec's table (DB.EnsureTable) and opens it,
+// returning the handles in the order of specs: what every opener of a store
+// does with its tables. An error names the table.
+func EnsureTables(ctx context.Context, db DB, specs ...TableSpec) ([]Table, error) {
+	tables := make([]Table, len(specs))
+	for i, spec := range specs {
+		if err := db.EnsureTable(ctx, spec); err != nil {
+			return nil, fmt.Errorf("ensure table %s: %w", spec.Name, err)
+		}
+		t, err := db.Table(ctx, spec.Name)
+		if err != nil {
+			return nil, fmt.Errorf("open table %s: %w", spec.Name, err)
+		}
+		tables[i] = t
+	}
+	return tables, nil
+}
+
 // Table reads and writes the cells of one table. It is safe for concurrent use.
 type Table interface {
 	// Spec returns the table's name and families.
@@ -83,8 +117,9 @@ type Table interface {
 	// and fails as Get does; on any error, ErrNotFound included, dst and buf
 	// come back with their lengths unchanged.
 	GetAppend(ctx context.Context, dst []Cell, buf []byte, row []byte, opts *ReadOptions) ([]Cell, []byte, error)
-	// Scan streams the cells of the rows in [opts.Start, opts.Stop) that
-	// pass the filters. The Scanner must be closed.
+	// Scan streams the rows in [opts.Start, opts.Stop) that pass the
+	// filters, each with its cells that pass them. The Scanner must be
+	// closed.
 	Scan(ctx context.Context, opts *ScanOptions) Scanner
 
 	// Put writes cells to one row atomically.
@@ -112,15 +147,19 @@ type Table interface {
 	Append(ctx context.Context, row []byte, family string, qualifier []byte, value []byte) ([]byte, error)
 }
 
-// Scanner iterates over cells in storage order. Errors are sticky: after Next
-// returns false, Err tells whether the scan ended or failed. A Scanner is not
-// safe for concurrent use.
+// Scanner iterates over the rows of a scan in scan order, a row at a time
+// (or a batch at a time, for a row larger than ScanOptions.MaxBatchBytes).
+// Errors are sticky: after Next returns false, Err tells whether the scan
+// ended or failed; a scan that fails inside a row yields none of that row
+// beyond the Partial batches already returned. A Scanner is not safe for
+// concurrent use.
 type Scanner interface {
-	// Next advances to the next cell and reports whether there is one.
+	// Next advances to the next row, or to the next batch of a row cut by
+	// MaxBatchBytes, and reports whether there is one.
 	Next() bool
-	// Cell returns the current cell. Its slices stay valid only until the
-	// next call to Next or Close.
-	Cell() Cell
+	// Row returns the current row. Its key, cells and the bytes they point
+	// to stay valid only until the next call to Next or Close.
+	Row() Row
 	// Err returns the error that ended the scan, if any.
 	Err() error
 	// Close releases the scanner; it returns Err.

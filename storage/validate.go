@@ -120,3 +120,18 @@ func ValidateRead(spec TableSpec, o *ReadOptions) error {
 	}
 	return nil
 }
+
+// ValidateScan checks scan options against spec: the read options, and no
+// negative row limit or batch bound.
+func ValidateScan(spec TableSpec, o *ScanOptions) error {
+	if err := ValidateRead(spec, &o.ReadOptions); err != nil {
+		return err
+	}
+	if o.Limit < 0 {
+		return Invalidf("negative scan row limit %d", o.Limit)
+	}
+	if o.MaxBatchBytes < 0 {
+		return Invalidf("negative scan batch bound %d", o.MaxBatchBytes)
+	}
+	return nil
+}

@@ -34,6 +34,7 @@ type DB struct {
 
 	closed atomic.Bool
 	done   chan struct{} // closed by Close; wakes retry pauses
+	rpcs   rpcErrors     // failed attempts of RPCs (stats.go)
 
 	mu struct {
 		sync.Mutex

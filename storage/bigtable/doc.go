@@ -38,7 +38,10 @@
 //     (LimitRows) or ScanChunkBytes, each continuing after the last key, so
 //     no goroutine is needed and each chunk is retried alone. Reverse is
 //     Bigtable's reversed ReadRows (ReverseScan), chunked the same way
-//     backwards. Qualifier selections are ColumnRangeFilters (an exact
+//     backwards. The client hands each row over whole (Bigtable caps a row
+//     at 256 MiB), so a row larger than the scan's MaxBatchBytes is cut
+//     into Partial batches from memory: the bound shapes the rows the
+//     caller sees but not what the client holds. Qualifier selections are ColumnRangeFilters (an exact
 //     qualifier q is [q, q+"\x00")), never regular expressions. A row
 //     regex is parsed client-side (rsc.io/binaryregexp syntax, Latin-1,
 //     dot-all): an invalid one is ErrInvalidArgument before any request,
@@ -92,7 +95,7 @@
 //
 // # Byte slices
 //
-// Cells from Get, Append and Increment are the caller's. A Scanner's cell
-// is valid until the next Next or Close; the scanner drops its chunk buffer
-// on Close.
+// Cells from Get, Append and Increment are the caller's. A Scanner's row
+// is valid until the next Next or Close (its cells point into the chunk);
+// the scanner drops its chunk buffer on Close.
 package bigtable

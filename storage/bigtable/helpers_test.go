@@ -109,12 +109,13 @@ func scanAll(t testing.TB, tbl storage.Table, opts *storage.ScanOptions) []stora
 	s := tbl.Scan(context.Background(), opts)
 	var out []storage.Cell
 	for s.Next() {
-		c := s.Cell()
-		out = append(out, storage.Cell{
-			Row: append([]byte(nil), c.Row...), Family: c.Family,
-			Qualifier: append([]byte(nil), c.Qualifier...), Timestamp: c.Timestamp,
-			Value: append([]byte(nil), c.Value...),
-		})
+		for _, c := range s.Row().Cells {
+			out = append(out, storage.Cell{
+				Row: append([]byte(nil), c.Row...), Family: c.Family,
+				Qualifier: append([]byte(nil), c.Qualifier...), Timestamp: c.Timestamp,
+				Value: append([]byte(nil), c.Value...),
+			})
+		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("scan: %v", err)

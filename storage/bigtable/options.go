@@ -60,6 +60,11 @@ type Options struct {
 	// server would wait for the caller's deadline and never report a
 	// retryable error. Default 30s.
 	AttemptTimeout time.Duration
+	// ObserveRequest, if set, is given the duration of every RPC attempt
+	// (each retry is one; failed ones included) by the goroutine that made
+	// it: it must be quick and must not call the DB. The daemon feeds a
+	// latency histogram with it. Default none.
+	ObserveRequest func(time.Duration)
 
 	// BulkMaxMutations caps the mutations (cell sets and deletes) in one
 	// ApplyBulk request; at most 100,000 (Bigtable's limit). Default 20,000.

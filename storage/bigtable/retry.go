@@ -36,7 +36,15 @@ func (db *DB) callOnce(ctx context.Context, step string, fn func(ctx context.Con
 	}
 	actx, cancel := context.WithTimeout(ctx, db.opts.AttemptTimeout)
 	defer cancel()
-	return db.classify(ctx, step, fn(actx))
+	start := time.Now()
+	err := fn(actx)
+	if db.opts.ObserveRequest != nil {
+		db.opts.ObserveRequest(time.Since(start))
+	}
+	if err != nil {
+		db.rpcs.n.Add(1)
+	}
+	return db.classify(ctx, step, err)
 }
 
 // pause sleeps before retry number attempt (1-based) and reports false if

@@ -15,19 +15,25 @@ import (
 // chunk starts after the last row returned (before it, in reverse). Chunks
 // turn the client's push-style callback into the contract's pull-style Next
 // without a goroutine, bound memory, and let each chunk be retried alone.
-// A reverse scan uses Bigtable's native reversed ReadRows.
+// A reverse scan uses Bigtable's native reversed ReadRows. The client
+// delivers each row whole; Next cuts one larger than the scan's
+// MaxBatchBytes into batches.
 type scanner struct {
-	t      *table
-	ctx    context.Context
-	filter bt.Filter
-	limit  int
-	rev    bool
-	lo, hi []byte // remaining key range [lo, hi); nil hi is unbounded
+	t        *table
+	ctx      context.Context
+	filter   bt.Filter
+	limit    int
+	maxBatch int
+	rev      bool
+	lo, hi   []byte // remaining key range [lo, hi); nil hi is unbounded
 
-	rows   int // rows delivered so far, for limit
-	cells  []storage.Cell
-	pos    int
-	cur    storage.Cell
+	rows   int            // rows fetched so far, for limit
+	cells  []storage.Cell // the chunk's cells, row after row
+	ends   []int          // where each row of the chunk ends in cells
+	row    int            // the row of ends that pos is in
+	pos    int            // the next cell to deliver
+	steps  int            // Next calls, for the context check
+	cur    storage.Row
 	done   bool // no chunk left to fetch
 	err    error
 	closed bool
@@ -35,25 +41,22 @@ type scanner struct {
 
 var _ storage.Scanner = (*scanner)(nil)
 
-// Scan streams the cells of the rows in [Start, Stop) that pass the filters,
-// through the read-time limits of each family.
+// Scan streams the rows in [Start, Stop) that pass the filters, through the
+// read-time limits of each family.
 func (t *table) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Scanner {
 	var o storage.ScanOptions
 	if opts != nil {
 		o = *opts
 	}
-	s := &scanner{t: t, ctx: ctx, limit: o.Limit, rev: o.Reverse, lo: o.Start, hi: o.Stop}
+	s := &scanner{t: t, ctx: ctx, limit: o.Limit, maxBatch: o.BatchLimit(), rev: o.Reverse, lo: o.Start, hi: o.Stop}
 	s.err = s.init(&o)
 	return s
 }
 
 func (s *scanner) init(o *storage.ScanOptions) error {
 	spec := s.t.Spec()
-	if err := storage.ValidateRead(spec, &o.ReadOptions); err != nil {
+	if err := storage.ValidateScan(spec, o); err != nil {
 		return err
-	}
-	if o.Limit < 0 {
-		return storage.Invalidf("scan limit %d is negative", o.Limit)
 	}
 	s.filter = readFilter(spec, &o.ReadOptions, s.t.db.nowTimestamp())
 	if o.RowRegex != "" {
@@ -83,17 +86,18 @@ func (s *scanner) empty() bool {
 	return s.hi != nil && (len(s.hi) == 0 || bytes.Compare(s.lo, s.hi) >= 0)
 }
 
-// Next advances to the next cell, fetching the next chunk when needed.
+// Next advances to the next row or batch, fetching the next chunk when
+// needed.
 func (s *scanner) Next() bool {
 	for s.err == nil && !s.closed {
-		if s.pos&63 == 0 && s.ctx.Err() != nil {
-			// Buffered cells stop too: a cancelled scan ends promptly.
+		if s.steps&63 == 0 && s.ctx.Err() != nil {
+			// Buffered rows stop too: a cancelled scan ends promptly.
 			s.err = s.t.db.classify(s.ctx, "scan "+s.t.name, s.ctx.Err())
 			return false
 		}
+		s.steps++
 		if s.pos < len(s.cells) {
-			s.cur = s.cells[s.pos]
-			s.pos++
+			s.nextBatch()
 			return true
 		}
 		if s.done {
@@ -104,8 +108,27 @@ func (s *scanner) Next() bool {
 	return false
 }
 
-// Cell returns the current cell; its slices are valid until Next or Close.
-func (s *scanner) Cell() storage.Cell { return s.cur }
+// nextBatch makes the cells of the current row from pos on the current
+// batch, as many as fit in maxBatch bytes (at least one).
+func (s *scanner) nextBatch() {
+	end := s.ends[s.row]
+	i, size := s.pos, 0
+	for ; i < end; i++ {
+		n := storage.CellBytes(&s.cells[i])
+		if i > s.pos && size+n > s.maxBatch {
+			break
+		}
+		size += n
+	}
+	s.cur = storage.Row{Key: s.cells[s.pos].Row, Cells: s.cells[s.pos:i:i], Partial: i < end}
+	s.pos = i
+	if i == end {
+		s.row++
+	}
+}
+
+// Row returns the current row; its slices are valid until Next or Close.
+func (s *scanner) Row() storage.Row { return s.cur }
 
 // Err returns the error that ended the scan, if any.
 func (s *scanner) Err() error { return s.err }
@@ -113,7 +136,7 @@ func (s *scanner) Err() error { return s.err }
 // Close releases the scanner and returns Err.
 func (s *scanner) Close() error {
 	s.closed = true
-	s.cells, s.cur = nil, storage.Cell{}
+	s.cells, s.ends, s.cur = nil, nil, storage.Row{}
 	return s.err
 }
 
@@ -125,13 +148,13 @@ func (s *scanner) fetch() error {
 	}
 	var c chunk
 	err := s.t.db.call(s.ctx, fmt.Sprintf("scan %s", s.t.name), func(ctx context.Context) error {
-		c = chunk{cells: s.cells[:0], want: want, maxBytes: s.t.db.opts.ScanChunkBytes}
+		c = chunk{cells: s.cells[:0], ends: s.ends[:0], want: want, maxBytes: s.t.db.opts.ScanChunkBytes}
 		return s.t.bt.ReadRows(ctx, s.rowRange(), c.add, s.readOptions(want)...)
 	})
 	if err != nil {
 		return err
 	}
-	s.cells, s.pos = c.cells, 0
+	s.cells, s.ends, s.pos, s.row = c.cells, c.ends, 0, 0
 	s.rows += c.rows
 	s.advance(c)
 	return nil
@@ -174,6 +197,7 @@ func (s *scanner) readOptions(want int) []bt.ReadOption {
 // chunk collects the rows of one ReadRows call.
 type chunk struct {
 	cells    []storage.Cell
+	ends     []int // where each row ends in cells
 	want     int
 	maxBytes int
 	rows     int
@@ -187,6 +211,9 @@ func (c *chunk) add(r bt.Row) bool {
 	c.cells = appendRowCells(c.cells, r)
 	for _, cell := range c.cells[start:] {
 		c.bytes += len(cell.Qualifier) + len(cell.Value) + 16
+	}
+	if len(c.cells) > start {
+		c.ends = append(c.ends, len(c.cells))
 	}
 	c.rows++
 	c.last = r.Key()

@@ -86,15 +86,16 @@ func audit(t testing.TB, db storage.DB, acked map[batchID]bool) (found int, miss
 	if err == nil {
 		sc := tb.Scan(ctx, nil)
 		for sc.Next() {
-			c := sc.Cell()
-			b, j, err := parseRow(c.Row)
-			if err != nil {
-				t.Fatal(err)
+			for _, c := range sc.Row().Cells {
+				b, j, err := parseRow(c.Row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := b.value(j, int(c.Qualifier[0])); !bytes.Equal(c.Value, want) {
+					t.Fatalf("batch %+v row %d: value %q, want %q", b, j, c.Value, want)
+				}
+				cells[b]++
 			}
-			if want := b.value(j, int(c.Qualifier[0])); !bytes.Equal(c.Value, want) {
-				t.Fatalf("batch %+v row %d: value %q, want %q", b, j, c.Value, want)
-			}
-			cells[b]++
 		}
 		if err := sc.Close(); err != nil {
 			t.Fatalf("scan of reopened store: %v", err)

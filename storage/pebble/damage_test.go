@@ -277,8 +277,9 @@ func checkTableReads(t *testing.T, db *pebble.DB, table, file string, m storeMod
 	got := storeModel{}
 	sc := tb.Scan(ctx, nil)
 	for sc.Next() {
-		c := sc.Cell()
-		got[cellID{table, string(c.Row), c.Family, string(c.Qualifier), c.Timestamp}] = string(c.Value)
+		for _, c := range sc.Row().Cells {
+			got[cellID{table, string(c.Row), c.Family, string(c.Qualifier), c.Timestamp}] = string(c.Value)
+		}
 	}
 	err = sc.Close()
 	checkReadErr(t, err, file, "scan "+table)
@@ -379,8 +380,9 @@ func checkRepair(t *testing.T, fs vfs.FS, m storeModel) *pebble.RepairReport {
 		got := storeModel{}
 		sc := tb.Scan(ctx, nil)
 		for sc.Next() {
-			c := sc.Cell()
-			got[cellID{s.Name, string(c.Row), c.Family, string(c.Qualifier), c.Timestamp}] = string(c.Value)
+			for _, c := range sc.Row().Cells {
+				got[cellID{s.Name, string(c.Row), c.Family, string(c.Qualifier), c.Timestamp}] = string(c.Value)
+			}
 		}
 		if err := sc.Close(); err != nil {
 			t.Errorf("scan %s after repair: %v", s.Name, err)

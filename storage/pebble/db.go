@@ -31,8 +31,13 @@ type DB struct {
 	repair bool
 	lock   *pebble.Lock
 	opts   Options
-	dir    string
-	wo     *pebble.WriteOptions
+	// logFS is opts.FS as pebble sees it (closelog.go).
+	logFS *logFS
+	// closeFlushed is set when Close has flushed every memtable, so the
+	// logs below the newest are obsolete once pebble has closed.
+	closeFlushed atomic.Bool
+	dir          string
+	wo           *pebble.WriteOptions
 
 	// closed is set first thing in Close; operations check it after
 	// taking opMu.RLock, so none touches pdb after Close returns.
@@ -61,6 +66,8 @@ type DB struct {
 
 	// damage records the damaged sstables pebble has reported.
 	damage damage
+	// stalls follows pebble's write stalls (stats.go).
+	stalls stallStats
 
 	// gen counts writes and iters keeps open iterators for reads to reuse
 	// while no write has committed (iterpool.go).
@@ -101,6 +108,7 @@ func open(dir string, opts *Options, repair bool) (*DB, error) {
 			filepath.Join(dir, "LOCK"), err)
 	}
 	d := &DB{lock: lock, opts: o, dir: dir, wo: pebble.Sync, closeErr: make(chan error, 1)}
+	d.logFS = &logFS{FS: o.FS}
 	d.rows.seed = maphash.MakeSeed()
 	d.iters.size = defaultIterPoolSize()
 	d.space.free.Store(-1)
@@ -242,8 +250,9 @@ func (d *DB) enter() error {
 // leave ends a call started by a successful enter.
 func (d *DB) leave() { d.opMu.RUnlock() }
 
-// Close stops the background collector, waits for calls in flight and
-// closes pebble. Later calls return storage.ErrClosed, and open scanners end
+// Close stops the background collector, waits for calls in flight, flushes
+// the memtables and closes pebble, leaving no log file but the newest, which
+// holds nothing to replay. Later calls return storage.ErrClosed, and open scanners end
 // with it at their next Next. If a scanner is still open, pebble and the
 // directory lock are released when the last one is closed instead, and
 // Close returns nil.
@@ -259,6 +268,8 @@ func (d *DB) Close() error {
 	if err := d.iters.close(); err != nil {
 		d.opts.Logger.Error("close pooled iterator", "dir", d.dir, "err", err)
 	}
+	// A clean stop leaves no log space behind (closelog.go).
+	d.closeFlushed.Store(d.flushForClose())
 	e := d.eng
 	e.final.Store(true)
 	e.retired.Store(true)

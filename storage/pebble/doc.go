@@ -102,7 +102,8 @@
 //   - Every acknowledged write was committed with pebble.Sync; pebble groups
 //     concurrent synced batches into one WAL fsync.
 //   - Put, Delete and each row of Apply are one pebble batch. Apply puts all
-//     its rows in one batch.
+//     its rows in one batch, and ApplyGroup (storage.GroupApplier) the rows
+//     of several tables of the store: one commit, one sync.
 //   - Deletes are pebble range or point deletions of the keys that exist. A
 //     pebble tombstone only hides older sequence numbers, so a later put, even
 //     with an older cell timestamp, is visible again: no marker survives.
@@ -122,6 +123,11 @@
 //     the directory LOCK are released when the last of them is closed, so a
 //     leaked Scanner keeps the directory locked (and holds up a reopen,
 //     which gives up after 30 s and tries again at the next check).
+//   - A clean Close flushes the memtables and leaves one pebble log, holding
+//     nothing to replay and nothing preallocated: the obsolete logs pebble
+//     keeps for recycling are removed once the flush is in the manifest
+//     (closelog.go), so a stopped store takes the disk it will take after
+//     its next start.
 //
 // # Iterator reuse
 //
@@ -199,11 +205,16 @@
 //
 // # Byte slices
 //
-// A Scanner's Cell aliases the scanner's decode buffers and pebble's
-// iterator memory: it is valid until the next Next or Close. Get, Append and
-// Increment return memory the caller owns. Get and GetAppend share one
-// path: the row's cells are gathered in the scanner's pooled scratch, then
-// copied into the caller's buf in one append (Get's is a fresh, exactly
-// sized one) and described by cells appended to dst, so GetAppend into
-// reused buffers allocates nothing.
+// Get, GetAppend and a Scanner share one path: a row's visible cells are
+// gathered in the scanner's pooled buffers (the row key, then each cell's
+// qualifier and value, copied out of pebble's iterator, whose memory moves
+// at every step). A Scanner's Row points into those buffers and is valid
+// until the next Next or Close; the cell that ends a batch (of the next
+// row, or past MaxBatchBytes) is not copied until the next Next, since the
+// iterator has not moved from it. Get and GetAppend copy the gathered row
+// into the caller's buf in one append (Get's is a fresh, exactly sized
+// one) and describe it with cells appended to dst, so GetAppend into
+// reused buffers allocates nothing. Append and Increment return memory the
+// caller owns. Buffers grown past 1 MiB (or 16,384 cells) by a large row
+// are not pooled.
 package pebble

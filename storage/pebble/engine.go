@@ -65,6 +65,12 @@ func (d *DB) unref(e *engine) {
 		}
 		return
 	}
+	if err == nil && d.closeFlushed.Load() {
+		if rerr := d.removeObsoleteLogs(); rerr != nil {
+			// The store is intact; pebble's next Open deletes them.
+			d.opts.Logger.Warn("remove obsolete pebble logs", "dir", d.dir, "err", rerr)
+		}
+	}
 	if lerr := d.lock.Close(); err == nil {
 		err = lerr
 	}
@@ -156,6 +162,7 @@ func (d *DB) openEngine(readOnly bool) (*engine, error) {
 	po := d.opts.pebbleOptions(d.lock, d)
 	po.ReadOnly = readOnly
 	d.listenForDamage(po)
+	d.listenForStalls(po)
 	po.DisableAutomaticCompactions = d.repair
 	// Pebble retries loading a table's statistics at once and forever when
 	// the table cannot be opened, one background error each time: with such

@@ -110,7 +110,9 @@ func readNewest(ctx context.Context, tb *table, row []byte, scan bool) (uint64, 
 	var v uint64
 	n := 0
 	for sc.Next() {
-		v, n = binary.BigEndian.Uint64(sc.Cell().Value), n+1
+		for _, c := range sc.Row().Cells {
+			v, n = binary.BigEndian.Uint64(c.Value), n+1
+		}
 	}
 	if err := sc.Close(); err != nil {
 		return 0, err
@@ -243,9 +245,7 @@ func TestIteratorReuse(t *testing.T) {
 	sc := tb.Scan(ctx, &storage.ScanOptions{Reverse: true})
 	var rows []byte
 	for sc.Next() {
-		if c := sc.Cell(); len(rows) == 0 || rows[len(rows)-1] != c.Row[0] {
-			rows = append(rows, c.Row[0])
-		}
+		rows = append(rows, sc.Row().Key[0])
 	}
 	if err := sc.Close(); err != nil || string(rows) != "\x02\x01\x00" {
 		t.Fatalf("reverse scan on a reused iterator: rows %x, %v", rows, err)

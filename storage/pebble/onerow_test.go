@@ -29,8 +29,9 @@ func TestOneRowScanBounds(t *testing.T) {
 		sc := tb.Scan(ctx, &storage.ScanOptions{Start: r, Stop: stop})
 		var got []storage.Cell
 		for sc.Next() {
-			c := sc.Cell()
-			got = append(got, storage.Cell{Row: append([]byte(nil), c.Row...), Value: append([]byte(nil), c.Value...)})
+			for _, c := range sc.Row().Cells {
+				got = append(got, storage.Cell{Row: append([]byte(nil), c.Row...), Value: append([]byte(nil), c.Value...)})
+			}
 		}
 		if err := sc.Close(); err != nil {
 			t.Fatal(err)

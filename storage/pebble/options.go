@@ -46,7 +46,12 @@ type Options struct {
 	// Clock gives the time used for zero cell timestamps and for TTL
 	// expiry. Default time.Now.
 	Clock func() time.Time
-	// CacheSize is the block cache size in bytes. Default 64 MiB.
+	// CacheSize is the block cache size in bytes. Default 64 MiB. Pebble
+	// charges its memtables (the live one, and one being flushed or
+	// flushed but pinned by an open iterator) to the block cache, so the
+	// cache pebble gets is CacheSize plus two memtables: without that
+	// margin two 32 MiB memtables left a 64 MiB cache no room and every
+	// read decompressed its blocks again.
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes; writes stall when
 	// two are full and unflushed. Default 32 MiB.
@@ -86,6 +91,12 @@ type Options struct {
 	// most one line a minute; pebble's background errors). Default one of
 	// its own on Logger.
 	RateLog *ratelog.Logger
+	// ObserveWriteStall, if set, is given the duration of every write
+	// stall when it ends (pebble holding writes back because flushes or
+	// level-0 compactions are behind), from pebble's event goroutine: it
+	// must be quick and must not call the store. The daemon feeds a
+	// latency histogram with it. Default none.
+	ObserveWriteStall func(time.Duration)
 
 	// noSync turns off fsync on writes. Tests use it to prove the power-loss
 	// test detects a missing sync; it is unexported so no caller can lose
@@ -187,9 +198,9 @@ var compressionSettings = map[Compression]pebble.DBCompressionSettings{
 // hears of a full disk (diskFull) from pebble's logger and events.
 func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
 	po := &pebble.Options{
-		FS:                 o.FS,
+		FS:                 d.logFS,
 		Lock:               lock,
-		CacheSize:          o.CacheSize,
+		CacheSize:          o.CacheSize + 2*int64(o.MemTableSize),
 		MemTableSize:       o.MemTableSize,
 		MaxOpenFiles:       o.MaxOpenFiles,
 		Comparer:           comparer,

@@ -57,7 +57,7 @@ func (t *table) GetAppend(ctx context.Context, dst []storage.Cell, buf []byte, r
 	if err := s.close(); err != nil {
 		return dst, buf, fmt.Errorf("get from table %q row %q: %w", t.name, row, err)
 	}
-	if len(s.getMeta) == 0 {
+	if len(s.meta) == 0 {
 		// Bare sentinel: readers probe absent rows often (a query's empty
 		// hours), and formatting the row would cost more than the read.
 		return dst, buf, storage.ErrNotFound
@@ -71,19 +71,23 @@ func (t *table) GetAppend(ctx context.Context, dst []storage.Cell, buf []byte, r
 // one append, so buf grows at most once and before any cell points into
 // it, then one cell per cellMeta to dst, whatever the number of cells.
 func appendRow(dst []storage.Cell, buf []byte, s *scanner) ([]storage.Cell, []byte) {
-	meta, base := s.getMeta, len(buf)
-	buf = append(buf, s.getData...)
-	data := buf[base:]
-	n := len(s.row)
-	row := data[:n:n]
-	fams := s.st.fams
+	meta, base := s.meta, len(buf)
+	buf = append(buf, s.data...)
 	k := len(dst)
 	if dst == nil {
 		dst = make([]storage.Cell, 0, len(meta)) // Get's: exactly sized
 	}
 	dst = slices.Grow(dst, len(meta))[:k+len(meta)]
-	out := dst[k:]
-	start := n
+	fillCells(dst[k:], buf[base:], meta, len(s.row), s.st.fams)
+	return dst, buf
+}
+
+// fillCells points out[i] at the cell meta[i] locates in data, a gathered
+// row: the row key in data[:keyLen], then each cell's qualifier and value,
+// each slice capped at its own bytes.
+func fillCells(out []storage.Cell, data []byte, meta []cellMeta, keyLen int, fams []famInfo) {
+	row := data[:keyLen:keyLen]
+	start := keyLen
 	for i := range out {
 		m, c := &meta[i], &out[i]
 		// Field by field: a composite literal is built on the stack and
@@ -92,15 +96,14 @@ func appendRow(dst []storage.Cell, buf []byte, s *scanner) ([]storage.Cell, []by
 		c.Qualifier, c.Value = data[start:m.qEnd:m.qEnd], data[m.qEnd:m.vEnd:m.vEnd]
 		start = m.vEnd
 	}
-	return dst, buf
 }
 
-// walkRow gathers the visible cells of Get's row into getData and
-// getMeta. It is next's work without the bookkeeping a Get does not need: the
-// bounds hold one row read forward, with no row limit or regex, and the
-// DB cannot close under the call.
+// walkRow gathers the visible cells of Get's row into data and meta. It is
+// nextBatch's work without the bookkeeping a Get does not need: the bounds
+// hold one row read forward, with no row limit, regex or batch bound, and
+// the DB cannot close under the call.
 func (s *scanner) walkRow() {
-	data, meta := append(s.getData[:0], s.row...), s.getMeta[:0]
+	data, meta := append(s.data[:0], s.row...), s.meta[:0]
 	it := s.it
 	for ok, n := it.First(), 1; ok; ok, n = it.Next(), n+1 {
 		if n&255 == 0 {
@@ -125,13 +128,19 @@ func (s *scanner) walkRow() {
 			s.err = err
 			break
 		}
-		data = appendShort(data, s.qual)
-		q := len(data)
-		data = appendShort(data, val)
-		meta = append(meta, cellMeta{qEnd: q, vEnd: len(data), ts: s.ts, fam: int32(s.famIdx)})
+		data, meta = gather(data, meta, s.qual, val, s.ts, s.famIdx)
 	}
-	s.getData, s.getMeta = data, meta
+	s.data, s.meta = data, meta
 	s.finish()
+}
+
+// gather appends one visible cell to a row being gathered: its qualifier
+// and value to data, where they end to meta.
+func gather(data []byte, meta []cellMeta, q, v []byte, ts int64, fam int) ([]byte, []cellMeta) {
+	data = appendShort(data, q)
+	qEnd := len(data)
+	data = appendShort(data, v)
+	return data, append(meta, cellMeta{qEnd: qEnd, vEnd: len(data), ts: ts, fam: int32(fam)})
 }
 
 // appendShort is append(dst, src...) that copies src of up to 16 bytes
@@ -155,7 +164,7 @@ func appendShort(dst, src []byte) []byte {
 	return dst
 }
 
-// cellMeta locates one of Get's cells in the scratch buffer: its qualifier
+// cellMeta locates one cell of a gathered row in its buffer: its qualifier
 // ends at qEnd, its value at vEnd.
 type cellMeta struct {
 	ts         int64

@@ -93,7 +93,9 @@ func tsdScanRow(b *testing.B, tb storage.Table, so *storage.ScanOptions, row []b
 	sc := tb.Scan(context.Background(), so)
 	n := 0
 	for sc.Next() {
-		n += len(sc.Cell().Value)
+		for _, c := range sc.Row().Cells {
+			n += len(c.Value)
+		}
 	}
 	if err := sc.Close(); err != nil {
 		b.Fatalf("scan: %v", err)
@@ -338,7 +340,9 @@ func BenchmarkScanTablePaired(b *testing.B) {
 	pairedLoop(b, 1, func(int) {
 		sc := f.tb.Scan(ctx, nil)
 		for sc.Next() {
-			sink += len(sc.Cell().Value)
+			for _, c := range sc.Row().Cells {
+				sink += len(c.Value)
+			}
 		}
 		if err := sc.Close(); err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -13,7 +14,8 @@ import (
 )
 
 // scanner walks one pebble iterator over a table's keys and yields the cells
-// that pass its filters. Its decode buffers are reused from cell to cell and,
+// that pass its filters, gathered into rows (batches of at most maxBatch
+// bytes). Its decode and row buffers are reused from row to row and,
 // through scannerPool, from scan to scan, so the steady state allocates
 // nothing per cell.
 type scanner struct {
@@ -28,13 +30,19 @@ type scanner struct {
 	gen      uint64
 	reusable bool
 
-	done, started, pending, skipRow bool
-	reverse                         bool
+	done, started, skipRow bool
+	reverse                bool
+	// carry says the current cell is visible and in no batch yet: it
+	// opens the next one. The iterator has not moved past it, so its
+	// value is still valid.
+	carry bool
 	// eng is the pebble opening the scanner holds a reference on (Scan's
 	// scanners, not Get's), nil when it holds none.
 	eng *engine
 
 	limit, rows int
+	rowSeq      uint64 // counts the rows entered, so a batch sees its row end
+	maxBatch    int    // the scan's MaxBatchBytes
 	re          *binaryregexp.Regexp
 	f           filter
 	steps       int
@@ -65,22 +73,43 @@ type scanner struct {
 	val []byte // current cell's value
 	ts  int64  // current cell's timestamp
 
-	// Get's scratch: the row's cells are gathered here, then copied into
-	// exactly sized memory for the caller.
-	getData []byte
-	getMeta []cellMeta
+	// The row being gathered: its key, then each cell's qualifier and
+	// value, in data; where each cell ends in meta. A Scan's batch points
+	// into them (batch, cells); a Get copies them out for its caller.
+	data  []byte
+	meta  []cellMeta
+	cells []storage.Cell
+	batch storage.Row
 }
 
 var scannerPool = sync.Pool{New: func() any { return &scanner{famIdx: -1} }}
 
-// release returns s to the pool, keeping its buffers' capacity.
+// Row buffers above these sizes are dropped rather than pooled, so one
+// scan of a huge row does not pin its memory in the pool.
+const (
+	maxPooledData  = 1 << 20
+	maxPooledCells = 1 << 14
+)
+
+// release returns s to the pool, keeping its buffers' capacity (within
+// maxPooledData and maxPooledCells).
 func (s *scanner) release() {
+	data, meta, cells := s.data[:0], s.meta[:0], s.cells[:0]
+	if cap(data) > maxPooledData {
+		data = nil
+	}
+	if cap(meta) > maxPooledCells {
+		meta = nil
+	}
+	if cap(cells) > maxPooledCells {
+		cells = nil
+	}
 	*s = scanner{
 		f:  filter{famMask: s.f.famMask[:0]},
 		lo: s.lo[:0], hi: s.hi[:0],
 		rowPrefix: s.rowPrefix[:0], rowBuf: s.rowBuf[:0],
 		col: s.col[:0], qualBuf: s.qualBuf[:0], famIdx: -1,
-		getData: s.getData[:0], getMeta: s.getMeta[:0],
+		data: data, meta: meta, cells: cells,
 	}
 	scannerPool.Put(s)
 }
@@ -106,8 +135,6 @@ func (s *scanner) next() bool {
 	}
 	for !s.done {
 		switch {
-		case s.pending:
-			s.pending = false
 		case s.plainStep():
 			// The common step, inlined: forward to the next key.
 			if !s.it.Next() {
@@ -149,6 +176,46 @@ func (s *scanner) loadValue() bool {
 		return false
 	}
 	s.val = val
+	return true
+}
+
+// nextBatch gathers the next batch: the visible cells of one row, in
+// storage order, as long as they fit in maxBatch bytes (at least one). The
+// cell that ends a batch, of the next row or past the bound, is carried
+// into the next batch: the iterator stays on it until then. A scan that
+// fails inside a row drops the cells gathered of it.
+func (s *scanner) nextBatch() bool {
+	if !s.carry && !s.next() {
+		return false
+	}
+	s.carry, s.batch.Partial = false, false
+	// The key is copied: carrying a cell of the next row moves s.row on.
+	data, meta := append(s.data[:0], s.row...), s.meta[:0]
+	k, seq, size := len(s.row), s.rowSeq, 0
+	for {
+		n := len(s.qual) + len(s.val) + storage.CellOverhead
+		if len(meta) > 0 && size+n > s.maxBatch {
+			s.carry, s.batch.Partial = true, true
+			break
+		}
+		size += n
+		data, meta = gather(data, meta, s.qual, s.val, s.ts, s.famIdx)
+		if !s.next() {
+			if s.err != nil {
+				s.data, s.meta = data, meta
+				return false
+			}
+			break
+		}
+		if s.rowSeq != seq {
+			s.carry = true
+			break
+		}
+	}
+	s.data, s.meta = data, meta
+	s.cells = slices.Grow(s.cells[:0], len(meta))[:len(meta)]
+	fillCells(s.cells, data, meta, k, s.st.fams)
+	s.batch.Key, s.batch.Cells = data[:k:k], s.cells
 	return true
 }
 
@@ -227,6 +294,7 @@ func (s *scanner) enterRow(key []byte) bool {
 	}
 	n := split(key)
 	s.rowPrefix = append(s.rowPrefix[:0], key[:n]...)
+	s.rowSeq++
 	s.col, s.colLen, s.rowCounted = s.col[:0], 0, false
 	var err error
 	s.row, s.rowBuf, _, err = parseField(s.rowBuf[:0], s.rowPrefix[max(rowStart(s.rowPrefix), 0):])
@@ -445,11 +513,6 @@ func keyTimestamp8(key []byte) int64 {
 	return int64(tsMask-v) * 1000
 }
 
-// current returns the current cell; its slices alias the scanner's buffers.
-func (s *scanner) current() storage.Cell {
-	return storage.Cell{Row: s.row, Family: s.famName, Qualifier: s.qual, Timestamp: s.ts, Value: s.val}
-}
-
 // decodeColumn decodes family and qualifier from col and applies the column
 // filters. The family is most often the previous cell's, and qualifiers of
 // plain one-byte codes (no 0xFE/0xFF bytes) are decoded in this loop; the
@@ -605,16 +668,17 @@ type scanHandle struct {
 	err error
 }
 
-// Next advances to the next cell and reports whether there is one.
-func (h *scanHandle) Next() bool { return h.s != nil && h.s.next() }
+// Next advances to the next row, or batch of a row, and reports whether
+// there is one.
+func (h *scanHandle) Next() bool { return h.s != nil && h.s.nextBatch() }
 
-// Cell returns the current cell; its slices are valid until the next call to
+// Row returns the current row; its slices are valid until the next call to
 // Next or Close.
-func (h *scanHandle) Cell() storage.Cell {
+func (h *scanHandle) Row() storage.Row {
 	if h.s == nil {
-		return storage.Cell{}
+		return storage.Row{}
 	}
-	return h.s.current()
+	return h.s.batch
 }
 
 // Err returns the error that ended the scan, if any.
@@ -637,8 +701,8 @@ func (h *scanHandle) Close() error {
 	return h.err
 }
 
-// Scan streams the cells of rows in [opts.Start, opts.Stop) that pass the
-// filters. Invalid options yield a scanner whose Err says why.
+// Scan streams the rows in [opts.Start, opts.Stop) that pass the filters.
+// Invalid options yield a scanner whose Err says why.
 func (t *table) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Scanner {
 	if opts == nil {
 		opts = &storage.ScanOptions{}
@@ -669,11 +733,8 @@ func oneRow(start, stop []byte) bool {
 
 // newScanner validates opts and opens a scanner over the rows they select.
 func (t *table) newScanner(ctx context.Context, st *tableState, opts *storage.ScanOptions) (*scanner, error) {
-	if err := storage.ValidateRead(st.spec, &opts.ReadOptions); err != nil {
+	if err := storage.ValidateScan(st.spec, opts); err != nil {
 		return nil, err
-	}
-	if opts.Limit < 0 {
-		return nil, storage.Invalidf("negative row limit %d", opts.Limit)
 	}
 	var re *binaryregexp.Regexp
 	if opts.RowRegex != "" {
@@ -684,7 +745,7 @@ func (t *table) newScanner(ctx context.Context, st *tableState, opts *storage.Sc
 	}
 	s := scannerPool.Get().(*scanner)
 	s.t, s.st, s.ctx, s.re = t, st, ctx, re
-	s.reverse, s.limit = opts.Reverse, opts.Limit
+	s.reverse, s.limit, s.maxBatch = opts.Reverse, opts.Limit, opts.BatchLimit()
 	s.f.reset(st, &opts.ReadOptions, t.db.readClock(st))
 	s.countVersions = s.f.maxVersions > 0 || st.hasVersionLimit()
 	s.lo, s.hi = t.rowBounds(s.lo, s.hi, opts.Start, opts.Stop)

@@ -134,9 +134,62 @@ func putRowSet(s *rowSet) {
 	rowSetPool.Put(s)
 }
 
+// ApplyGroup implements storage.GroupApplier: every group's mutations in
+// one synced pebble batch, when each group's table is a table of t's
+// store.
+func (t *table) ApplyGroup(ctx context.Context, groups []storage.TableMutations) (bool, error) {
+	tables := make([]*table, len(groups))
+	for i, g := range groups {
+		gt, ok := g.Table.(*table)
+		if !ok || gt.db != t.db {
+			return false, nil
+		}
+		tables[i] = gt
+	}
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	for i, gt := range tables {
+		st, err := gt.beginWrite()
+		if err != nil {
+			return true, err
+		}
+		defer gt.db.leave()
+		if err := gt.validateMutations(st, groups[i].Muts); err != nil {
+			return true, err
+		}
+	}
+	b := t.db.pdb.NewBatch()
+	defer b.Close()
+	rows := rowSetPool.Get().(*rowSet)
+	defer putRowSet(rows)
+	for i, gt := range tables {
+		if err := gt.addMutationsTo(ctx, b, groups[i].Muts, rows); err != nil {
+			return true, err
+		}
+	}
+	t.db.rows.rlockSet(rows)
+	err := t.db.commit(b, t.db.wo)
+	t.db.rows.runlockSet(rows)
+	if err != nil {
+		return true, fmt.Errorf("apply to %d tables: %w", len(groups), err)
+	}
+	return true, nil
+}
+
 // addMutations adds every mutation to b and returns the stripes they touch.
 func (t *table) addMutations(ctx context.Context, b *pebble.Batch, muts []storage.Mutation) (*rowSet, error) {
 	rows := rowSetPool.Get().(*rowSet)
+	if err := t.addMutationsTo(ctx, b, muts, rows); err != nil {
+		putRowSet(rows)
+		return nil, err
+	}
+	return rows, nil
+}
+
+// addMutationsTo adds every mutation to b and the stripes they touch to
+// rows.
+func (t *table) addMutationsTo(ctx context.Context, b *pebble.Batch, muts []storage.Mutation, rows *rowSet) error {
 	kb := getKeyBuf()
 	defer putKeyBuf(kb)
 	var now int64
@@ -147,14 +200,13 @@ func (t *table) addMutations(ctx context.Context, b *pebble.Batch, muts []storag
 		m := &muts[i]
 		if len(m.Deletes) > 0 {
 			if err := t.addDeletes(ctx, b, kb, m.Row, m.Deletes); err != nil {
-				putRowSet(rows)
-				return nil, fmt.Errorf("apply to table %q: mutation %d row %q: %w", t.name, i, m.Row, err)
+				return fmt.Errorf("apply to table %q: mutation %d row %q: %w", t.name, i, m.Row, err)
 			}
 		}
 		t.addPuts(b, kb, m.Row, m.Cells, now)
 		rows.add(t.db.rows.index(t.id, m.Row))
 	}
-	return rows, nil
+	return nil
 }
 
 // Delete removes cells of one row in one synced batch; no deletions means

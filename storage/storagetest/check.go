@@ -37,14 +37,11 @@ func ms(n int64) int64 { return n * 1000 }
 func (s *suite) table(t *testing.T, spec storage.TableSpec) (storage.DB, storage.Table) {
 	t.Helper()
 	db := s.open(t)
-	if err := db.EnsureTable(t.Context(), spec); err != nil {
-		t.Fatalf("EnsureTable(%s): %v", spec.Name, err)
-	}
-	tbl, err := db.Table(t.Context(), spec.Name)
+	tbls, err := storage.EnsureTables(t.Context(), db, spec)
 	if err != nil {
-		t.Fatalf("Table(%s): %v", spec.Name, err)
+		t.Fatal(err)
 	}
-	return db, tbl
+	return db, tbls[0]
 }
 
 // std opens a fresh store with the standard table.
@@ -195,18 +192,131 @@ func wantAppended(t *testing.T, what string, dst []storage.Cell, buf []byte, nDs
 	}
 }
 
-// scanAll drains a scan, copying every cell, and returns Close's error.
+// scanAll drains a scan as scanRows does and returns the rows' cells.
 func scanAll(ctx context.Context, tbl storage.Table, o *storage.ScanOptions) ([]storage.Cell, error) {
+	rows, err := scanRows(ctx, tbl, o)
+	return flatten(rows), err
+}
+
+// scanRows drains a scan (drainRows), checks the rows' shape (checkRows)
+// and returns Close's error, or the shape's.
+func scanRows(ctx context.Context, tbl storage.Table, o *storage.ScanOptions) ([]storage.Row, error) {
+	rows, err := drainRows(ctx, tbl, o)
+	if msg := checkRows(rows, o, err == nil); msg != "" {
+		return rows, fmt.Errorf("rows break the contract: %s\n%s", msg, fmtRows(rows))
+	}
+	return rows, err
+}
+
+// drainRows drains a scan, copying every row, and returns Close's error.
+func drainRows(ctx context.Context, tbl storage.Table, o *storage.ScanOptions) ([]storage.Row, error) {
 	sc := tbl.Scan(ctx, o)
-	var out []storage.Cell
+	var out []storage.Row
 	for sc.Next() {
-		out = append(out, copyCell(sc.Cell()))
+		out = append(out, copyRow(sc.Row()))
 	}
 	err := sc.Err()
 	if cerr := sc.Close(); !sameErr(err, cerr) {
 		return out, fmt.Errorf("scanner Err %v but Close %v", err, cerr)
 	}
 	return out, err
+}
+
+// checkRows checks what the contract says of a scan's rows whatever the
+// data: each has a key and at least one cell, every cell's row is the key,
+// keys ascend (descend in reverse) from row to row and repeat only after a
+// Partial batch, a finished scan does not end Partial, and a row is cut
+// exactly at the batch bound: a batch of two or more cells fits in it, and
+// a Partial batch could not take the next cell of its row. It returns ""
+// or what is wrong.
+func checkRows(rows []storage.Row, o *storage.ScanOptions, finished bool) string {
+	var so storage.ScanOptions
+	if o != nil {
+		so = *o
+	}
+	limit := so.BatchLimit()
+	for i, r := range rows {
+		if len(r.Key) == 0 || len(r.Cells) == 0 {
+			return fmt.Sprintf("row %d: key %q with %d cells", i, r.Key, len(r.Cells))
+		}
+		size := 0
+		for _, c := range r.Cells {
+			if !bytes.Equal(c.Row, r.Key) {
+				return fmt.Sprintf("row %d of key %q holds a cell of row %q", i, r.Key, c.Row)
+			}
+			size += storage.CellBytes(&c)
+		}
+		if len(r.Cells) > 1 && size > limit {
+			return fmt.Sprintf("row %d of key %q: %d cells of %d bytes exceed the bound %d", i, r.Key, len(r.Cells), size, limit)
+		}
+		if i == 0 {
+			continue
+		}
+		prev := rows[i-1]
+		if msg := checkNext(prev, r, so.Reverse, limit); msg != "" {
+			return fmt.Sprintf("rows %d and %d: %s", i-1, i, msg)
+		}
+	}
+	if n := len(rows); finished && n > 0 && rows[n-1].Partial {
+		return fmt.Sprintf("the scan ended on a Partial batch of row %q", rows[n-1].Key)
+	}
+	return ""
+}
+
+// checkNext checks the order of two successive rows and, when the first is
+// Partial, that the second continues it and that the cut was needed.
+func checkNext(prev, r storage.Row, reverse bool, limit int) string {
+	c := bytes.Compare(prev.Key, r.Key)
+	if reverse {
+		c = -c
+	}
+	switch {
+	case prev.Partial && c != 0:
+		return fmt.Sprintf("a Partial batch of row %q is followed by row %q", prev.Key, r.Key)
+	case !prev.Partial && c >= 0:
+		return fmt.Sprintf("row %q is followed by row %q (reverse %v) without a Partial mark", prev.Key, r.Key, reverse)
+	case prev.Partial:
+		size := storage.CellBytes(&r.Cells[0])
+		for _, c := range prev.Cells {
+			size += storage.CellBytes(&c)
+		}
+		if size <= limit {
+			return fmt.Sprintf("row %q was cut after %d cells though the next cell fit in the bound %d", r.Key, len(prev.Cells), limit)
+		}
+	}
+	return ""
+}
+
+// sameRows reports whether got and want agree in keys, Partial marks and
+// cells (under eq).
+func sameRows(got, want []storage.Row, eq func(a, b storage.Cell) bool) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Key, want[i].Key) || got[i].Partial != want[i].Partial ||
+			diffCells(got[i].Cells, want[i].Cells, eq) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func flatten(rows []storage.Row) []storage.Cell {
+	var out []storage.Cell
+	for _, r := range rows {
+		out = append(out, r.Cells...)
+	}
+	return out
+}
+
+// copyRow copies a scanned row out of the scanner's memory.
+func copyRow(r storage.Row) storage.Row {
+	out := storage.Row{Key: bytes.Clone(r.Key), Partial: r.Partial, Cells: make([]storage.Cell, len(r.Cells))}
+	for i, c := range r.Cells {
+		out.Cells[i] = copyCell(c)
+	}
+	return out
 }
 
 func sameErr(a, b error) bool {
@@ -220,6 +330,19 @@ func wantScan(t *testing.T, tbl storage.Table, o *storage.ScanOptions, want ...s
 		t.Fatalf("Scan(%s): %v", fmtScan(o), err)
 	}
 	wantCells(t, "Scan("+fmtScan(o)+")", cells, want)
+}
+
+// wantScanRows checks that a scan yields exactly want: keys, cells and
+// Partial marks.
+func wantScanRows(t *testing.T, tbl storage.Table, o *storage.ScanOptions, want ...storage.Row) {
+	t.Helper()
+	got, err := scanRows(t.Context(), tbl, o)
+	if err != nil {
+		t.Fatalf("Scan(%s): %v", fmtScan(o), err)
+	}
+	if !sameRows(got, want, cellEqual) {
+		t.Fatalf("Scan(%s):\n got %d rows:\n%s want %d rows:\n%s", fmtScan(o), len(got), fmtRows(got), len(want), fmtRows(want))
+	}
 }
 
 // wantRows checks the row keys (in order, each once) a scan returns.
@@ -288,12 +411,23 @@ func fmtCells(cells []storage.Cell) string {
 	return b.String()
 }
 
+func fmtRows(rows []storage.Row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "   row %q partial=%v:\n", r.Key, r.Partial)
+		for _, c := range r.Cells {
+			b.WriteString("      " + fmtCell(c) + "\n")
+		}
+	}
+	return b.String()
+}
+
 func fmtScan(o *storage.ScanOptions) string {
 	if o == nil {
 		return "nil"
 	}
-	return fmt.Sprintf("start=%q stop=%q re=%q limit=%d rev=%v %s",
-		o.Start, o.Stop, o.RowRegex, o.Limit, o.Reverse, fmtRead(&o.ReadOptions))
+	return fmt.Sprintf("start=%q stop=%q re=%q limit=%d rev=%v batch=%d %s",
+		o.Start, o.Stop, o.RowRegex, o.Limit, o.Reverse, o.MaxBatchBytes, fmtRead(&o.ReadOptions))
 }
 
 func fmtRead(o *storage.ReadOptions) string {

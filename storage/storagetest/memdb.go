@@ -182,8 +182,8 @@ func appendCapped(buf, b []byte) ([]byte, []byte) {
 }
 
 func (t *memTable) Scan(ctx context.Context, opts *storage.ScanOptions) storage.Scanner {
-	s := &sliceScanner{ctx: ctx}
-	s.err = t.with(ctx, func(m *model) (err error) { s.cells, err = m.scan(opts); return err })
+	s := &rowsScanner{ctx: ctx}
+	s.err = t.with(ctx, func(m *model) (err error) { s.rows, err = m.scan(opts); return err })
 	return s
 }
 
@@ -217,17 +217,17 @@ func (t *memTable) Append(ctx context.Context, row []byte, family string, qualif
 	return v, err
 }
 
-// sliceScanner streams precomputed cells, checking its context on every
+// rowsScanner streams precomputed rows, checking its context on every
 // step as an engine's scanner must.
-type sliceScanner struct {
+type rowsScanner struct {
 	ctx    context.Context
-	cells  []storage.Cell
-	cur    storage.Cell
+	rows   []storage.Row
+	cur    storage.Row
 	err    error
 	closed bool
 }
 
-func (s *sliceScanner) Next() bool {
+func (s *rowsScanner) Next() bool {
 	if s.err != nil || s.closed {
 		return false
 	}
@@ -235,18 +235,18 @@ func (s *sliceScanner) Next() bool {
 		s.err = fmt.Errorf("scan: %w", err)
 		return false
 	}
-	if len(s.cells) == 0 {
+	if len(s.rows) == 0 {
 		return false
 	}
-	s.cur, s.cells = s.cells[0], s.cells[1:]
+	s.cur, s.rows = s.rows[0], s.rows[1:]
 	return true
 }
 
-func (s *sliceScanner) Cell() storage.Cell { return s.cur }
-func (s *sliceScanner) Err() error         { return s.err }
+func (s *rowsScanner) Row() storage.Row { return s.cur }
+func (s *rowsScanner) Err() error       { return s.err }
 
-func (s *sliceScanner) Close() error {
+func (s *rowsScanner) Close() error {
 	s.closed = true
-	s.cells = nil
+	s.rows, s.cur = nil, storage.Row{}
 	return s.err
 }

@@ -311,12 +311,17 @@ func (m *model) get(row []byte, o *storage.ReadOptions) ([]storage.Cell, error) 
 	return cells, nil
 }
 
-func (m *model) scan(o *storage.ScanOptions) ([]storage.Cell, error) {
+// scan returns the rows a scan yields: each row's cells that pass o, cut
+// into batches of at most o's batch bound.
+func (m *model) scan(o *storage.ScanOptions) ([]storage.Row, error) {
 	if o == nil {
 		o = &storage.ScanOptions{}
 	}
 	if err := storage.ValidateRead(m.spec, &o.ReadOptions); err != nil {
 		return nil, err
+	}
+	if o.Limit < 0 || o.MaxBatchBytes < 0 {
+		return nil, storage.Invalidf("negative limit %d or batch bound %d", o.Limit, o.MaxBatchBytes)
 	}
 	re, err := compileRowRegex(o.RowRegex)
 	if err != nil {
@@ -324,7 +329,7 @@ func (m *model) scan(o *storage.ScanOptions) ([]storage.Cell, error) {
 	}
 	keys := m.scanKeys(o, re)
 	now := m.nowMicros()
-	var out []storage.Cell
+	var out []storage.Row
 	rows := 0
 	for _, k := range keys {
 		if o.Limit > 0 && rows == o.Limit {
@@ -333,10 +338,26 @@ func (m *model) scan(o *storage.ScanOptions) ([]storage.Cell, error) {
 		cells := m.read(k, &o.ReadOptions, now)
 		if len(cells) > 0 {
 			rows++
-			out = append(out, cells...)
+			out = appendBatches(out, k, cells, o.BatchLimit())
 		}
 	}
 	return out, nil
+}
+
+// appendBatches appends the row key's cells as Rows: each takes cells in
+// order while their CellBytes sum stays within limit (the first cell
+// always), and all but the last are Partial.
+func appendBatches(out []storage.Row, key string, cells []storage.Cell, limit int) []storage.Row {
+	for len(cells) > 0 {
+		n, size := 1, storage.CellBytes(&cells[0])
+		for n < len(cells) && size+storage.CellBytes(&cells[n]) <= limit {
+			size += storage.CellBytes(&cells[n])
+			n++
+		}
+		out = append(out, storage.Row{Key: []byte(key), Cells: cells[:n:n], Partial: n < len(cells)})
+		cells = cells[n:]
+	}
+	return out
 }
 
 // scanKeys lists the row keys in [Start, Stop) that match re, in scan order.

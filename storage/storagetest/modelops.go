@@ -167,21 +167,30 @@ func (r *modelRun) getAppend(row []byte, o *storage.ReadOptions, want []storage.
 
 func (r *modelRun) opScan() {
 	o := r.genScan()
-	got, err := scanAll(r.t.Context(), r.tbl, o)
-	r.logf("Scan(%s) -> %d cells, %v", fmtScan(o), len(got), err)
+	got, err := scanRows(r.t.Context(), r.tbl, o)
+	r.logf("Scan(%s) -> %d rows, %v", fmtScan(o), len(got), err)
 	want, merr := r.m.scan(o)
 	r.sameErr("Scan", err, merr, false)
-	r.sameCells("Scan", got, want)
+	r.sameRows("Scan", got, want)
 }
 
 // checkAll compares every stored cell, as a full scan sees it.
 func (r *modelRun) checkAll() {
-	got, err := scanAll(r.t.Context(), r.tbl, nil)
+	got, err := scanRows(r.t.Context(), r.tbl, nil)
 	if err != nil {
 		r.fail("full scan: %v", err)
 	}
 	want, _ := r.m.scan(nil)
-	r.sameCells("full scan after the write", got, want)
+	r.sameRows("full scan after the write", got, want)
+}
+
+// sameRows compares rows as sameCells does cells, and their keys and
+// Partial marks exactly.
+func (r *modelRun) sameRows(what string, got, want []storage.Row) {
+	r.t.Helper()
+	if !sameRows(got, want, r.cellMatch) {
+		r.fail("%s differs:\n got %d rows:\n%s want %d rows:\n%s", what, len(got), fmtRows(got), len(want), fmtRows(want))
+	}
 }
 
 // sameErr fails unless err and the model's merr agree in class; loose

@@ -28,6 +28,9 @@ var (
 	modelPieces   = [][]byte{{}, []byte("x"), []byte("yz"), {0x00}}
 	modelRegexes  = []string{".*", "a.*", `\x00+`, `\xff.*`, "a", ".", "..", `[\x00-\x61]`, `a|a\x00`, `(?s).\x00`, "a?b", "zz"}
 	modelFamilies = []string{famA, famB, famC, famTTL}
+	// modelBatchBounds cut rows into batches: every cell alone, or the
+	// bound falls among the sizes of two or three model cells.
+	modelBatchBounds = []int{1, storage.CellOverhead, 200, 210, 250, 320}
 )
 
 // modelRun drives one random sequence against an engine table and the model.
@@ -238,6 +241,10 @@ func (r *modelRun) genScan() *storage.ScanOptions {
 	}
 	if r.coin(3) {
 		o.Limit = 1 + r.pick(3)
+	}
+	if r.coin(3) {
+		// Model cells count 96 to 112 bytes: one, two or three a batch.
+		o.MaxBatchBytes = modelBatchBounds[r.pick(len(modelBatchBounds))]
 	}
 	if ro := r.genRead(); ro != nil {
 		o.ReadOptions = *ro

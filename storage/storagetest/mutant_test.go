@@ -47,6 +47,12 @@ var mutants = []struct {
 	{"getappend-accepts-bad", "^GetAppend$/^BadInput$", "GetAppend/BadInput"},
 	{"getappend-ignores-options", "^PutGet$/^QualifierFilters$", "PutGet/QualifierFilters"},
 	{"getappend-ignores-options", "^Model$", "Model/Random"},
+	{"rows-split", "^Scan$/^RowShape$", "Scan/RowShape"},
+	{"rows-merged", "^Scan$/^RowShape$", "Scan/RowShape"},
+	{"partial-missing", "^Scan$/^BatchBound$", "Scan/BatchBound"},
+	{"partial-missing", "^Model$", "Model/Random"},
+	{"bound-off-by-one", "^Scan$/^BatchBound$", "Scan/BatchBound"},
+	{"limit-counts-batches", "^Scan$/^BatchBoundLimit$", "Scan/BatchBoundLimit"},
 }
 
 const mutantEnv = "TSD_STORAGETEST_MUTANT"
@@ -195,25 +201,83 @@ func (t *mutantTable) getAppendMutant(ctx context.Context, dst []storage.Cell, b
 }
 
 func (t *mutantTable) Scan(ctx context.Context, o *storage.ScanOptions) storage.Scanner {
+	var so storage.ScanOptions
 	if o != nil {
-		c := *o
-		o = &c
-		if t.mutant == "regex-contains" && o.RowRegex != "" {
+		so = *o
+		o = &so
+		switch {
+		case t.mutant == "regex-contains" && o.RowRegex != "":
 			o.RowRegex = "(?s).*(?:" + o.RowRegex + ").*"
-		}
-		if t.mutant == "limit-plus-one" && o.Limit > 0 {
+		case t.mutant == "limit-plus-one" && o.Limit > 0:
 			o.Limit++
+		case t.mutant == "bound-off-by-one" && o.MaxBatchBytes > 1: // the bound taken as exclusive
+			o.MaxBatchBytes--
+		case t.mutant == "limit-counts-batches":
+			o.Limit = 0
 		}
 	}
 	if t.mutant == "ctx-ignored" {
 		ctx = context.Background()
 	}
-	if t.mutant != "reverse-cells" || o == nil || !o.Reverse {
+	reshape := rowMutants[t.mutant]
+	if reshape == nil {
 		return t.Table.Scan(ctx, o)
 	}
-	cells, err := scanAll(ctx, t.Table, o)
-	slices.Reverse(cells)
-	return &sliceScanner{ctx: ctx, cells: cells, err: err}
+	rows, err := drainRows(ctx, t.Table, o)
+	return &rowsScanner{ctx: ctx, rows: reshape(rows, &so), err: err}
+}
+
+// rowMutants break the shape of a scan's rows.
+var rowMutants = map[string]func(rows []storage.Row, o *storage.ScanOptions) []storage.Row{
+	"reverse-cells": func(rows []storage.Row, o *storage.ScanOptions) []storage.Row {
+		if !o.Reverse {
+			return rows
+		}
+		cells := flatten(rows)
+		slices.Reverse(cells)
+		var out []storage.Row
+		for _, c := range cells {
+			if n := len(out); n > 0 && bytes.Equal(out[n-1].Key, c.Row) {
+				out[n-1].Cells = append(out[n-1].Cells, c)
+				continue
+			}
+			out = append(out, storage.Row{Key: c.Row, Cells: []storage.Cell{c}})
+		}
+		return out
+	},
+	"rows-split": func(rows []storage.Row, _ *storage.ScanOptions) []storage.Row { // a cell a batch
+		var out []storage.Row
+		for _, r := range rows {
+			for i, c := range r.Cells {
+				out = append(out, storage.Row{Key: r.Key, Cells: []storage.Cell{c}, Partial: r.Partial || i < len(r.Cells)-1})
+			}
+		}
+		return out
+	},
+	"rows-merged": func(rows []storage.Row, _ *storage.ScanOptions) []storage.Row { // two whole rows a batch
+		var out []storage.Row
+		for i := 0; i < len(rows); i++ {
+			r := rows[i]
+			if i+1 < len(rows) && !r.Partial && !rows[i+1].Partial {
+				i++
+				r.Cells = slices.Concat(r.Cells, rows[i].Cells)
+			}
+			out = append(out, r)
+		}
+		return out
+	},
+	"partial-missing": func(rows []storage.Row, _ *storage.ScanOptions) []storage.Row {
+		for i := range rows {
+			rows[i].Partial = false
+		}
+		return rows
+	},
+	"limit-counts-batches": func(rows []storage.Row, o *storage.ScanOptions) []storage.Row {
+		if o.Limit > 0 && len(rows) > o.Limit {
+			rows = rows[:o.Limit]
+		}
+		return rows
+	},
 }
 
 func (t *mutantTable) Put(ctx context.Context, row []byte, cells []storage.Cell) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tsd-db/tsd/storage"
@@ -24,11 +25,16 @@ func (s *suite) scanCases() []testCase {
 		{"ManyRows", s.testScanManyRows},
 		{"ScannerSticky", s.testScannerSticky},
 		{"ContextCancel", s.testScanCancel},
+		{"RowShape", s.testScanRowShape},
+		{"BatchBound", s.testScanBatchBound},
+		{"BatchBoundLimit", s.testScanBatchLimit},
+		{"BatchBoundDefault", s.testScanBatchDefault},
+		{"BatchBoundInvalid", s.testScanBatchInvalid},
 	}
 }
 
-// scanRows writes one cell in families a and c for each row, in reverse.
-func scanRows(t *testing.T, tbl storage.Table, rows ...string) {
+// putScanRows writes one cell in families a and c for each row, in reverse.
+func putScanRows(t *testing.T, tbl storage.Table, rows ...string) {
 	t.Helper()
 	for i := len(rows) - 1; i >= 0; i-- {
 		mustPut(t, tbl, rows[i], cell(famC, "z", ms(1), rows[i]), cell(famA, "q", ms(1), rows[i]))
@@ -70,7 +76,7 @@ func (s *suite) testScanEmpty(t *testing.T) {
 func (s *suite) testScanBounds(t *testing.T) {
 	tbl := s.std(t)
 	rows := []string{"a", "b", "b\x00", "c", "d"}
-	scanRows(t, tbl, rows...)
+	putScanRows(t, tbl, rows...)
 	o := func(start, stop string) *storage.ScanOptions {
 		so := &storage.ScanOptions{}
 		if start != "-" {
@@ -94,7 +100,7 @@ func (s *suite) testScanBounds(t *testing.T) {
 func (s *suite) testScanLimit(t *testing.T) {
 	tbl := s.std(t)
 	rows := []string{"a", "b", "c", "d"}
-	scanRows(t, tbl, rows...)
+	putScanRows(t, tbl, rows...)
 	mustPut(t, tbl, "bb", cell(famB, "x", ms(1), "only b"))
 	wantScan(t, tbl, &storage.ScanOptions{Limit: 2}, scanRowCells("a", "b")...)
 	wantScan(t, tbl, &storage.ScanOptions{Limit: 10}, append(append(scanRowCells("a", "b"), rc("bb", famB, "x", ms(1), "only b")), scanRowCells("c", "d")...)...)
@@ -108,7 +114,7 @@ func (s *suite) testScanLimit(t *testing.T) {
 func (s *suite) testScanReverse(t *testing.T) {
 	tbl := s.std(t)
 	rows := []string{"a", "b", "b\x00", "c", "d"}
-	scanRows(t, tbl, rows...)
+	putScanRows(t, tbl, rows...)
 	mustPut(t, tbl, "b", cell(famA, "q", ms(2), "b2"), cell(famA, "p", ms(1), "bp"))
 	b := []storage.Cell{rc("b", famA, "p", ms(1), "bp"), rc("b", famA, "q", ms(2), "b2"), rc("b", famA, "q", ms(1), "b"), rc("b", famC, "z", ms(1), "b")}
 	all := slices.Concat(scanRowCells("d", "c", "b\x00"), b, scanRowCells("a"))
@@ -255,14 +261,14 @@ func (s *suite) testScanManyRows(t *testing.T) {
 
 func (s *suite) testScannerSticky(t *testing.T) {
 	tbl := s.std(t)
-	scanRows(t, tbl, "a", "b")
+	putScanRows(t, tbl, "a", "b")
 	sc := tbl.Scan(t.Context(), nil)
 	n := 0
 	for sc.Next() {
 		n++
 	}
-	if n != 4 {
-		t.Fatalf("scanned %d cells, want 4", n)
+	if n != 2 {
+		t.Fatalf("scanned %d rows, want 2", n)
 	}
 	for i := 0; i < 3; i++ {
 		if sc.Next() || sc.Err() != nil {
@@ -317,16 +323,148 @@ func (s *suite) testScanCancel(t *testing.T) {
 		got++
 	}
 	if got != 10 {
-		t.Fatalf("read %d cells before cancelling: %v", got, sc.Err())
+		t.Fatalf("read %d rows before cancelling: %v", got, sc.Err())
 	}
 	cancel()
 	for sc.Next() {
 		got++
 	}
-	if got >= 2*n {
-		t.Fatalf("scan of %d cells ran to the end after cancel", got)
+	if got >= n {
+		t.Fatalf("scan of %d rows ran to the end after cancel", got)
 	}
 	if err := sc.Err(); !isCanceled(err) {
 		t.Fatalf("Err after cancel = %v; want one wrapping context.Canceled", err)
 	}
+}
+
+// testScanRowShape checks that a scan yields each row once, whole, with its
+// key and every cell that passes the filters, in storage order, forward
+// and in reverse, and that filters and limits count rows.
+func (s *suite) testScanRowShape(t *testing.T) {
+	tbl := s.std(t)
+	mustPut(t, tbl, "r1", cell(famC, "z", ms(1), "c"), cell(famB, "x", ms(3), "b"),
+		cell(famA, "q2", ms(1), "a2"), cell(famA, "q1", ms(1), "a1old"), cell(famA, "q1", ms(2), "a1"))
+	mustPut(t, tbl, "r2", cell(famB, "y", ms(1), "only b"))
+	mustPut(t, tbl, "r3", cell(famA, "", ms(5), "e"), cell(famA, "\x00", ms(5), "z"))
+	r1 := storage.Row{Key: []byte("r1"), Cells: []storage.Cell{
+		rc("r1", famA, "q1", ms(2), "a1"), rc("r1", famA, "q1", ms(1), "a1old"), rc("r1", famA, "q2", ms(1), "a2"),
+		rc("r1", famB, "x", ms(3), "b"), rc("r1", famC, "z", ms(1), "c")}}
+	r2 := storage.Row{Key: []byte("r2"), Cells: []storage.Cell{rc("r2", famB, "y", ms(1), "only b")}}
+	r3 := storage.Row{Key: []byte("r3"), Cells: []storage.Cell{rc("r3", famA, "", ms(5), "e"), rc("r3", famA, "\x00", ms(5), "z")}}
+	wantScanRows(t, tbl, nil, r1, r2, r3)
+	wantScanRows(t, tbl, &storage.ScanOptions{Reverse: true}, r3, r2, r1)
+	wantScanRows(t, tbl, &storage.ScanOptions{Limit: 2, Start: []byte("r1\x00")}, r2, r3)
+	onlyA := storage.ReadOptions{Families: []string{famA}, MaxVersions: 1}
+	wantScanRows(t, tbl, &storage.ScanOptions{Limit: 2, ReadOptions: onlyA},
+		storage.Row{Key: []byte("r1"), Cells: []storage.Cell{r1.Cells[0], r1.Cells[2]}}, r3)
+}
+
+// batchCells writes n cells of 2-byte qualifiers and 100-byte values
+// (198 bytes each towards a batch bound) to row and returns them as read.
+func batchCells(t *testing.T, tbl storage.Table, row string, n int) []storage.Cell {
+	t.Helper()
+	var put, want []storage.Cell
+	for i := range n {
+		q, v := fmt.Sprintf("q%d", i), strings.Repeat(string(rune('a'+i)), 100)
+		put = append(put, cell(famA, q, ms(1), v))
+		want = append(want, rc(row, famA, q, ms(1), v))
+	}
+	mustPut(t, tbl, row, put...)
+	return want
+}
+
+// cut splits a row's cells into batches of the given sizes, all but the
+// last Partial.
+func cut(key string, cells []storage.Cell, sizes ...int) []storage.Row {
+	var out []storage.Row
+	for i, n := range sizes {
+		out = append(out, storage.Row{Key: []byte(key), Cells: cells[:n], Partial: i < len(sizes)-1})
+		cells = cells[n:]
+	}
+	if len(cells) != 0 {
+		panic("cut: sizes do not cover the cells")
+	}
+	return out
+}
+
+// testScanBatchBound checks where rows larger than MaxBatchBytes are cut:
+// greedily in storage order, at exactly the bound, a cell larger than it
+// alone, forward and in reverse, with the neighbours whole.
+func (s *suite) testScanBatchBound(t *testing.T) {
+	tbl := s.std(t)
+	const size = 2 + 100 + storage.CellOverhead // batchCells' cells
+	m := batchCells(t, tbl, "m", 10)
+	putScanRows(t, tbl, "l", "n") // two cells of 98 bytes each
+	l, n := scanRowCells("l"), scanRowCells("n")
+	whole := func(key string, cells []storage.Cell) storage.Row {
+		return storage.Row{Key: []byte(key), Cells: cells}
+	}
+	cases := []struct {
+		bound int
+		m     []int // batch sizes of row m
+	}{
+		{3 * size, []int{3, 3, 3, 1}},
+		{3*size - 1, []int{2, 2, 2, 2, 2}},
+		{3*size + 1, []int{3, 3, 3, 1}},
+		{10 * size, []int{10}},
+		{10*size - 1, []int{9, 1}},
+		{size, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+	}
+	for _, c := range cases {
+		o := &storage.ScanOptions{MaxBatchBytes: c.bound}
+		wantScanRows(t, tbl, o, slices.Concat([]storage.Row{whole("l", l)}, cut("m", m, c.m...), []storage.Row{whole("n", n)})...)
+		o.Reverse = true
+		wantScanRows(t, tbl, o, slices.Concat([]storage.Row{whole("n", n)}, cut("m", m, c.m...), []storage.Row{whole("l", l)})...)
+	}
+	one := func(key string, cells []storage.Cell) []storage.Row { return cut(key, cells, 1, 1) }
+	wantScanRows(t, tbl, &storage.ScanOptions{MaxBatchBytes: 1}, slices.Concat(one("l", l), cut("m", m, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), one("n", n))...)
+	// A cell larger than the bound is a batch of its own; its neighbours
+	// in the row do not join it.
+	big := strings.Repeat("B", 1000)
+	mustPut(t, tbl, "o", cell(famA, "1", ms(1), "s1"), cell(famA, "2", ms(1), big), cell(famA, "3", ms(1), "s3"), cell(famA, "4", ms(1), "s4"))
+	o := []storage.Cell{rc("o", famA, "1", ms(1), "s1"), rc("o", famA, "2", ms(1), big), rc("o", famA, "3", ms(1), "s3"), rc("o", famA, "4", ms(1), "s4")}
+	wantScanRows(t, tbl, &storage.ScanOptions{Start: []byte("o"), MaxBatchBytes: 3 * size}, cut("o", o, 1, 1, 2)...)
+}
+
+// testScanBatchLimit checks that a row cut into batches counts once
+// towards Limit, and that filters apply before the bound.
+func (s *suite) testScanBatchLimit(t *testing.T) {
+	tbl := s.std(t)
+	const size = 2 + 100 + storage.CellOverhead
+	m := batchCells(t, tbl, "m", 5)
+	putScanRows(t, tbl, "n", "p")
+	n := storage.Row{Key: []byte("n"), Cells: scanRowCells("n")}
+	wantScanRows(t, tbl, &storage.ScanOptions{Limit: 2, MaxBatchBytes: 2 * size}, append(cut("m", m, 2, 2, 1), n)...)
+	wantScanRows(t, tbl, &storage.ScanOptions{Limit: 1, Reverse: true, Stop: []byte("n"), MaxBatchBytes: 2 * size}, cut("m", m, 2, 2, 1)...)
+	some := storage.ReadOptions{Qualifiers: [][]byte{[]byte("q0"), []byte("q2"), []byte("q4")}}
+	picked := []storage.Cell{m[0], m[2], m[4]}
+	wantScanRows(t, tbl, &storage.ScanOptions{Limit: 1, MaxBatchBytes: 2 * size, ReadOptions: some}, cut("m", picked, 2, 1)...)
+}
+
+// testScanBatchDefault checks the default bound: a row of 65 cells of
+// 1 MiB, 65 MiB in all, arrives as 63 cells (the most within 64 MiB), then
+// 2.
+func (s *suite) testScanBatchDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 65 MiB")
+	}
+	const size = 2 + 1<<20 + storage.CellOverhead
+	if 63*size > storage.DefaultMaxBatchBytes || 64*size <= storage.DefaultMaxBatchBytes {
+		t.Fatal("the test's cells no longer straddle the default bound")
+	}
+	tbl := s.std(t)
+	value := strings.Repeat("v", 1<<20)
+	var cells []storage.Cell
+	for i := range 65 {
+		q := fmt.Sprintf("%02d", i)
+		mustPut(t, tbl, "big", cell(famA, q, ms(1), value)) // a cell a call: each Put stays small
+		cells = append(cells, rc("big", famA, q, ms(1), value))
+	}
+	wantScanRows(t, tbl, nil, cut("big", cells, 63, 2)...)
+}
+
+func (s *suite) testScanBatchInvalid(t *testing.T) {
+	tbl := s.std(t)
+	putScanRows(t, tbl, "a")
+	s.checkStickyError(t, tbl.Scan(t.Context(), &storage.ScanOptions{MaxBatchBytes: -1}), storage.ErrInvalidArgument)
 }

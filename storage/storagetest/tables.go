@@ -12,6 +12,7 @@ import (
 func (s *suite) tableCases() []testCase {
 	return []testCase{
 		{"CreateAndOpen", s.testCreateAndOpen},
+		{"EnsureTables", s.testEnsureTables},
 		{"EnsureIdempotent", s.testEnsureIdempotent},
 		{"AddFamily", s.testAddFamily},
 		{"UpdateMaxVersions", s.testUpdateMaxVersions},
@@ -34,6 +35,28 @@ func (s *suite) testCreateAndOpen(t *testing.T) {
 	wantFamilies(t, "Spec()", got.Families, spec.Families)
 	mustPut(t, tbl, "r", cell(famA, "q", ms(1), "v"))
 	wantGet(t, tbl, "r", nil, rc("r", famA, "q", ms(1), "v"))
+}
+
+// testEnsureTables checks the helper every store opener uses: tables
+// created and opened in the order asked, and a refused spec named.
+func (s *suite) testEnsureTables(t *testing.T) {
+	db := s.open(t)
+	specs := []storage.TableSpec{stdSpec("zeta"), stdSpec("alpha")}
+	tbls, err := storage.EnsureTables(t.Context(), db, specs...)
+	if err != nil || len(tbls) != 2 {
+		t.Fatalf("EnsureTables = %d tables, %v; want 2", len(tbls), err)
+	}
+	for i, tbl := range tbls {
+		if got := tbl.Spec().Name; got != specs[i].Name {
+			t.Fatalf("table %d is %q, want %q", i, got, specs[i].Name)
+		}
+	}
+	mustPut(t, tbls[0], "r", cell(famA, "q", ms(1), "z"))
+	wantGet(t, tbls[0], "r", nil, rc("r", famA, "q", ms(1), "z"))
+	_, err = storage.EnsureTables(t.Context(), db, stdSpec("ok"), storage.TableSpec{Name: "a b", Families: []storage.FamilySpec{{Name: "f"}}})
+	if err == nil || !strings.Contains(err.Error(), "ensure table a b") {
+		t.Fatalf("EnsureTables with a bad spec: %v; want an error naming the table", err)
+	}
 }
 
 // wantFamilies compares family lists ignoring order.
