@@ -14,7 +14,7 @@ const AppendsQualifier = "\x05\x00\x00"
 // AppendAppendsPoint appends one (qualifier, value) pair of the appends
 // column for p, a point offsetMs into its row.
 func AppendAppendsPoint(dst []byte, offsetMs int64, p series.Point) ([]byte, error) {
-	dst, err := AppendQualifier(dst, NewQualifier(offsetMs, ValueFlags(p)))
+	dst, err := AppendQualifier(dst, PointQualifier(offsetMs, p))
 	if err != nil {
 		return dst, err
 	}
@@ -40,6 +40,7 @@ func ParseAppends(dst []series.Point, baseSec int64, value []byte) ([]series.Poi
 		if err != nil {
 			return dst, err
 		}
+		markMs(&p, q)
 		dst, value = append(dst, p), rest[n:]
 	}
 	return dst[:start+sortLastWins(dst[start:])], nil

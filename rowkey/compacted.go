@@ -47,20 +47,36 @@ func (w *CompactedWriter) Add(q Qualifier, value []byte) error {
 	return nil
 }
 
-// AddPoint appends p, a point offsetMs into the row, with NewQualifier's
+// AddPoint appends p, a point offsetMs into the row, with PointQualifier's
 // form and ValueFlags' width.
 func (w *CompactedWriter) AddPoint(offsetMs int64, p series.Point) error {
 	if offsetMs <= w.last && w.n > 0 {
 		return invalidf("compacted column: offset %d ms not after %d", offsetMs, w.last)
 	}
+	q := PointQualifier(offsetMs, p)
 	var err error
-	if w.q, err = AppendQualifier(w.q, NewQualifier(offsetMs, ValueFlags(p))); err != nil {
+	if w.q, err = AppendQualifier(w.q, q); err != nil {
 		return err
 	}
 	w.v = AppendValue(w.v, p)
 	w.n, w.last = w.n+1, offsetMs
-	w.milli, w.sec = w.milli || offsetMs%1000 != 0, w.sec || offsetMs%1000 == 0
+	w.milli, w.sec = w.milli || q.Ms, w.sec || !q.Ms
 	return nil
+}
+
+// PointQualifier is the qualifier of p, offsetMs into its row: the
+// millisecond form off whole seconds or for a point marked Ms, else the
+// second form.
+func PointQualifier(offsetMs int64, p series.Point) Qualifier {
+	q := NewQualifier(offsetMs, ValueFlags(p))
+	q.Ms = q.Ms || p.Ms
+	return q
+}
+
+// markMs sets p.Ms for a point read from a millisecond qualifier on a
+// whole second, so that rewriting it keeps its qualifier.
+func markMs(p *series.Point, q Qualifier) {
+	p.Ms = q.Ms && q.Offset%1000 == 0
 }
 
 // Len returns the number of points added.
@@ -164,6 +180,7 @@ func ParseCompacted(dst []series.Point, baseSec int64, qual, value []byte) ([]se
 		if err != nil {
 			return dst, err
 		}
+		markMs(&p, it.cur)
 		dst = append(dst, p)
 	}
 	return dst, it.Err()

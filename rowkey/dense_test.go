@@ -2,8 +2,10 @@ package rowkey
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tsd-db/tsd/series"
@@ -175,6 +177,49 @@ func TestDenseIterSeekAndErrors(t *testing.T) {
 	for _, hdr := range [][]byte{{}, {0x20, 1, 0}, {0x05, 1, 0}, {0x10, 0, 0}, {0x10, 2, 0}} {
 		if err := it.Reset(testBase, hdr); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("header %x: %v", hdr, err)
+		}
+	}
+}
+
+// TestDenseFirst: First's answer from the header is the first point
+// decoding gives, for every class whose header holds it, and a cell
+// starting after its row's base gives that time.
+func TestDenseFirst(t *testing.T) {
+	base := int64(1_700_000_000 - 1_700_000_000%3600)
+	rows := map[string][]series.Point{}
+	for name, mk := range map[string]func(i int64) series.Point{
+		"int":      func(i int64) series.Point { return series.IntPoint(0, 100-i*3) },
+		"dec64":    func(i int64) series.Point { return series.Float64Point(0, float64(i)*0.25-7.5) },
+		"dec32":    func(i int64) series.Point { return series.Float32Point(0, float32(i)*0.5) },
+		"raw64":    func(i int64) series.Point { return series.Float64Point(0, 1/float64(i+3)) },
+		"negative": func(i int64) series.Point { return series.IntPoint(0, -1_000_000_007*i-5) },
+	} {
+		for _, off := range []int64{0, 10_000} {
+			var pts []series.Point
+			for i := range int64(50) {
+				p := mk(i)
+				p.T = base*1000 + off + i*10_000
+				pts = append(pts, p)
+			}
+			rows[fmt.Sprintf("%s/%d", name, off)] = pts
+		}
+	}
+	var enc DenseEncoder
+	var it DenseIter
+	for name, pts := range rows {
+		v, err := enc.Append(nil, base, pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := it.First(base, v)
+		if !ok {
+			if strings.HasPrefix(name, "int") || strings.HasPrefix(name, "dec") {
+				t.Errorf("%s: First not from the header", name)
+			}
+			continue
+		}
+		if p.T != pts[0].T || (pts[0].T == base*1000 && p != pts[0]) {
+			t.Errorf("%s: First %+v, want %+v", name, p, pts[0])
 		}
 	}
 }

@@ -24,6 +24,11 @@
 // A TSUID is the key without salt and base time: metric UID then the tag
 // pairs, shown as uppercase hex in the HTTP API (AppendTSUIDHex).
 //
+// Within a salt bucket a metric's rows sort by hour, so its rows over a
+// time span are one contiguous key range per bucket (Buckets of them),
+// which BucketRange gives: from [bucket][metric][first hour] to
+// [bucket][metric][the hour after the last].
+//
 // Example (docs/formats.md, Row keys): sys.cpu.user=000001, host=000001,
 // web01=000001 at 1356998400 is 000001 50E22700 000001 000001, and
 // 08 000001 50E22700 000001 000001 with salt width 1 and 20 buckets.

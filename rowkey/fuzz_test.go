@@ -224,7 +224,8 @@ func FuzzRowDecoder(f *testing.F) {
 	f.Add(unhexT(f, "0000"), unhexT(f, "2A"), unhexT(f, "00070017"), unhexT(f, "0000000000000004000000000000000500"), []byte{0x80, 0, 0, 0, 1, 0, 0, 0, 1}, []byte{0x10, 1, 0})
 	var d RowDecoder
 	f.Fuzz(func(t *testing.T, q1, v1, q2, v2, q3, v3 []byte) {
-		cells := []Cell{{q1, v1, 1}, {q2, v2, 2}, {q3, v3, 2}}
+		cells := []Cell{{Qualifier: q1, Value: v1, Timestamp: 1}, {Qualifier: q2, Value: v2, Timestamp: 2},
+			{Qualifier: q3, Value: v3, Timestamp: 2}}
 		pts, _ := d.Decode(nil, testBase, cells)
 		if !strictlySorted(pts) {
 			t.Fatalf("unsorted %v", pts)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"math"
 
 	"github.com/tsd-db/tsd/salt"
 )
@@ -142,12 +143,44 @@ func isZero(b []byte) bool {
 }
 
 // AppendKeyPrefix appends [salt bytes of bucket][metric][base time of ms],
-// the start of every row of metric in that hour and bucket: the bounds of a
-// per-bucket scan.
+// the start of every row of metric in that hour and bucket. A scan's
+// bounds come from BucketRange.
 func (l *Layout) AppendKeyPrefix(dst []byte, bucket int, metric []byte, ms int64) []byte {
 	dst = l.Salt.AppendBucket(dst, bucket)
 	dst = append(dst, metric...)
 	return binary.BigEndian.AppendUint32(dst, uint32(BaseTime(ms)))
+}
+
+// Buckets returns how many salt buckets a metric's rows spread over: the
+// salt's bucket count, or 1 without salt.
+func (l *Layout) Buckets() int {
+	if !l.Salt.Enabled() {
+		return 1
+	}
+	return l.Salt.Buckets()
+}
+
+// BucketRange returns the key range [start, stop) of metric's rows in one
+// salt bucket whose hours hold a time in [startMs, endMs]: from the row of
+// startMs's hour to the first row after endMs's hour or, when that hour's
+// base time does not fit the key, past every row of the metric in the
+// bucket (a nil stop when nothing sorts after: the end of the table). A
+// scan of every bucket (0 to Buckets()-1) reads all of the metric's rows
+// over the span. The two keys share one allocation.
+func (l *Layout) BucketRange(bucket int, metric []byte, startMs, endMs int64) (start, stop []byte) {
+	n := l.Salt.Width() + len(metric) + TimestampBytes
+	buf := l.AppendKeyPrefix(make([]byte, 0, 2*n), bucket, metric, startMs)
+	start = buf[:n:n]
+	if next := BaseTime(endMs) + RowSpan; next <= math.MaxUint32 {
+		return start, l.AppendKeyPrefix(buf, bucket, metric, next*1000)[n:]
+	}
+	stop = append(l.Salt.AppendBucket(buf, bucket), metric...)[n:]
+	for i := len(stop) - 1; i >= 0; i-- {
+		if stop[i]++; stop[i] != 0 {
+			return start, stop[:i+1]
+		}
+	}
+	return start, nil
 }
 
 // AppendGlobalAnnotationRowKey appends the key of OpenTSDB's global

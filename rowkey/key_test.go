@@ -2,7 +2,9 @@ package rowkey
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -154,5 +156,72 @@ func TestKeyCodecsZeroAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("key, qualifier and value codecs allocate %v per run", allocs)
+	}
+}
+
+// TestBucketRange checks the key range of a metric's rows in one bucket:
+// its bytes, the end past the metric when the hour after the span does not
+// fit the key, no salt, and that a key lies in the range exactly when it
+// is the metric's row in that bucket for an hour of the span.
+func TestBucketRange(t *testing.T) {
+	const h = 1356998400 // 50E22700
+	hx := func(s string) []byte {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	salted := DefaultLayout()
+	wide, err := salt.New(1, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := Layout{Widths: series.DefaultWidths()}
+	cases := []struct {
+		name        string
+		l           Layout
+		bucket      int
+		metric      string
+		start, end  int64
+		first, stop string // hex; stop "" is nil
+	}{
+		{"hours", salted, 8, "000001", h*1000 + 1234, (h+2*3600)*1000 + 99, "0800000150E22700", "0800000150E25130"},
+		{"one hour", salted, 3, "000001", h * 1000, h*1000 + 3599_999, "0300000150E22700", "0300000150E23510"},
+		{"last hour", salted, 8, "000001", h * 1000, MaxTimestamp, "0800000150E22700", "08000002"},
+		{"carry", salted, 8, "FFFFFF", 0, math.MaxInt64, "08FFFFFF00000000", "09"},
+		{"end of table", Layout{Widths: series.DefaultWidths(), Salt: wide}, 255, "FFFFFF", 0, MaxTimestamp, "FFFFFFFF00000000", ""},
+		{"no salt", plain, 0, "000001", h * 1000, h * 1000, "00000150E22700", "00000150E23510"},
+	}
+	for _, c := range cases {
+		start, stop := c.l.BucketRange(c.bucket, hx(c.metric), c.start, c.end)
+		if !bytes.Equal(start, hx(c.first)) || !bytes.Equal(stop, hx(c.stop)) || (c.stop == "") != (stop == nil) {
+			t.Errorf("%s: [%X, %X), want [%s, %s)", c.name, start, stop, c.first, c.stop)
+		}
+	}
+	none := Layout{Salt: salt.None()} // width 0, 20 buckets set
+	if salted.Buckets() != 20 || plain.Buckets() != 1 || none.Buckets() != 1 {
+		t.Errorf("Buckets: %d salted, %d plain, %d unsalted with 20 buckets set", salted.Buckets(), plain.Buckets(), none.Buckets())
+	}
+	// Every row of three metrics over ten hours, in each bucket's range
+	// for hours 3 to 6 of the middle metric, or not.
+	metrics := [][]byte{{0, 0, 1}, {0, 0, 2}, {0, 0, 3}}
+	for b := range salted.Buckets() {
+		start, stop := salted.BucketRange(b, metrics[1], (h+3*3600)*1000+5, (h+6*3600)*1000)
+		for mi, m := range metrics {
+			for hour := range int64(10) {
+				for v := range byte(40) {
+					key, err := salted.AppendRowKey(nil, m, (h+hour*3600)*1000, []Tag{{Key: []byte{0, 0, 1}, Value: []byte{0, 0, v}}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					in := bytes.Compare(key, start) >= 0 && bytes.Compare(key, stop) < 0
+					want := mi == 1 && int(key[0]) == b && hour >= 3 && hour <= 6
+					if in != want {
+						t.Fatalf("bucket %d: key %X in [%X, %X) is %v, want %v", b, key, start, stop, in, want)
+					}
+				}
+			}
+		}
 	}
 }

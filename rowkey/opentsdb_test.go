@@ -266,3 +266,34 @@ func TestValueKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestMsMarkQualifiers: a point marked Ms on a whole second gets
+// OpenTSDB's 4-byte millisecond qualifier (4294967295000 ms, 1695 s into
+// its row: F6774600 where the seconds form is 69F0), reading it back marks
+// the point, and re-encoding the column (as compaction does) gives the
+// same bytes.
+func TestMsMarkQualifiers(t *testing.T) {
+	base := int64(4294965600)
+	pts := []series.Point{series.IntPoint(4294967291000, 2), {T: 4294967295000, Bits: 1, Kind: series.Int, Ms: true}}
+	q, v, err := AppendCompacted(nil, nil, base, pts)
+	if err != nil || hex.EncodeToString(q) != "69b0f6774600" || hex.EncodeToString(v) != "020101" {
+		t.Fatalf("compacted %x %x %v", q, v, err)
+	}
+	got, err := ParseCompacted(nil, base, q, v)
+	if err != nil || len(got) != 2 || got[0] != pts[0] || got[1] != pts[1] {
+		t.Fatalf("parsed %+v %v", got, err)
+	}
+	q2, v2, _ := AppendCompacted(nil, nil, base, got)
+	if string(q2) != string(q) || string(v2) != string(v) {
+		t.Errorf("re-encoded %x %x", q2, v2)
+	}
+	single, _ := AppendQualifier(nil, PointQualifier(1695000, pts[1]))
+	p, err := ParseSingle(base, single, []byte{1})
+	if hex.EncodeToString(single) != "f6774600" || err != nil || p != pts[1] {
+		t.Errorf("single %x: %+v %v", single, p, err)
+	}
+	plain, _ := AppendQualifier(nil, PointQualifier(1695000, series.IntPoint(4294967295000, 1)))
+	if hex.EncodeToString(plain) != "69f0" {
+		t.Errorf("unmarked whole second: %x", plain)
+	}
+}

@@ -6,20 +6,17 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/tsd-db/tsd/internal/cell"
 	"github.com/tsd-db/tsd/series"
 )
 
-// Cell is one column of a data row as storage returns it. Slices are read
-// during Decode only.
-type Cell struct {
-	// Qualifier is the column qualifier.
-	Qualifier []byte
-	// Value is the cell value.
-	Value []byte
-	// Timestamp is the cell's write time, compared only (tsd passes the
-	// storage timestamp, the writer's clock at write time).
-	Timestamp int64
-}
+// Cell is one column of a data row as storage returns it: the storage
+// cell itself (the type is shared through internal/cell), so a scanned
+// row's cells decode as they are. The decoders read its Qualifier and
+// Value, during Decode only, and compare its Timestamp, the storage
+// timestamp (the writer's clock at write time); Row and Family are not
+// read.
+type Cell = cell.Cell
 
 // column is one data column of a row and its precedence.
 type column struct {
@@ -53,6 +50,19 @@ type RowDecoder struct {
 	tmp   []series.Point
 	dense DenseIter
 	errs  []error
+	// identical and variant count the points merge dropped for sharing
+	// a kept point's timestamp, with its value and with another.
+	identical, variant int64
+}
+
+// Duplicates returns how many points Decode dropped, since the last call,
+// because a point of another column with the same timestamp won: with the
+// same value (identical) and with a different one or type (variant), as
+// OpenTSDB's compaction counts them; and resets both.
+func (d *RowDecoder) Duplicates() (identical, variant int64) {
+	identical, variant = d.identical, d.variant
+	d.identical, d.variant = 0, 0
+	return identical, variant
 }
 
 // Decode appends to dst the points of the row whose base time is baseSec,
@@ -175,10 +185,17 @@ func (d *RowDecoder) merge(dst []series.Point, baseSec int64, cells []Cell) []se
 	if !slices.IsSortedFunc(d.ents, cmpRanked) {
 		slices.SortFunc(d.ents, cmpRanked)
 	}
+	won := 0
 	for i := range d.ents {
-		if i > 0 && d.ents[i].p.T == d.ents[i-1].p.T {
+		if i > 0 && d.ents[i].p.T == d.ents[won].p.T {
+			if p, w := d.ents[i].p, d.ents[won].p; p.Kind == w.Kind && p.Bits == w.Bits {
+				d.identical++
+			} else {
+				d.variant++
+			}
 			continue
 		}
+		won = i
 		dst = append(dst, d.ents[i].p)
 	}
 	return dst

@@ -105,5 +105,7 @@ func ParseSingle(baseSec int64, qual, v []byte) (series.Point, error) {
 			return series.Point{}, err
 		}
 	}
-	return DecodeValue(baseSec*1000+q.Offset, q.Flags, v)
+	p, err := DecodeValue(baseSec*1000+q.Offset, q.Flags, v)
+	markMs(&p, q)
+	return p, err
 }

@@ -27,6 +27,14 @@ type Point struct {
 	Bits uint64
 	// Kind is the value's type.
 	Kind Kind
+	// Ms marks a point on a whole second whose client gave its time in
+	// milliseconds on an OpenTSDB path (telnet, /api/put), or that was
+	// read from a 4-byte millisecond qualifier: in OpenTSDB's format it
+	// is written with the millisecond qualifier, as OpenTSDB decides by
+	// the timestamp's upper 32 bits, not by its value. Points off whole
+	// seconds always get that qualifier and leave Ms false, as do the
+	// other protocols. It fits in the struct's padding.
+	Ms bool
 }
 
 // IntPoint returns an integer point.

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,14 +29,55 @@ func TestImportRules(t *testing.T) {
 		{fakePkg("ingest", tsd("query")), "not an arrow"},
 		{fakePkg("query", tsd("ingest/wal")), "not an arrow"},
 		{fakePkg("ingest/telnet", tsd("ingest/wal"), tsd("series")), ""},
+		{fakePkg("ingest/head", tsd("ingest/wal"), tsd("uid/index"), tsd("series")), ""},
+		{fakePkg("ingest/head", tsd("ingest/flush")), "not an arrow"},
+		{fakePkg("ingest/head", tsd("ingest")), "not an arrow"},
+		{fakePkg("ingest/head", tsd("rowkey")), "not an arrow"},
+		{fakePkg("ingest/service", tsd("ingest/head"), tsd("ingest")), ""},
+		{fakePkg("ingest/service", tsd("ingest/flush")), "not an arrow"},
+		{fakePkg("ingest/flush", tsd("ingest/head"), tsd("ingest"), tsd("rowkey"), tsd("schema")), ""},
+		{fakePkg("ingest/flush", tsd("query")), "not an arrow"},
+		{fakePkg("ingest/wal", tsd("ingest/head")), "not an arrow"},
+		{fakePkg("query", tsd("ingest/head")), "not an arrow"},
+		{fakePkg("uid/index/rebuild", tsd("uid/index"), tsd("rowkey"), tsd("storage")), ""},
+		{fakePkg("uid/index/rebuild", tsd("ingest")), "not an arrow"},
+		{fakePkg("uid/index", tsd("rowkey")), "not an arrow"},
 		{fakePkg("query/promql", tsd("query"), tsd("query/agg")), ""},
-		{fakePkg("rollup", tsd("query/agg")), ""},
+		{fakePkg("rollup", tsd("rowkey"), tsd("salt"), tsd("series"), tsd("internal/invariants")), ""},
+		{fakePkg("rollup", tsd("query/agg")), "not an arrow"},
 		{fakePkg("rollup", tsd("query")), "not an arrow"},
+		{fakePkg("rollup", tsd("uid")), "not an arrow"},
+		{fakePkg("rollup", tsd("storage")), "not an arrow"},
+		{fakePkg("rollup", tsd("schema")), "not an arrow"},
+		{fakePkg("ingest", tsd("rollup"), tsd("schema")), ""},
+		{fakePkg("query/read", tsd("rollup"), tsd("schema")), ""},
+		{fakePkg("api", tsd("rollup")), "not an arrow"},
+		{fakePkg("schema", tsd("storage"), tsd("salt"), tsd("series")), ""},
+		{fakePkg("schema", tsd("uid")), "not an arrow"},
+		{fakePkg("schema", tsd("rowkey")), "not an arrow"},
+		{fakePkg("schema", tsd("internal/invariants")), "not an arrow"},
+		{fakePkg("storage", tsd("schema")), "not an arrow"},
+		{fakePkg("salt", tsd("schema")), "not an arrow"},
+		{fakePkg("series", tsd("schema")), "not an arrow"},
+		{fakePkg("rowkey", tsd("schema")), "not an arrow"},
+		{fakePkg("uid", tsd("schema"), tsd("series"), tsd("storage")), ""},
+		{fakePkg("uid/index", tsd("schema"), tsd("uid")), ""},
+		{fakePkg("uid/index/lookup", tsd("uid/index"), tsd("uid")), ""},
+		{fakePkg("uid/index/lookup", tsd("storage")), "not an arrow"},
+		{fakePkg("uid/index", tsd("uid/index/lookup")), "not an arrow"},
+		{fakePkg("api", tsd("uid/index/lookup"), tsd("uid")), ""},
+		{fakePkg("api", tsd("uid/index")), "not an arrow"},
+		{fakePkg("api", tsd("schema")), "not an arrow"},
+		{fakePkg("query", tsd("uid/index/lookup")), "not an arrow"},
 		{fakePkg("rowkey", tsd("salt"), tsd("internal/encoding/entropy")), ""},
 		{fakePkg("salt", tsd("storage")), "not an arrow"},
 		{fakePkg("api", tsd("storage"), tsd("ingest"), "github.com/valyala/fasthttp"), ""},
 		{fakePkg("api", tsd("storage/pebble")), "not an arrow"},
 		{fakePkg("api", "net/http"), "stdlib HTTP server"},
+		{fakePkg("api/ui", "embed", "crypto/sha256"), ""},
+		{fakePkg("api/ui", "github.com/valyala/fasthttp"), "standard library only"},
+		{fakePkg("api/ui", tsd("api")), "not an arrow"},
+		{fakePkg("api", tsd("api/ui")), ""},
 		{fakePkg("api/promapi", "net/http/pprof"), "stdlib HTTP server"},
 		{fakePkg("ingest", "github.com/valyala/fasthttp"), "only api may use fasthttp"},
 		{fakePkg("cmd/tsd", "github.com/valyala/fasthttp/fasthttputil"), "only api may use fasthttp"},
@@ -47,10 +89,12 @@ func TestImportRules(t *testing.T) {
 		{fakePkg("series", tsd("internal/invariants")), "not an arrow"},
 		{fakePkg("internal/encoding/entropy", tsd("internal/encoding"), "math/bits"), ""},
 		{fakePkg("internal/lint", "golang.org/x/tools/go/packages"), "standard library only"},
+		{fakePkg("internal/ratelog", tsd("internal/invariants")), "not an arrow"},
+		{fakePkg("internal/newhelper"), "not in the dependency graph"},
 		{fakePkg("grafana", tsd("storage")), "not an arrow"},
 		{fakePkg("bench/harness", tsd("storage/pebble"), tsd("series"), tsd("bench/gen")), ""},
 		{fakePkg("query", tsd("bench/gen")), "not an arrow"},
-		{fakePkg("newthing"), "not in STYLE.md's dependency graph"},
+		{fakePkg("newthing"), "not in the dependency graph"},
 	} {
 		errs := checkImports(tc.pkg)
 		switch {
@@ -58,6 +102,86 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("%s %v: unexpected %q", tc.pkg.rel(), tc.pkg.Imports, errs)
 		case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0], tc.want)):
 			t.Errorf("%s %v: got %q, want one error containing %q", tc.pkg.rel(), tc.pkg.Imports, errs, tc.want)
+		}
+	}
+}
+
+// TestGraphCoversTree proves the graph must name what exists: an entry
+// without a package, and a planned entry whose package landed, are errors.
+func TestGraphCoversTree(t *testing.T) {
+	var all []string
+	for _, e := range graph {
+		if !e.planned {
+			all = append(all, e.pkg)
+		}
+	}
+	if errs := checkGraph(all); len(errs) != 0 {
+		t.Errorf("one package per entry: %q", errs)
+	}
+	without := slices.DeleteFunc(slices.Clone(all), func(rel string) bool { return rel == "schema" })
+	if errs := checkGraph(without); len(errs) != 1 || !strings.Contains(errs[0], "lists schema, but no such package exists") {
+		t.Errorf("tree without schema: %q", errs)
+	}
+	planned := entryOf("rollup") // pretend it had not landed yet
+	planned.planned = true
+	errs := checkGraph(append(all, "rollup/config"))
+	planned.planned = false
+	if len(errs) != 1 || !strings.Contains(errs[0], "rollup exists") {
+		t.Errorf("tree with a package of a planned entry: %q", errs)
+	}
+	if errs := checkGraph(append(all, "uid/index/lookup/more", "query/meta")); len(errs) != 0 {
+		t.Errorf("sub-packages are covered by their parent entry: %q", errs)
+	}
+}
+
+// TestDocGraphRules proves the document's diagram is read line by line
+// and every difference from the test's graph is reported.
+func TestDocGraphRules(t *testing.T) {
+	code := []entry{
+		{pkg: "api", allow: []string{"ingest", "uid/index/lookup"}},
+		{pkg: "rollup", allow: []string{"rowkey", "internal/*"}, planned: true},
+		{pkg: "series", stdlibOnly: true},
+		{pkg: "grafana"},
+		{pkg: "bench", allow: []string{"*"}},
+	}
+	doc := "# x\n" + graphMarker + "\n```\n" +
+		"api ──────────────► uid/index/lookup, ingest   (the edge)\n" +
+		"rollup (planned) ─► rowkey, internal/*\n\n" +
+		"series ───────────► stdlib only\n" +
+		"grafana ──────────► nothing\n" +
+		"bench ────────────► anything (benchmarks)\n```\nprose ► not read\n"
+	got, err := parseDocGraph(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := diffGraph(got, code); len(errs) != 0 {
+		t.Errorf("matching graphs: %q", errs)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"uid/index/lookup, ingest", "uid/index, ingest", "api: docs/architecture.md lets it import [ingest uid/index]"},
+		{"rollup (planned)", "rollup", "rollup: docs/architecture.md says planned=false"},
+		{"stdlib only", "nothing", "series: docs/architecture.md says planned=false stdlib-only=false"},
+		{"grafana ──────────► nothing\n", "", "does not draw grafana"},
+		{"bench", "bench2", "draws bench2, which the test's graph does not list"},
+		{"series ───", "api ───", "draws api twice"},
+	} {
+		got, err := parseDocGraph(strings.Replace(doc, tc.from, tc.to, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := diffGraph(got, code); len(errs) == 0 || !strings.Contains(strings.Join(errs, "\n"), tc.want) {
+			t.Errorf("%q -> %q: got %q, want %q", tc.from, tc.to, errs, tc.want)
+		}
+	}
+	for _, bad := range []string{
+		"# x\n```\napi ► ingest\n```\n",                    // no marker
+		"# x\n" + graphMarker + "\napi ► ingest\n",         // no block
+		"# x\n" + graphMarker + "\n```\napi ingest\n```\n", // no arrow
+		"# x\n" + graphMarker + "\n```\napi ► in gest\n```\n",
+		"# x\n" + graphMarker + "\n```\napi ► ingest\n", // not closed
+	} {
+		if _, err := parseDocGraph(bad); err == nil {
+			t.Errorf("parsed %q", bad)
 		}
 	}
 }

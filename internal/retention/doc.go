@@ -17,6 +17,11 @@
 // the rule, so patterns may contain colons (Prometheus recording rules:
 // `job:*:1w`). Spaces around a rule, its glob and its duration are ignored.
 //
+// A rule may start with `@<interval> ` to apply to that rollup interval's
+// table instead of raw data: `*:15d,@1h *:1y,@1d *:forever` keeps raw
+// points 15 days, 1 h cells a year and 1 d cells for ever. Match and
+// Cutoff evaluate the raw data's rules; ForInterval gives an interval's.
+//
 // A duration is `forever` or a positive integer and a unit, OpenTSDB's
 // (DateTime.parseDuration): ms, s, m (minutes), h, d, w, n (30 days) or y
 // (365 days). An empty setting has no rules.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,9 @@ const Forever time.Duration = 0
 
 // Rule is one `glob:duration` entry.
 type Rule struct {
+	// Interval is the rollup interval the rule applies to ("1h" for a rule
+	// written `@1h glob:duration`), "" for raw data.
+	Interval string
 	// Pattern is the glob as written, escapes included.
 	Pattern string
 	// Keep is how long points are kept; Forever (0) keeps them forever.
@@ -64,8 +68,23 @@ func splitRules(s string) []string {
 	return append(out, s[start:])
 }
 
-// parseRule parses one `glob:duration`.
+// parseRule parses one `[@interval ]glob:duration`.
 func parseRule(text string) (Rule, error) {
+	interval := ""
+	if rest, ok := strings.CutPrefix(text, "@"); ok {
+		name, after, found := strings.Cut(rest, " ")
+		if !found || name == "" {
+			return Rule{}, errors.New("want @interval glob:duration")
+		}
+		interval, text = name, strings.TrimSpace(after)
+	}
+	rule, err := parseGlobRule(text)
+	rule.Interval = interval
+	return rule, err
+}
+
+// parseGlobRule parses `glob:duration`.
+func parseGlobRule(text string) (Rule, error) {
 	i := strings.LastIndexByte(text, ':')
 	if i < 0 {
 		return Rule{}, errors.New("want glob:duration")
@@ -131,6 +150,32 @@ func ParseDuration(s string) (time.Duration, error) {
 	return 0, fmt.Errorf("duration %q: unit %q is not one of ms, s, m, h, d, w, n, y", s, s[i:])
 }
 
+// ForInterval returns the rules of rollup interval name (those written
+// `@name ...`) as rules of their own, which Match and Cutoff evaluate;
+// ForInterval("") is the raw data's rules.
+func (r *Rules) ForInterval(name string) *Rules {
+	out := &Rules{}
+	for _, rule := range r.rules {
+		if rule.Interval == name {
+			rule.Interval = ""
+			out.rules = append(out.rules, rule)
+		}
+	}
+	return out
+}
+
+// Intervals returns the rollup intervals the rules name, in order, once
+// each.
+func (r *Rules) Intervals() []string {
+	var out []string
+	for _, rule := range r.rules {
+		if rule.Interval != "" && !slices.Contains(out, rule.Interval) {
+			out = append(out, rule.Interval)
+		}
+	}
+	return out
+}
+
 // Len returns the number of rules.
 func (r *Rules) Len() int { return len(r.rules) }
 
@@ -142,7 +187,7 @@ func (r *Rules) Rule(i int) Rule { return r.rules[i] }
 // -1 when none matched.
 func (r *Rules) Match(metric string) (keep time.Duration, i int) {
 	for i := range r.rules {
-		if r.rules[i].glob.match(metric) {
+		if r.rules[i].Interval == "" && r.rules[i].glob.match(metric) {
 			return r.rules[i].Keep, i
 		}
 	}
@@ -167,6 +212,9 @@ func (r *Rules) String() string {
 	for i, rule := range r.rules {
 		if i > 0 {
 			b.WriteByte(',')
+		}
+		if rule.Interval != "" {
+			b.WriteString("@" + rule.Interval + " ")
 		}
 		b.WriteString(rule.Pattern)
 		b.WriteByte(':')

@@ -187,3 +187,35 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestIntervalRules(t *testing.T) {
+	r, err := Parse(`tmp.*:1d,*:15d,@1h *:1y,@1d sys.*:forever,@1d *:2y`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keep, i := r.Match("cpu"); keep != 15*24*time.Hour || i != 1 {
+		t.Errorf("raw cpu: %v %d", keep, i)
+	}
+	h := r.ForInterval("1h")
+	if keep, _ := h.Match("tmp.x"); keep != 365*24*time.Hour {
+		t.Errorf("1h tmp.x: %v", keep)
+	}
+	d := r.ForInterval("1d")
+	if keep, _ := d.Match("sys.cpu"); keep != Forever {
+		t.Errorf("1d sys.cpu: %v", keep)
+	}
+	if keep, _ := d.Match("cpu"); keep != 2*365*24*time.Hour {
+		t.Errorf("1d cpu: %v", keep)
+	}
+	if got := r.Intervals(); len(got) != 2 || got[0] != "1h" || got[1] != "1d" {
+		t.Errorf("Intervals %v", got)
+	}
+	if s := r.String(); s != "tmp.*:1d,*:15d,@1h *:1y,@1d sys.*:forever,@1d *:2y" {
+		t.Errorf("String %q", s)
+	}
+	for _, bad := range []string{"@1h", "@ *:1d", "@1h *:x"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

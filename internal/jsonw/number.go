@@ -1,0 +1,77 @@
+package jsonw
+
+import (
+	"math"
+	"strconv"
+)
+
+// AppendJavaDouble appends f as Java's Double.toString writes it: plain
+// decimal with at least one fractional digit for magnitudes in [1e-3,
+// 1e7) and zero, otherwise d.dddE[-]n; NaN, Infinity and -Infinity by
+// name, unquoted.
+func AppendJavaDouble(dst []byte, f float64) []byte { return appendJava(dst, f, 64) }
+
+// AppendJavaFloat appends f as Java's Float.toString writes it, which is
+// how Jackson writes a float field: the shortest digits that read back to
+// f, in Double.toString's layout.
+func AppendJavaFloat(dst []byte, f float32) []byte { return appendJava(dst, float64(f), 32) }
+
+// AppendJacksonDouble appends f as Jackson writes a double: Java's
+// Double.toString, with NaN and the infinities quoted ("NaN",
+// "Infinity", "-Infinity").
+func AppendJacksonDouble(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		dst = append(dst, '"')
+		return append(appendJava(dst, f, 64), '"')
+	}
+	return appendJava(dst, f, 64)
+}
+
+// appendJava formats f as Java's Double.toString (bits 64) or
+// Float.toString (bits 32) does.
+func appendJava(dst []byte, f float64, bits int) []byte {
+	switch abs := math.Abs(f); {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	case abs == 0 || (abs >= 1e-3 && abs < 1e7):
+		start := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'f', -1, bits)
+		if !containsDot(dst[start:]) {
+			dst = append(dst, '.', '0')
+		}
+		return dst
+	}
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], f, 'e', -1, bits)
+	e := 0
+	for s[e] != 'e' {
+		e++
+	}
+	dst = append(dst, s[:e]...)
+	if !containsDot(s[:e]) {
+		dst = append(dst, '.', '0')
+	}
+	dst = append(dst, 'E')
+	exp := s[e+1:]
+	if exp[0] == '-' {
+		dst = append(dst, '-')
+	}
+	exp = exp[1:]
+	for len(exp) > 1 && exp[0] == '0' {
+		exp = exp[1:]
+	}
+	return append(dst, exp...)
+}
+
+func containsDot(b []byte) bool {
+	for _, c := range b {
+		if c == '.' {
+			return true
+		}
+	}
+	return false
+}
