@@ -93,7 +93,7 @@ func (u *UIDs) forwardOf(ctx context.Context, kind Kind, name string) ([]byte, I
 	if name == "" {
 		return nil, 0, &NameError{Kind: kind, Empty: true}
 	}
-	row, err := u.opts.Format.EncodeName(nil, []byte(name))
+	row, err := EncodeName(u.opts.Format, nil, []byte(name))
 	if err != nil {
 		return nil, 0, err
 	}

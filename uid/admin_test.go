@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tsd-db/tsd/schema"
 )
 
 func TestSuggest(t *testing.T) {
@@ -39,7 +41,7 @@ func TestSuggest(t *testing.T) {
 }
 
 func TestSuggestLatin1(t *testing.T) {
-	u := openUIDs(t, openDB(t), Options{Format: FormatOpenTSDB})
+	u := openUIDs(t, openDB(t), Options{Format: schema.FormatOpenTSDB})
 	for _, n := range []string{"zz", "é1", "é2", "ÿ"} {
 		mustResolve(t, u, TagV, n)
 	}

@@ -111,7 +111,7 @@ func (u *UIDs) storedName(kind Kind, name string) ([]byte, error) {
 	if err := storedRules.ValidateString(kind, name); err != nil {
 		return nil, err
 	}
-	row, err := u.opts.Format.EncodeName(nil, []byte(name))
+	row, err := EncodeName(u.opts.Format, nil, []byte(name))
 	if err != nil {
 		return nil, fmt.Errorf("assign uid for %s: %w", kind, err)
 	}

@@ -33,7 +33,7 @@ func (u *UIDs) CheckName(kind Kind, name []byte) error {
 	if err := storedRules.Validate(kind, name); err != nil {
 		return err
 	}
-	row, err := u.opts.Format.EncodeName(nil, name)
+	row, err := EncodeName(u.opts.Format, nil, name)
 	if err == nil {
 		err = checkNameLen(kind, row)
 	}
@@ -179,7 +179,7 @@ func (u *UIDs) resolveMissing(ctx context.Context, kind Kind, miss *missing, ids
 		if err := u.CheckName(kind, []byte(name)); err != nil {
 			return err
 		}
-		row, _ := u.opts.Format.EncodeName(nil, []byte(name)) // CheckName encoded it
+		row, _ := EncodeName(u.opts.Format, nil, []byte(name)) // CheckName encoded it
 		todo = append(todo, batchName{name: name, row: row})
 	}
 	if !knownNew {
@@ -469,7 +469,7 @@ func (u *UIDs) takenIDs(ctx context.Context, kind Kind, first, last ID) (map[ID]
 		taken = nil
 		sc := u.tbl.Scan(ctx, opts)
 		for sc.Next() {
-			id, err := parseExactID(sc.Cell().Row, w)
+			id, err := parseExactID(sc.Row().Key, w)
 			if err != nil || id < first || id > last {
 				continue // a row of another width: not one of ours
 			}

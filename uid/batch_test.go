@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 )
@@ -19,8 +20,9 @@ func tableCells(t *testing.T, tbl storage.Table) []string {
 	var out []string
 	sc := tbl.Scan(ctx, &storage.ScanOptions{})
 	for sc.Next() {
-		c := sc.Cell()
-		out = append(out, fmt.Sprintf("%x/%s/%s=%x", c.Row, c.Family, c.Qualifier, c.Value))
+		for _, c := range sc.Row().Cells {
+			out = append(out, fmt.Sprintf("%x/%s/%s=%x", c.Row, c.Family, c.Qualifier, c.Value))
+		}
 	}
 	if err := sc.Close(); err != nil {
 		t.Fatal(err)
@@ -39,7 +41,7 @@ func byteNames(names ...string) [][]byte {
 // TestResolveBatchBytes: a batch writes exactly the cells Resolve writes
 // name by name (forward map, reverse map, MAXID), in both formats.
 func TestResolveBatchBytes(t *testing.T) {
-	for _, f := range []Format{FormatDense, FormatOpenTSDB} {
+	for _, f := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 		names := byteNames("sys.cpu.user", "host", "web01", "caf\u00e9", "z")
 		serial := openUIDs(t, openMemDB(t), Options{Format: f})
 		for _, n := range names {
@@ -100,7 +102,7 @@ func TestResolveBatchMixed(t *testing.T) {
 // arguments.
 func TestResolveBatchErrors(t *testing.T) {
 	db := openMemDB(t)
-	u := openUIDs(t, db, Options{NoAutoCreateTagVs: true, Format: FormatOpenTSDB})
+	u := openUIDs(t, db, Options{NoAutoCreateTagVs: true, Format: schema.FormatOpenTSDB})
 	ids := make([]ID, 2)
 	if err := u.ResolveBatch(ctx, TagV, byteNames("x", "y"), ids); !errors.Is(err, ErrNoSuchName) {
 		t.Errorf("auto-create off: %v", err)

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // cacheLine is the padding unit that keeps neighbouring shards' mutexes
@@ -48,138 +49,29 @@ func (sc *shardCounters) stats(live, limit int) CacheStats {
 	return CacheStats{Entries: live, Limit: limit, Hits: sc.hits.Load(), Misses: sc.misses.Load(), Evictions: sc.evicted.Load()}
 }
 
-// nameShard is one lock domain of the name→ID cache.
-type nameShard struct {
+// cacheShard is one lock domain of a cache.
+type cacheShard[K comparable, V any] struct {
 	mu struct {
 		sync.RWMutex
-		m map[string]int32
-		c clock[string, ID]
+		m map[K]int32 // key → its slot in c
+		c clock[K, V]
 	}
 	shardCounters
 	_ [cacheLine]byte
 }
 
-// nameCache maps names to IDs for one kind: sharded CLOCK caches. A hit
-// takes only its shard's read lock; there is no global lock.
-type nameCache struct {
-	shards []nameShard
-	mask   uint64
-	seed   maphash.Seed
+// cache is one kind's name→ID or ID→name cache: CLOCK caches (clock.go)
+// in shards picked by the top bits of the key's hash, which the caller
+// computes (nameCache, idCache). A hit takes only its shard's read lock
+// and allocates nothing; there is no global lock.
+type cache[K comparable, V any] struct {
+	shards []cacheShard[K, V]
+	shift  uint // 64 - log2(len(shards)): a hash shifted right by it is a shard
 }
 
-func (c *nameCache) init(size int) {
+func (c *cache[K, V]) init(size int) {
 	n := shardCount(size)
-	c.shards = make([]nameShard, n)
-	c.mask = uint64(n - 1)
-	c.seed = maphash.MakeSeed()
-	per := (size + n - 1) / n
-	for i := range c.shards {
-		s := &c.shards[i].mu
-		s.m = make(map[string]int32)
-		s.c.init(per)
-	}
-}
-
-func (c *nameCache) shardBytes(name []byte) *nameShard {
-	return &c.shards[maphash.Bytes(c.seed, name)&c.mask]
-}
-
-// get looks name up and counts a hit or a miss. It does not allocate.
-func (c *nameCache) get(name []byte) (ID, bool) {
-	s := c.shardBytes(name)
-	var id ID
-	s.mu.RLock()
-	i, ok := s.mu.m[string(name)]
-	if ok {
-		id = s.mu.c.hit(i)
-	}
-	s.mu.RUnlock()
-	if ok {
-		s.hits.Add(1)
-	} else {
-		s.misses.Add(1)
-	}
-	return id, ok
-}
-
-// peek is get without counting or marking.
-func (c *nameCache) peek(name string) (ID, bool) {
-	s := &c.shards[maphash.String(c.seed, name)&c.mask]
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if i, ok := s.mu.m[name]; ok {
-		return s.mu.c.slots[i].val, true
-	}
-	return 0, false
-}
-
-func (c *nameCache) put(name string, id ID) {
-	s := &c.shards[maphash.String(c.seed, name)&c.mask]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i, ok := s.mu.m[name]; ok {
-		s.mu.c.slots[i].val = id
-		return
-	}
-	i, old, evicted := s.mu.c.add(name, id)
-	if evicted {
-		delete(s.mu.m, old)
-		s.evicted.Add(1)
-	}
-	s.mu.m[name] = i
-}
-
-func (c *nameCache) remove(name string) {
-	s := &c.shards[maphash.String(c.seed, name)&c.mask]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i, ok := s.mu.m[name]; ok {
-		delete(s.mu.m, name)
-		s.mu.c.remove(i)
-	}
-}
-
-// reset drops every entry and keeps the counters.
-func (c *nameCache) reset() {
-	for i := range c.shards {
-		s := &c.shards[i].mu
-		s.Lock()
-		s.m = make(map[string]int32)
-		s.c.init(s.c.limit)
-		s.Unlock()
-	}
-}
-
-func (c *nameCache) stats() (st CacheStats) {
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.RLock()
-		st.add(s.shardCounters.stats(s.mu.c.live, s.mu.c.limit))
-		s.mu.RUnlock()
-	}
-	return st
-}
-
-// idShard is one lock domain of the ID→name cache.
-type idShard struct {
-	mu struct {
-		sync.RWMutex
-		m map[ID]int32
-		c clock[ID, string]
-	}
-	shardCounters
-	_ [cacheLine]byte
-}
-
-// idCache maps IDs to names for one kind, sharded like nameCache.
-type idCache struct {
-	shards []idShard
-	shift  uint
-}
-
-func (c *idCache) init(size int) {
-	n := shardCount(size)
-	c.shards = make([]idShard, n)
+	c.shards = make([]cacheShard[K, V], n)
 	c.shift = 64
 	for m := n; m > 1; m >>= 1 {
 		c.shift--
@@ -187,26 +79,23 @@ func (c *idCache) init(size int) {
 	per := (size + n - 1) / n
 	for i := range c.shards {
 		s := &c.shards[i].mu
-		s.m = make(map[ID]int32)
+		s.m = make(map[K]int32)
 		s.c.init(per)
 	}
 }
 
-// shard spreads sequential IDs over shards by Fibonacci hashing.
-func (c *idCache) shard(id ID) *idShard {
-	if c.shift == 64 {
-		return &c.shards[0]
-	}
-	return &c.shards[(uint64(id)*0x9E3779B97F4A7C15)>>c.shift]
-}
+// shard returns the shard of hash h; with one shard the shift is 64,
+// which Go defines to give 0.
+func (c *cache[K, V]) shard(h uint64) *cacheShard[K, V] { return &c.shards[h>>c.shift] }
 
-func (c *idCache) get(id ID) (string, bool) {
-	s := c.shard(id)
-	var name string
+// lookup finds k (of hash h), marks it used and counts a hit or a miss.
+func (c *cache[K, V]) lookup(h uint64, k K) (V, bool) {
+	s := c.shard(h)
+	var v V
 	s.mu.RLock()
-	i, ok := s.mu.m[id]
+	i, ok := s.mu.m[k]
 	if ok {
-		name = s.mu.c.hit(i)
+		v = s.mu.c.hit(i)
 	}
 	s.mu.RUnlock()
 	if ok {
@@ -214,46 +103,62 @@ func (c *idCache) get(id ID) (string, bool) {
 	} else {
 		s.misses.Add(1)
 	}
-	return name, ok
+	return v, ok
 }
 
-func (c *idCache) put(id ID, name string) {
-	s := c.shard(id)
+// peekAt is lookup without counting or marking.
+func (c *cache[K, V]) peekAt(h uint64, k K) (V, bool) {
+	s := c.shard(h)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if i, ok := s.mu.m[k]; ok {
+		return s.mu.c.slots[i].val, true
+	}
+	var zero V
+	return zero, false
+}
+
+// store sets k's value, evicting by the clock's hand when the shard is
+// full.
+func (c *cache[K, V]) store(h uint64, k K, v V) {
+	s := c.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.mu.m[id]; ok {
-		s.mu.c.slots[i].val = name
+	if i, ok := s.mu.m[k]; ok {
+		s.mu.c.slots[i].val = v
 		return
 	}
-	i, old, evicted := s.mu.c.add(id, name)
+	i, old, evicted := s.mu.c.add(k, v)
 	if evicted {
 		delete(s.mu.m, old)
 		s.evicted.Add(1)
 	}
-	s.mu.m[id] = i
+	s.mu.m[k] = i
 }
 
-func (c *idCache) remove(id ID) {
-	s := c.shard(id)
+// drop removes k.
+func (c *cache[K, V]) drop(h uint64, k K) {
+	s := c.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.mu.m[id]; ok {
-		delete(s.mu.m, id)
+	if i, ok := s.mu.m[k]; ok {
+		delete(s.mu.m, k)
 		s.mu.c.remove(i)
 	}
 }
 
-func (c *idCache) reset() {
+// reset drops every entry and keeps the counters.
+func (c *cache[K, V]) reset() {
 	for i := range c.shards {
 		s := &c.shards[i].mu
 		s.Lock()
-		s.m = make(map[ID]int32)
+		s.m = make(map[K]int32)
 		s.c.init(s.c.limit)
 		s.Unlock()
 	}
 }
 
-func (c *idCache) stats() (st CacheStats) {
+func (c *cache[K, V]) stats() (st CacheStats) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
@@ -262,3 +167,42 @@ func (c *idCache) stats() (st CacheStats) {
 	}
 	return st
 }
+
+// nameCache maps names to IDs for one kind, hashed by maphash.
+type nameCache struct {
+	cache[string, ID]
+	seed maphash.Seed
+}
+
+func (c *nameCache) init(size int) {
+	c.cache.init(size)
+	c.seed = maphash.MakeSeed()
+}
+
+// get looks name up and counts a hit or a miss. It does not allocate: the
+// look-up keeps no reference to its key, so the key is a string over
+// name's bytes, not a copy (maphash hashes bytes and strings alike).
+func (c *nameCache) get(name []byte) (ID, bool) {
+	return c.lookup(maphash.Bytes(c.seed, name), unsafe.String(unsafe.SliceData(name), len(name)))
+}
+
+// peek is get without counting or marking.
+func (c *nameCache) peek(name string) (ID, bool) {
+	return c.peekAt(maphash.String(c.seed, name), name)
+}
+
+func (c *nameCache) put(name string, id ID) { c.store(maphash.String(c.seed, name), name, id) }
+
+func (c *nameCache) remove(name string) { c.drop(maphash.String(c.seed, name), name) }
+
+// idCache maps IDs to names for one kind, spreading sequential IDs over
+// the shards by Fibonacci hashing.
+type idCache struct{ cache[ID, string] }
+
+func idHash(id ID) uint64 { return uint64(id) * 0x9E3779B97F4A7C15 }
+
+func (c *idCache) get(id ID) (string, bool) { return c.lookup(idHash(id), id) }
+
+func (c *idCache) put(id ID, name string) { c.store(idHash(id), id, name) }
+
+func (c *idCache) remove(id ID) { c.drop(idHash(id), id) }

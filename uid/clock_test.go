@@ -77,36 +77,49 @@ func TestCacheSecondChance(t *testing.T) {
 	}
 }
 
-// TestCacheModel checks a shard against a map under random operations: a
-// hit returns the latest value, the size stays bounded, a fresh put is
-// found.
+// TestCacheModel checks a shard of each cache, name→ID and ID→name,
+// against a map under random operations: a hit returns the latest value,
+// the size stays bounded, a fresh put is found.
 func TestCacheModel(t *testing.T) {
 	const limit = 8
-	var c idCache
-	c.init(limit)
+	var ids idCache
+	ids.init(limit)
+	checkCacheModel(t, &ids.cache, ids.get, ids.put, ids.remove, func(i int) ID { return ID(i) },
+		func(i, step int) string { return fmt.Sprint(i, step) })
+	var names nameCache
+	names.init(limit)
+	checkCacheModel(t, &names.cache, func(n string) (ID, bool) { return names.get([]byte(n)) }, names.put, names.remove,
+		func(i int) string { return fmt.Sprint("n", i) }, func(i, step int) ID { return ID(i*100000 + step) })
+}
+
+func checkCacheModel[K, V comparable](t *testing.T, c *cache[K, V], get func(K) (V, bool), put func(K, V), remove func(K),
+	key func(int) K, val func(int, int) V) {
+	t.Helper()
 	if len(c.shards) != 1 {
-		t.Fatalf("%d shards for %d entries", len(c.shards), limit)
+		t.Fatalf("%d shards for %d entries", len(c.shards), c.shards[0].mu.c.limit)
 	}
-	model := map[ID]string{}
+	limit := c.shards[0].mu.c.limit
+	model := map[K]V{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for step := 0; step < 20000; step++ {
-		id := ID(rng.IntN(20))
+		i := rng.IntN(20)
+		k := key(i)
 		switch rng.IntN(3) {
 		case 0:
-			name, ok := c.get(id)
-			if want, in := model[id]; ok && (!in || name != want) {
-				t.Fatalf("step %d: get %d = %q, model %q %v", step, id, name, want, in)
+			v, ok := get(k)
+			if want, in := model[k]; ok && (!in || v != want) {
+				t.Fatalf("step %d: get %v = %v, model %v %v", step, k, v, want, in)
 			}
 		case 1:
-			v := fmt.Sprint(id, step)
-			c.put(id, v)
-			model[id] = v
-			if got, ok := c.get(id); !ok || got != v {
-				t.Fatalf("step %d: fresh put %d not found", step, id)
+			v := val(i, step)
+			put(k, v)
+			model[k] = v
+			if got, ok := get(k); !ok || got != v {
+				t.Fatalf("step %d: fresh put %v not found", step, k)
 			}
 		case 2:
-			c.remove(id)
-			delete(model, id)
+			remove(k)
+			delete(model, k)
 		}
 		st := c.stats()
 		if st.Entries > limit || st.Entries != len(c.shards[0].mu.m) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"github.com/tsd-db/tsd/schema"
 )
 
 // ID is a unique ID. It is stored big-endian on its kind's width (1..8
@@ -51,47 +53,13 @@ func parseExactID(v []byte, width int) (ID, error) {
 	return id, err
 }
 
-// Format is a table write format. It decides the row layout of data points
-// (package rowkey) and, here, how names are stored.
-type Format uint8
-
-const (
-	// FormatDense is tsd's own format, the default for new tables: names
-	// are stored as UTF-8.
-	FormatDense Format = iota
-	// FormatOpenTSDB is OpenTSDB 2.4's format, for tables shared with
-	// OpenTSDB daemons: names are stored as Latin-1 (ISO-8859-1).
-	FormatOpenTSDB
-)
-
-// String returns the configuration value: "dense" or "opentsdb".
-func (f Format) String() string {
-	switch f {
-	case FormatDense:
-		return "dense"
-	case FormatOpenTSDB:
-		return "opentsdb"
-	}
-	return fmt.Sprintf("format(%d)", uint8(f))
-}
-
-// ParseFormat parses a tsd.storage.format value.
-func ParseFormat(s string) (Format, error) {
-	switch s {
-	case "dense":
-		return FormatDense, nil
-	case "opentsdb":
-		return FormatOpenTSDB, nil
-	}
-	return 0, fmt.Errorf("tsd.storage.format %q: want dense or opentsdb", s)
-}
-
-// EncodeName appends the stored form of a UTF-8 name. In FormatDense that is
-// the name itself; in FormatOpenTSDB each character becomes one Latin-1 byte,
-// and a character above U+00FF is ErrNotLatin1. Invalid UTF-8 is
-// ErrInvalidName in FormatOpenTSDB; FormatDense copies bytes as they are.
-func (f Format) EncodeName(dst, name []byte) ([]byte, error) {
-	if f != FormatOpenTSDB || isASCII(name) {
+// EncodeName appends the stored form of a UTF-8 name in a store of format
+// f. In schema.FormatDense that is the name itself; in
+// schema.FormatOpenTSDB each character becomes one Latin-1 byte, and a
+// character above U+00FF is ErrNotLatin1. Invalid UTF-8 is ErrInvalidName
+// in schema.FormatOpenTSDB; schema.FormatDense copies bytes as they are.
+func EncodeName(f schema.Format, dst, name []byte) ([]byte, error) {
+	if f != schema.FormatOpenTSDB || isASCII(name) {
 		return append(dst, name...), nil
 	}
 	for i := 0; i < len(name); {
@@ -109,10 +77,11 @@ func (f Format) EncodeName(dst, name []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// DecodeName appends the UTF-8 form of a stored name: bytes as they are in
-// FormatDense, each byte as the character U+0000..U+00FF in FormatOpenTSDB.
-func (f Format) DecodeName(dst, stored []byte) []byte {
-	if f != FormatOpenTSDB || isASCII(stored) {
+// DecodeName appends the UTF-8 form of a name stored in a store of format
+// f: bytes as they are in schema.FormatDense, each byte as the character
+// U+0000..U+00FF in schema.FormatOpenTSDB.
+func DecodeName(f schema.Format, dst, stored []byte) []byte {
+	if f != schema.FormatOpenTSDB || isASCII(stored) {
 		return append(dst, stored...)
 	}
 	for _, c := range stored {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tsd-db/tsd/schema"
 )
 
 func TestAppendParseID(t *testing.T) {
@@ -36,26 +38,26 @@ func TestAppendParseID(t *testing.T) {
 
 func TestNameCodec(t *testing.T) {
 	for _, tc := range []struct {
-		f      Format
+		f      schema.Format
 		name   string
 		stored []byte
 	}{
-		{FormatOpenTSDB, "sys.cpu", []byte("sys.cpu")},
-		{FormatOpenTSDB, "café", []byte{'c', 'a', 'f', 0xE9}},
-		{FormatOpenTSDB, "ÿ", []byte{0xFF}},
-		{FormatDense, "café", []byte("café")},
-		{FormatDense, "中文", []byte("中文")},
+		{schema.FormatOpenTSDB, "sys.cpu", []byte("sys.cpu")},
+		{schema.FormatOpenTSDB, "café", []byte{'c', 'a', 'f', 0xE9}},
+		{schema.FormatOpenTSDB, "ÿ", []byte{0xFF}},
+		{schema.FormatDense, "café", []byte("café")},
+		{schema.FormatDense, "中文", []byte("中文")},
 	} {
-		got, err := tc.f.EncodeName(nil, []byte(tc.name))
+		got, err := EncodeName(tc.f, nil, []byte(tc.name))
 		if err != nil {
 			t.Fatalf("%s encode %q: %v", tc.f, tc.name, err)
 		}
 		hexEq(t, tc.f.String()+" "+tc.name, got, tc.stored)
-		if back := tc.f.DecodeName(nil, got); string(back) != tc.name {
+		if back := DecodeName(tc.f, nil, got); string(back) != tc.name {
 			t.Errorf("%s decode %x = %q, want %q", tc.f, got, back, tc.name)
 		}
 	}
-	_, err := FormatOpenTSDB.EncodeName(nil, []byte("cpu.中"))
+	_, err := EncodeName(schema.FormatOpenTSDB, nil, []byte("cpu.中"))
 	if !errors.Is(err, ErrNotLatin1) {
 		t.Fatalf("encode non-Latin-1 in opentsdb format: %v", err)
 	}
@@ -63,21 +65,12 @@ func TestNameCodec(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error text\n got %s\nwant %s", err, want)
 	}
-	if _, err := FormatOpenTSDB.EncodeName(nil, []byte{'a', 0xC3}); !errors.Is(err, ErrInvalidName) {
+	if _, err := EncodeName(schema.FormatOpenTSDB, nil, []byte{'a', 0xC3}); !errors.Is(err, ErrInvalidName) {
 		t.Errorf("invalid UTF-8 in opentsdb format: %v", err)
 	}
 }
 
-func TestParseFormatKind(t *testing.T) {
-	for _, s := range []string{"dense", "opentsdb"} {
-		f, err := ParseFormat(s)
-		if err != nil || f.String() != s {
-			t.Errorf("ParseFormat(%q) = %v, %v", s, f, err)
-		}
-	}
-	if _, err := ParseFormat("hbase"); err == nil {
-		t.Error("ParseFormat accepted hbase")
-	}
+func TestParseKind(t *testing.T) {
 	for _, k := range Kinds {
 		got, err := ParseKind(k.String())
 		if err != nil || got != k {
@@ -96,11 +89,11 @@ func FuzzNameCodec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, name []byte) {
-		d, err := FormatDense.EncodeName(nil, name)
-		if err != nil || !bytes.Equal(d, name) || !bytes.Equal(FormatDense.DecodeName(nil, d), name) {
+		d, err := EncodeName(schema.FormatDense, nil, name)
+		if err != nil || !bytes.Equal(d, name) || !bytes.Equal(DecodeName(schema.FormatDense, nil, d), name) {
 			t.Fatalf("dense not identity on %x: %x %v", name, d, err)
 		}
-		stored, err := FormatOpenTSDB.EncodeName(nil, name)
+		stored, err := EncodeName(schema.FormatOpenTSDB, nil, name)
 		if err != nil {
 			if utf8.Valid(name) && !errors.Is(err, ErrNotLatin1) {
 				t.Fatalf("valid UTF-8 %q refused with %v", name, err)
@@ -110,7 +103,7 @@ func FuzzNameCodec(f *testing.F) {
 		if utf8.RuneCount(name) != len(stored) {
 			t.Fatalf("%q stored on %d bytes", name, len(stored))
 		}
-		if back := FormatOpenTSDB.DecodeName(nil, stored); !bytes.Equal(back, name) {
+		if back := DecodeName(schema.FormatOpenTSDB, nil, stored); !bytes.Equal(back, name) {
 			t.Fatalf("round trip %q -> %x -> %q", name, stored, back)
 		}
 	})

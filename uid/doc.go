@@ -1,7 +1,9 @@
 // Package uid maps metric names, tag keys and tag values to the fixed-width
 // unique IDs (UIDs) that row keys are built from, in OpenTSDB 2.4's UID
-// table, and owns tsd's meta table record. It depends on the storage
-// contract only.
+// table. It depends on the storage contract, and on package schema for the
+// store's format and its UID table's default name; the store's settings
+// record (format, salt, widths) is schema's, and uid is handed the widths
+// and the format through Options.
 //
 // # The UID table (tsd.storage.hbase.uid_table, default "tsdb-uid")
 //
@@ -15,11 +17,11 @@
 //	UID (W bytes)     name    <type>_meta     UIDMeta JSON (OpenTSDB's)    metric_meta, tagk_meta, tagv_meta
 //	0x00              id      <kind>          8-byte big-endian int64      MAXID counter
 //
-// Name bytes depend on the table's write format: FormatOpenTSDB stores
-// names as Latin-1 (ISO-8859-1), exactly as OpenTSDB does, and refuses names
-// with a character above U+00FF (ErrNotLatin1); FormatDense stores UTF-8.
-// Format.EncodeName and Format.DecodeName convert; in memory and in the API
-// every name is UTF-8.
+// Name bytes depend on the store's write format: schema.FormatOpenTSDB
+// stores names as Latin-1 (ISO-8859-1), exactly as OpenTSDB does, and
+// refuses names with a character above U+00FF (ErrNotLatin1);
+// schema.FormatDense stores UTF-8. EncodeName and DecodeName convert; in
+// memory and in the API every name is UTF-8.
 //
 // Invariants:
 //   - UIDs start at 1; 0 is never assigned. MAXID holds the highest UID ever
@@ -74,32 +76,9 @@
 // Other processes' renames and deletes are not seen until DropCaches, as in
 // OpenTSDB.
 //
-// # The meta table (tsd.storage.hbase.meta_table, default "tsdb-meta")
+// # The settings record
 //
-// tsd's own data. Every family is ours and every access names its family,
-// so OpenTSDB TSMeta cells (family "name") in a shared table are never read
-// or deleted; and nothing ever deletes a row range here, because TSMeta row
-// keys (TSUIDs) may share prefixes with ours. One version per family, no TTL
-// (MetaTableSpec).
-//
-//	row                          family  qualifier        value
-//	0x00 "record"                r       version          "1"
-//	                             r       format           "dense" | "opentsdb"
-//	                             r       salt.width       decimal ASCII, 0..8
-//	                             r       salt.buckets     decimal ASCII, >= 1
-//	                             r       uid.width.metric decimal ASCII, 1..8
-//	                             r       uid.width.tagk   decimal ASCII, 1..8
-//	                             r       uid.width.tagv   decimal ASCII, 1..8
-//	0x00 "series_id"             x       max              8-byte big-endian series-id counter   (reserved: uid/index)
-//	0x01 ‖ …                     x       …                series index rows                     (reserved: uid/index)
-//	0x02 ‖ data row key          q       …                a data row awaiting compaction        (reserved: write path)
-//
-// The record is written once, with a check-and-put on "version" so two
-// daemons starting together agree, before any UID is assigned. At start,
-// EnsureRecord compares the configured settings with it: a setting given
-// explicitly (Settings.Given) that differs is a *SettingError naming the
-// setting and both values; settings not given take the record's values. A
-// store with a MAXID row in its UID table but no record holds OpenTSDB data:
-// it is refused (ErrUnrecordedOpenTSDB) until tsd.storage.format=opentsdb and
-// both salt settings are given explicitly, and then they are recorded.
+// A store without tsd's settings record whose UID table has a MAXID row
+// holds OpenTSDB's data; MaxIDProbe is how package schema, which owns the
+// record, finds out without knowing this table's layout.
 package uid

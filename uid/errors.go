@@ -25,11 +25,6 @@ var (
 	ErrDuplicateTag = errors.New("uid: duplicate tag key")
 	// ErrNameExists: a rename target already has a UID.
 	ErrNameExists = errors.New("uid: name already exists")
-	// ErrSettingMismatch: configured settings differ from the recorded ones.
-	ErrSettingMismatch = errors.New("uid: settings differ from the store's record")
-	// ErrUnrecordedOpenTSDB: the store holds OpenTSDB data but no tsd record,
-	// and the settings that must match it were not given explicitly.
-	ErrUnrecordedOpenTSDB = errors.New("uid: OpenTSDB data without a tsd record")
 )
 
 // NoSuchNameError is OpenTSDB's NoSuchUniqueName.

@@ -150,8 +150,10 @@ func (u *UIDs) fsckScan(ctx context.Context, r *Report) ([NumKinds]fsckKind, err
 	sc := u.tbl.Scan(ctx, &storage.ScanOptions{})
 	defer sc.Close()
 	for sc.Next() {
-		r.Cells++
-		u.fsckCell(sc.Cell(), &st, r)
+		for _, c := range sc.Row().Cells {
+			r.Cells++
+			u.fsckCell(c, &st, r)
+		}
 	}
 	return st, sc.Err()
 }
@@ -171,7 +173,7 @@ func (u *UIDs) fsckCell(c storage.Cell, st *[NumKinds]fsckKind, r *Report) {
 				Message: fmt.Sprintf("Invalid maximum ID for %s: should be on 8 bytes (found %d: %X)", k, len(c.Value), c.Value)})
 		}
 	case c.Family == FamilyID:
-		name := string(u.opts.Format.DecodeName(nil, c.Row))
+		name := string(DecodeName(u.opts.Format, nil, c.Row))
 		id, err := parseExactID(c.Value, w)
 		if err == nil && id == 0 {
 			err = fmt.Errorf("uid 0 is never assigned")
@@ -192,7 +194,7 @@ func (u *UIDs) fsckCell(c storage.Cell, st *[NumKinds]fsckKind, r *Report) {
 				Message: fmt.Sprintf("Reverse %s mapping row %X is malformed: %v", k, c.Row, err)})
 			return
 		}
-		st[k].rev[id] = string(u.opts.Format.DecodeName(nil, c.Value))
+		st[k].rev[id] = string(DecodeName(u.opts.Format, nil, c.Value))
 	}
 }
 
@@ -350,7 +352,7 @@ func quoteAll(names []string) string {
 }
 
 func (c *fsckCheck) putReverse(ctx context.Context, id ID, name string) error {
-	stored, err := c.u.opts.Format.EncodeName(nil, []byte(name))
+	stored, err := EncodeName(c.u.opts.Format, nil, []byte(name))
 	if err != nil {
 		return err
 	}
@@ -376,7 +378,7 @@ func (c *fsckCheck) splitDuplicate(ctx context.Context, id ID, names []string) e
 		return err
 	}
 	for _, n := range names {
-		stored, err := c.u.opts.Format.EncodeName(nil, []byte(n))
+		stored, err := EncodeName(c.u.opts.Format, nil, []byte(n))
 		if err != nil {
 			return err
 		}

@@ -5,11 +5,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 )
 
 // DefaultTable is the UID table's default name (tsd.storage.hbase.uid_table).
-const DefaultTable = "tsdb-uid"
+const DefaultTable = schema.DefaultUIDTable
 
 // Defaults of Options.
 const (
@@ -27,9 +28,10 @@ type Options struct {
 	// (tsd.storage.uid.width.metric, .tagk, .tagv). A zero field takes
 	// the default, 3.
 	Widths series.Widths
-	// Format decides how names are stored: FormatOpenTSDB as Latin-1,
-	// FormatDense as UTF-8. Default FormatDense.
-	Format Format
+	// Format is the store's format, which decides how names are stored:
+	// schema.FormatOpenTSDB as Latin-1, schema.FormatDense as UTF-8.
+	// Default schema.FormatDense.
+	Format schema.Format
 	// NoAutoCreateMetrics refuses unknown metrics in Resolve
 	// (tsd.core.auto_create_metrics=false). Default false: tsd creates
 	// metrics, unlike OpenTSDB.
@@ -40,6 +42,11 @@ type Options struct {
 	// NoAutoCreateTagVs refuses unknown tag values in Resolve
 	// (tsd.core.auto_create_tagvs=false). Default false.
 	NoAutoCreateTagVs bool
+	// CreatedFromName reports a UIDMeta's created time, when none is
+	// stored, as the write time of the UID's reverse map: when the UID was
+	// assigned, or last renamed (tsd.core.meta.enable_realtime_uid).
+	// Default false: created stays 0 until stored, as in OpenTSDB.
+	CreatedFromName bool
 	// NameCacheSize bounds the name→UID cache of each kind, in entries.
 	// Default DefaultCacheSize (1,048,576).
 	NameCacheSize int
@@ -100,7 +107,7 @@ func (o *Options) Validate() error {
 	switch {
 	case !o.Widths.Valid():
 		return fmt.Errorf("uid widths %+v: each must be 1..8 bytes", o.Widths)
-	case o.Format != FormatDense && o.Format != FormatOpenTSDB:
+	case !o.Format.Valid():
 		return fmt.Errorf("unknown format %d", o.Format)
 	case o.NameCacheSize < 1 || o.IDCacheSize < 1:
 		return fmt.Errorf("uid cache sizes %d/%d: must be at least 1", o.NameCacheSize, o.IDCacheSize)

@@ -65,20 +65,21 @@ func checkTable(t *testing.T, tbl storage.Table, kinds []Kind, names [][]byte, s
 	var maxID [NumKinds]ID
 	sc := tbl.Scan(ctx, &storage.ScanOptions{})
 	for sc.Next() {
-		c := sc.Cell()
-		k, _ := kindOfQualifier(c.Qualifier)
-		switch {
-		case c.Family == FamilyID && bytes.Equal(c.Row, MaxIDRow):
-			maxID[k] = decodeCounter(c.Value)
-		case c.Family == FamilyID:
-			id, _, _ := ParseID(c.Value, 3)
-			fwd[k][string(c.Row)] = id
-		case c.Family == FamilyName:
-			id, _, _ := ParseID(c.Row, 3)
-			if prev, dup := rev[k][id]; dup {
-				t.Fatalf("%s uid %d names %q and %q", k, id, prev, c.Value)
+		for _, c := range sc.Row().Cells {
+			k, _ := kindOfQualifier(c.Qualifier)
+			switch {
+			case c.Family == FamilyID && bytes.Equal(c.Row, MaxIDRow):
+				maxID[k] = decodeCounter(c.Value)
+			case c.Family == FamilyID:
+				id, _, _ := ParseID(c.Value, 3)
+				fwd[k][string(c.Row)] = id
+			case c.Family == FamilyName:
+				id, _, _ := ParseID(c.Row, 3)
+				if prev, dup := rev[k][id]; dup {
+					t.Fatalf("%s uid %d names %q and %q", k, id, prev, c.Value)
+				}
+				rev[k][id] = string(c.Value)
 			}
-			rev[k][id] = string(c.Value)
 		}
 	}
 	if err := sc.Close(); err != nil {

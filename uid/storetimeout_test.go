@@ -91,7 +91,20 @@ func TestResolveStoreTimeout(t *testing.T) {
 	}
 	st.began.Store(nil)
 	st.stalled.Store(false)
-	if id := mustResolve(t, u, Metric, "new"); id != known+1 {
-		t.Errorf("new name after the store is back: uid %d, want %d", id, known+1)
+	// The store is back: u assigns the name. Its 50 ms bound also covers
+	// the assignment's own store calls, which a loaded machine can exceed,
+	// so a retryable timeout is tried again; an abandoned attempt may have
+	// used up an id, so only a clean first attempt must give known+1.
+	var id ID
+	tries := 0
+	for start := time.Now(); ; {
+		tries++
+		id, err = u.Resolve(context.Background(), Metric, []byte("new"))
+		if err == nil || !storage.IsRetryable(err) || time.Since(start) > 30*time.Second {
+			break
+		}
+	}
+	if err != nil || id <= known || (tries == 1 && id != known+1) {
+		t.Errorf("new name after the store is back: uid %d, %v after %d tries, want %d", id, err, tries, known+1)
 	}
 }

@@ -41,7 +41,7 @@ func (u *UIDs) ForEach(ctx context.Context, kind Kind, prefix string, fn func(na
 	if !kind.Valid() {
 		return fmt.Errorf("uid scan: invalid kind %d", kind)
 	}
-	start, err := u.opts.Format.EncodeName(nil, []byte(prefix))
+	start, err := EncodeName(u.opts.Format, nil, []byte(prefix))
 	if err != nil {
 		return err
 	}
@@ -51,20 +51,22 @@ func (u *UIDs) ForEach(ctx context.Context, kind Kind, prefix string, fn func(na
 	w := u.kinds[kind].width
 	var buf []byte
 	for sc.Next() {
-		c := sc.Cell()
-		if bytes.Equal(c.Row, MaxIDRow) {
+		row := sc.Row()
+		if bytes.Equal(row.Key, MaxIDRow) {
 			continue
 		}
-		id, err := parseExactID(c.Value, w)
-		if err != nil {
-			return &storage.CorruptionError{Table: u.tbl.Spec().Name, Row: bytes.Clone(c.Row), Qualifier: kindQuals[kind], Err: err}
-		}
-		buf = u.opts.Format.DecodeName(buf[:0], c.Row)
-		if err := fn(string(buf), id); err != nil {
-			if err == errStop {
-				return nil
+		for _, c := range row.Cells {
+			id, err := parseExactID(c.Value, w)
+			if err != nil {
+				return &storage.CorruptionError{Table: u.tbl.Spec().Name, Row: bytes.Clone(c.Row), Qualifier: kindQuals[kind], Err: err}
 			}
-			return err
+			buf = DecodeName(u.opts.Format, buf[:0], c.Row)
+			if err := fn(string(buf), id); err != nil {
+				if err == errStop {
+					return nil
+				}
+				return err
+			}
 		}
 	}
 	return sc.Err()

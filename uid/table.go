@@ -1,6 +1,13 @@
 package uid
 
-import "github.com/tsd-db/tsd/storage"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tsd-db/tsd/schema"
+	"github.com/tsd-db/tsd/storage"
+)
 
 // Families of the UID table.
 const (
@@ -58,4 +65,24 @@ func forwardCell(k Kind, id []byte) storage.Cell {
 // reverseCell is the cell of a reverse map: UID row, family name.
 func reverseCell(k Kind, stored []byte) storage.Cell {
 	return storage.Cell{Family: FamilyName, Qualifier: kindQuals[k], Value: stored}
+}
+
+// MaxIDProbe returns the probe with which the settings record refuses to
+// adopt an OpenTSDB store on guessed settings (schema.CheckRecord): a UID
+// table with a MAXID row holds OpenTSDB's data. A nil tbl finds nothing.
+func MaxIDProbe(tbl storage.Table) schema.OpenTSDBProbe {
+	if tbl == nil {
+		return nil
+	}
+	return func(ctx context.Context) (string, bool, error) {
+		name := tbl.Spec().Name
+		cells, err := tbl.Get(ctx, MaxIDRow, &storage.ReadOptions{Families: famIDs})
+		if errors.Is(err, storage.ErrNotFound) {
+			return name, false, nil
+		}
+		if err != nil {
+			return name, false, fmt.Errorf("look for a MAXID row in %q: %w", name, err)
+		}
+		return name, len(cells) > 0, nil
+	}
 }

@@ -116,10 +116,11 @@ func (u *UIDs) readMeta(ctx context.Context, kind Kind, id ID) (m UIDMeta, raw [
 		return m, nil, fmt.Errorf("uid meta %s %X: %w", kind, row, err)
 	}
 	named := false
+	var namedAt int64 // µs
 	for _, c := range cells {
 		switch string(c.Qualifier) {
 		case string(kindQuals[kind]):
-			m.Name, named = string(u.opts.Format.DecodeName(nil, c.Value)), true
+			m.Name, named, namedAt = string(DecodeName(u.opts.Format, nil, c.Value)), true, c.Timestamp
 		case string(kindMetaQuals[kind]):
 			raw = c.Value
 		}
@@ -129,6 +130,9 @@ func (u *UIDs) readMeta(ctx context.Context, kind Kind, id ID) (m UIDMeta, raw [
 	}
 	if raw != nil {
 		err = u.decodeMeta(&m, row, raw)
+	}
+	if u.opts.CreatedFromName && m.Created == 0 && namedAt > 0 {
+		m.Created = namedAt / 1_000_000
 	}
 	return m, raw, err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"testing"
+	"time"
 )
 
 func strp(s string) *string { return &s }
@@ -64,5 +65,24 @@ func TestParseMetaType(t *testing.T) {
 	}
 	if _, err := ParseMetaType("host"); err == nil || err.Error() != "Invalid type requested: host" {
 		t.Errorf("bad type: %v", err)
+	}
+}
+
+// TestUIDMetaCreatedFromName: with CreatedFromName (enable_realtime_uid) a
+// UIDMeta nobody stored reports when its UID was assigned; without it, 0
+// as OpenTSDB answers (src/meta/UIDMeta.java: created stays 0 until
+// realtime UID tracking stores it).
+func TestUIDMetaCreatedFromName(t *testing.T) {
+	db := openDB(t)
+	before := time.Now().Unix()
+	u := openUIDs(t, db, Options{CreatedFromName: true})
+	id := mustResolve(t, u, Metric, "sys.cpu")
+	m, err := u.GetMeta(ctx, Metric, id)
+	if err != nil || m.Created < before || m.Created > time.Now().Unix() {
+		t.Errorf("created = %d (%v), want within [%d, now]", m.Created, err, before)
+	}
+	plain := openUIDs(t, db, Options{})
+	if m, err := plain.GetMeta(ctx, Metric, id); err != nil || m.Created != 0 {
+		t.Errorf("without the option: created = %d (%v)", m.Created, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -85,8 +86,8 @@ func resolveOptions(opts *Options) Options {
 // Table returns the underlying storage table.
 func (u *UIDs) Table() storage.Table { return u.tbl }
 
-// Format returns the name encoding in use.
-func (u *UIDs) Format() Format { return u.opts.Format }
+// Format returns the store format whose name encoding is in use.
+func (u *UIDs) Format() schema.Format { return u.opts.Format }
 
 // Width returns the UID width of kind in bytes.
 func (u *UIDs) Width(kind Kind) int { return u.kinds[kind].width }
@@ -179,7 +180,7 @@ func (u *UIDs) lookupSlow(ctx context.Context, kind Kind, name []byte) (ID, erro
 		// no UID; its row could be the counter row ("\x00").
 		return 0, &NoSuchNameError{Kind: kind, Name: string(name)}
 	}
-	row, err := u.opts.Format.EncodeName(nil, name)
+	row, err := EncodeName(u.opts.Format, nil, name)
 	if err == nil {
 		err = checkNameLen(kind, row)
 	}
@@ -210,7 +211,7 @@ func (u *UIDs) nameSlow(ctx context.Context, kind Kind, id ID) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("uid name for %s %x: %w", kind, row, err)
 	}
-	name := string(u.opts.Format.DecodeName(nil, cells[0].Value))
+	name := string(DecodeName(u.opts.Format, nil, cells[0].Value))
 	u.cacheBoth(kind, name, id)
 	return name, nil
 }

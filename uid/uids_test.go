@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/invariants"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 )
@@ -120,7 +121,7 @@ func TestExhaustion(t *testing.T) {
 
 func TestLatin1Storage(t *testing.T) {
 	db := openDB(t)
-	u := openUIDs(t, db, Options{Format: FormatOpenTSDB})
+	u := openUIDs(t, db, Options{Format: schema.FormatOpenTSDB})
 	id := mustResolve(t, u, TagV, "café")
 	hexEq(t, "latin-1 forward row", rawGet(t, u.Table(), []byte{'c', 'a', 'f', 0xE9}, "id", "tagv"), []byte{0, 0, 1})
 	hexEq(t, "latin-1 reverse value", rawGet(t, u.Table(), []byte{0, 0, 1}, "name", "tagv"), []byte{'c', 'a', 'f', 0xE9})

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/schema"
 )
 
 // blockAlloc hands out values of one counter in the meta table's counter
@@ -62,7 +62,7 @@ func (ix *Index) reserve(ctx context.Context, a *blockAlloc, n int) error {
 	delta := int64(max(a.block, n))
 	var v int64
 	err := ix.retry(ctx, func() (err error) {
-		v, err = ix.meta.Increment(ctx, uid.MetaSeriesIDRow, uid.MetaFamilyIndex, a.qual, delta)
+		v, err = ix.meta.Increment(ctx, schema.MetaSeriesIDRow, schema.MetaFamilyIndex, a.qual, delta)
 		return err
 	})
 	if err != nil {

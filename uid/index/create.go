@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/uid"
 )
 
 // claimWorkers bounds the concurrent TSUID claims of one batch.
@@ -59,6 +59,9 @@ func (ix *Index) addCreated(items []item) ([]*seriesEntry, error) {
 		e.widen(it.sp)
 		ix.takePending(e)
 		es[i] = e
+		if ix.opts.OnNewSeries != nil {
+			ix.opts.OnNewSeries(it.tsuid)
+		}
 	}
 	return es, nil
 }
@@ -100,10 +103,10 @@ func (ix *Index) claimAll(ctx context.Context, items []item) error {
 // own retried write did) and widens the stored span.
 func (ix *Index) claim(ctx context.Context, it *item) error {
 	row := appendTSUIDRow(nil, it.tsuid)
-	cells := []storage.Cell{{Family: uid.MetaFamilyIndex, Qualifier: qualID, Value: be32(it.id)}}
+	cells := []storage.Cell{{Family: schema.MetaFamilyIndex, Qualifier: qualID, Value: be32(it.id)}}
 	cells = hourCells(cells, it.sp)
 	err := ix.retry(ctx, func() error {
-		return ix.meta.CheckAndPut(ctx, row, uid.MetaFamilyIndex, qualID, nil, cells)
+		return ix.meta.CheckAndPut(ctx, row, schema.MetaFamilyIndex, qualID, nil, cells)
 	})
 	if err == nil {
 		ix.stats.created.Add(1)

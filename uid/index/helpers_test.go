@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -52,10 +53,10 @@ func newStore(t testing.TB, db storage.DB) *store {
 	t.Helper()
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	if err := db.EnsureTable(ctx, uid.MetaTableSpec(uid.DefaultMetaTable)); err != nil {
+	if err := db.EnsureTable(ctx, schema.MetaTableSpec(schema.DefaultMetaTable)); err != nil {
 		t.Fatal(err)
 	}
-	meta, err := db.Table(ctx, uid.DefaultMetaTable)
+	meta, err := db.Table(ctx, schema.DefaultMetaTable)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -88,7 +89,7 @@ type call struct {
 
 // Open loads the index from the meta table (a scan of its index rows; the
 // data table is not read) and starts the refresh loop. meta must have the
-// family uid.MetaFamilyIndex (uid.MetaTableSpec). res may be nil when the
+// family schema.MetaFamilyIndex (schema.MetaTableSpec). res may be nil when the
 // caller never filters by name. opts may be nil.
 func Open(ctx context.Context, meta storage.Table, res Resolver, opts *Options) (*Index, error) {
 	var o Options
@@ -98,7 +99,7 @@ func Open(ctx context.Context, meta storage.Table, res Resolver, opts *Options) 
 	if err := o.EnsureDefaults().Validate(); err != nil {
 		return nil, err
 	}
-	if err := storage.ValidateFamily(meta.Spec(), uid.MetaFamilyIndex); err != nil {
+	if err := storage.ValidateFamily(meta.Spec(), schema.MetaFamilyIndex); err != nil {
 		return nil, fmt.Errorf("index: meta table: %w", err)
 	}
 	ix := &Index{opts: o, meta: meta, res: res, stopCh: make(chan struct{})}

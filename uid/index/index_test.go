@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tsd-db/tsd/storage/storagetest"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -166,5 +167,39 @@ func TestMetricSeries(t *testing.T) {
 	m1, m2, m3 := s.assign(t, uid.Metric, "m1"), s.assign(t, uid.Metric, "m2"), s.assign(t, uid.Metric, "m3")
 	if a, b, c, all := ix.MetricSeries(m1), ix.MetricSeries(m2), ix.MetricSeries(m3), ix.MetricSeries(NameKey); a != 3 || b != 1 || c != 0 || all != 0 {
 		t.Errorf("MetricSeries m1 %d m2 %d m3 %d NameKey %d, want 3 1 0 0", a, b, c, all)
+	}
+}
+
+// TestReloadRowsCutIntoBatches reloads series whose rows (id, first and
+// last hour) every scan delivers a cell at a time, as a row larger than the
+// scan's byte bound arrives: each row's batches make one series, with its
+// id and span.
+func TestReloadRowsCutIntoBatches(t *testing.T) {
+	s := openStore(t)
+	ix := s.open(t, nil)
+	keys := [][]byte{s.tsuid(t, "m1", "host=a"), s.tsuid(t, "m1", "host=b"), s.tsuid(t, "m2")}
+	ids := make([]SeriesID, len(keys))
+	for i, k := range keys {
+		ids[i] = mustRegister(t, ix, k, int64(i)*hourMs, int64(i+1)*hourMs)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole := s.open(t, nil)
+	cut, err := Open(context.Background(), storagetest.CutRows(s.meta, 1), s.uids, manual())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	if cut.Len() != len(keys) || cut.Stats().Corrupt != 0 {
+		t.Fatalf("reloaded %d series, %d corrupt, want %d and none", cut.Len(), cut.Stats().Corrupt, len(keys))
+	}
+	for i, k := range keys {
+		id, ok := cut.Lookup(k)
+		got, _ := cut.Series(id)
+		want, _ := whole.Series(ids[i])
+		if !ok || id != ids[i] || got != want {
+			t.Fatalf("series %d: id %d %v, %+v after a cut reload; want %d, %+v", i, id, ok, got, ids[i], want)
+		}
 	}
 }

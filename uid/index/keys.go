@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/uid"
 )
 
-// Second bytes of the index rows, after uid.MetaIndexPrefix.
+// Second bytes of the index rows, after schema.MetaIndexPrefix.
 const (
 	tagLog   = 'L' // 0x01 'L' ‖ seq (8 bytes): a change record
 	tagTSUID = 'T' // 0x01 'T' ‖ TSUID: a series: its id and span
@@ -26,7 +26,7 @@ var (
 	qualRec   = []byte("r")   // log row: the record
 )
 
-var famIndex = []string{uid.MetaFamilyIndex}
+var famIndex = []string{schema.MetaFamilyIndex}
 
 // Read options shared by every call: the contract never retains them.
 var (
@@ -51,31 +51,31 @@ func firstStamp(h uint32) int64 { return (hourLimit - int64(h)) * 1000 }
 func lastStamp(h uint32) int64  { return (int64(h) + 1) * 1000 }
 
 func appendLogRow(dst []byte, seq uint64) []byte {
-	dst = append(dst, uid.MetaIndexPrefix[0], tagLog)
+	dst = append(dst, schema.MetaIndexPrefix[0], tagLog)
 	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
 func appendTSUIDRow(dst, tsuid []byte) []byte {
-	dst = append(dst, uid.MetaIndexPrefix[0], tagTSUID)
+	dst = append(dst, schema.MetaIndexPrefix[0], tagTSUID)
 	return append(dst, tsuid...)
 }
 
 // rowRange returns [start, stop) of the rows of one tag.
 func rowRange(tag byte) (start, stop []byte) {
-	p := uid.MetaIndexPrefix[0]
+	p := schema.MetaIndexPrefix[0]
 	return []byte{p, tag}, []byte{p, tag + 1}
 }
 
 // parseTSUIDRow returns the TSUID of a series row; it aliases row.
 func parseTSUIDRow(row []byte) ([]byte, error) {
-	if len(row) < 3 || row[0] != uid.MetaIndexPrefix[0] || row[1] != tagTSUID {
+	if len(row) < 3 || row[0] != schema.MetaIndexPrefix[0] || row[1] != tagTSUID {
 		return nil, fmt.Errorf("series row %x: not 01 54 and a TSUID", row)
 	}
 	return row[2:], nil
 }
 
 func parseLogRow(row []byte) (uint64, error) {
-	if len(row) != 10 || row[0] != uid.MetaIndexPrefix[0] || row[1] != tagLog {
+	if len(row) != 10 || row[0] != schema.MetaIndexPrefix[0] || row[1] != tagLog {
 		return 0, fmt.Errorf("log row %x: not 01 4c and an 8-byte sequence", row)
 	}
 	return binary.BigEndian.Uint64(row[2:]), nil
@@ -87,8 +87,8 @@ func hourCells(dst []storage.Cell, sp span) []storage.Cell {
 		return dst
 	}
 	return append(dst,
-		storage.Cell{Family: uid.MetaFamilyIndex, Qualifier: qualFirst, Timestamp: firstStamp(sp.first), Value: be32(sp.first)},
-		storage.Cell{Family: uid.MetaFamilyIndex, Qualifier: qualLast, Timestamp: lastStamp(sp.last), Value: be32(sp.last)})
+		storage.Cell{Family: schema.MetaFamilyIndex, Qualifier: qualFirst, Timestamp: firstStamp(sp.first), Value: be32(sp.first)},
+		storage.Cell{Family: schema.MetaFamilyIndex, Qualifier: qualLast, Timestamp: lastStamp(sp.last), Value: be32(sp.last)})
 }
 
 func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }

@@ -76,13 +76,16 @@ func (ix *Index) scanSeriesFrom(ctx context.Context, start, stop []byte) error {
 	sc := ix.meta.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: readIndex})
 	defer sc.Close()
 	var r seriesRow
-	for sc.Next() {
-		c := sc.Cell()
-		if !bytes.Equal(c.Row, r.row) {
+	for more := false; sc.Next(); {
+		row := sc.Row()
+		if !more { // a new row, not the next batch of a Partial one
 			ix.addRow(&r)
-			r.reset(c.Row)
+			r.reset(row.Key)
 		}
-		r.cell(c)
+		for _, c := range row.Cells {
+			r.cell(c)
+		}
+		more = row.Partial
 	}
 	ix.addRow(&r)
 	return sc.Close()

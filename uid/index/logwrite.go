@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/uid"
 )
 
 // maxLogTries bounds how many voided sequence numbers a writer skips
@@ -48,9 +48,9 @@ func (ix *Index) logRecord(ctx context.Context, rec []byte) error {
 // error may find its own first attempt there.
 func (ix *Index) putRecord(ctx context.Context, seq uint64, rec []byte) (bool, error) {
 	row := appendLogRow(nil, seq)
-	cells := []storage.Cell{{Family: uid.MetaFamilyIndex, Qualifier: qualRec, Value: rec}}
+	cells := []storage.Cell{{Family: schema.MetaFamilyIndex, Qualifier: qualRec, Value: rec}}
 	err := ix.retry(ctx, func() error {
-		return ix.meta.CheckAndPut(ctx, row, uid.MetaFamilyIndex, qualRec, nil, cells)
+		return ix.meta.CheckAndPut(ctx, row, schema.MetaFamilyIndex, qualRec, nil, cells)
 	})
 	if err == nil {
 		return true, nil

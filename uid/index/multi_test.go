@@ -252,7 +252,7 @@ func countLogRows(t *testing.T, meta storage.Table) int {
 	sc := meta.Scan(context.Background(), &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: readIndex})
 	n := 0
 	for sc.Next() {
-		n++
+		n += len(sc.Row().Cells)
 	}
 	if err := sc.Close(); err != nil {
 		t.Fatal(err)
@@ -317,9 +317,11 @@ func TestLateWriteIsLoggedAgain(t *testing.T) {
 	start, stop := rowRange(tagLog)
 	sc := s.meta.Scan(context.Background(), &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: readIndex})
 	for sc.Next() {
-		rec, err := parseRecord(sc.Cell().Value, nil)
-		if err == nil && rec.kind == recNew && rec.items[0].id == id {
-			announced++
+		for _, c := range sc.Row().Cells {
+			rec, err := parseRecord(c.Value, nil)
+			if err == nil && rec.kind == recNew && rec.items[0].id == id {
+				announced++
+			}
 		}
 	}
 	if err := sc.Close(); err != nil {

@@ -64,6 +64,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock measures hole and block ages. Default time.Now.
 	Clock func() time.Time
+	// OnNewSeries, when set, is called with the TSUID of each series this
+	// Index registered as new (or found claimed by another daemon while
+	// registering it), once it is in the index, on the registering
+	// goroutine: it must not block or keep the slice. The daemon feeds
+	// OpenTSDB's tree processing from it. Default nil.
+	OnNewSeries func(tsuid []byte)
 }
 
 // DefaultStoreTimeout is Options.StoreTimeout's default.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/uid"
 )
 
 const (
@@ -108,7 +108,7 @@ func (ix *Index) resync(ctx context.Context, low uint64) error {
 func (ix *Index) readLow(ctx context.Context) (uint64, []byte, error) {
 	var got []storage.Cell
 	err := ix.retry(ctx, func() (err error) {
-		got, err = ix.meta.Get(ctx, uid.MetaSeriesIDRow, readLow)
+		got, err = ix.meta.Get(ctx, schema.MetaSeriesIDRow, readLow)
 		return err
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -116,7 +116,7 @@ func (ix *Index) readLow(ctx context.Context) (uint64, []byte, error) {
 	}
 	if errors.As(err, new(*storage.DamagedRangeError)) {
 		// The checkpoint only spares reading old records: read them all.
-		if ix.firstDamage(uid.MetaSeriesIDRow) {
+		if ix.firstDamage(schema.MetaSeriesIDRow) {
 			ix.opts.Logger.Error("index: log checkpoint unreadable (damaged store); reading the whole log", "err", err)
 		}
 		return 1, nil, nil
@@ -126,7 +126,7 @@ func (ix *Index) readLow(ctx context.Context) (uint64, []byte, error) {
 	}
 	v := got[0].Value
 	if len(v) != 8 || binary.BigEndian.Uint64(v) == 0 {
-		return 0, nil, &storage.CorruptionError{Table: ix.meta.Spec().Name, Row: uid.MetaSeriesIDRow, Qualifier: qualLow,
+		return 0, nil, &storage.CorruptionError{Table: ix.meta.Spec().Name, Row: schema.MetaSeriesIDRow, Qualifier: qualLow,
 			Err: errors.New("log checkpoint is not 8 non-zero bytes")}
 	}
 	return binary.BigEndian.Uint64(v), v, nil
@@ -136,7 +136,7 @@ func (ix *Index) readLow(ctx context.Context) (uint64, []byte, error) {
 // moves the cursor and notes skipped numbers as holes; otherwise only
 // records filling holes are applied.
 func (ix *Index) scanLog(ctx context.Context, from, to uint64, advancing bool) error {
-	start, stop := appendLogRow(nil, from), []byte{uid.MetaIndexPrefix[0], tagLog + 1}
+	start, stop := appendLogRow(nil, from), []byte{schema.MetaIndexPrefix[0], tagLog + 1}
 	if to != 0 {
 		stop = appendLogRow(nil, to)
 	}
@@ -151,13 +151,15 @@ func (ix *Index) scanLogFrom(ctx context.Context, start, stop []byte, advancing 
 		ReadOptions: storage.ReadOptions{Families: famIndex, Qualifiers: [][]byte{qualRec}}})
 	defer sc.Close()
 	for sc.Next() {
-		c := sc.Cell()
-		seq, err := parseLogRow(c.Row)
+		row := sc.Row()
+		seq, err := parseLogRow(row.Key)
 		if err != nil {
-			ix.corrupt(c.Row, err)
+			ix.corrupt(row.Key, err)
 			continue
 		}
-		ix.readRecord(seq, c.Value, advancing)
+		for _, c := range row.Cells {
+			ix.readRecord(seq, c.Value, advancing)
+		}
 	}
 	if err := sc.Close(); err != nil {
 		return fmt.Errorf("read log: %w", err)
@@ -345,8 +347,8 @@ func (ix *Index) trimLog(ctx context.Context, low uint64, lowCell []byte) error 
 		return nil
 	}
 	newLow := lw - t.trimKeep
-	cells := []storage.Cell{{Family: uid.MetaFamilyIndex, Qualifier: qualLow, Value: binary.BigEndian.AppendUint64(nil, newLow)}}
-	err := ix.meta.CheckAndPut(ctx, uid.MetaSeriesIDRow, uid.MetaFamilyIndex, qualLow, lowCell, cells)
+	cells := []storage.Cell{{Family: schema.MetaFamilyIndex, Qualifier: qualLow, Value: binary.BigEndian.AppendUint64(nil, newLow)}}
+	err := ix.meta.CheckAndPut(ctx, schema.MetaSeriesIDRow, schema.MetaFamilyIndex, qualLow, lowCell, cells)
 	if errors.Is(err, storage.ErrConflict) {
 		return nil // another reader moved it
 	}
@@ -364,7 +366,7 @@ func (ix *Index) deleteLog(ctx context.Context, from, to uint64) error {
 		muts := make([]storage.Mutation, n)
 		for i := range muts {
 			muts[i] = storage.Mutation{Row: appendLogRow(nil, from+uint64(i)),
-				Deletes: []storage.Deletion{{Kind: storage.DeleteFamily, Family: uid.MetaFamilyIndex}}}
+				Deletes: []storage.Deletion{{Kind: storage.DeleteFamily, Family: schema.MetaFamilyIndex}}}
 		}
 		if err := ix.retry(ctx, func() error { return ix.meta.Apply(ctx, muts) }); err != nil {
 			return fmt.Errorf("delete log records: %w", err)
