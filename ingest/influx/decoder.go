@@ -191,6 +191,16 @@ func (d *Decoder) LineError() *LineError {
 	return &d.lerr
 }
 
+// Bad returns LineError as an error (parse.Decoder).
+func (d *Decoder) Bad() error {
+	if !d.bad {
+		return nil
+	}
+	return &d.lerr
+}
+
+var _ parse.Decoder = (*Decoder)(nil)
+
 // Err returns the read error that stopped the Decoder, if any.
 func (d *Decoder) Err() error { return d.err }
 

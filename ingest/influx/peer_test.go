@@ -84,7 +84,7 @@ func fmtValue(p series.Point) string {
 // modes) and compares every point with the peer's reading.
 func TestAgreesWithLineProtocolV2(t *testing.T) {
 	for _, mode := range []gen.ValueMode{gen.ValuesFloat, gen.ValuesInt} {
-		bodies, n := genBodies(t, gen.Config{Hosts: 7, Span: time.Hour, Values: mode}, gen.FormatInflux, 1000, 5000)
+		bodies, n := gen.MustBodies(t, gen.Config{Hosts: 7, Span: time.Hour, Values: mode}, gen.FormatInflux, 1000, 5000)
 		d, _ := NewDecoder(nil)
 		total := 0
 		for _, b := range bodies {
@@ -120,7 +120,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	if invariants.RaceEnabled {
 		t.Skip("allocation counts are unreliable under the race detector")
 	}
-	bodies, _ := genBodies(t, gen.Config{Hosts: 10, Span: time.Hour, Values: gen.ValuesFloat}, gen.FormatInflux, 1000, 3000)
+	bodies, _ := gen.MustBodies(t, gen.Config{Hosts: 10, Span: time.Hour, Values: gen.ValuesFloat}, gen.FormatInflux, 1000, 3000)
 	bodies = append(bodies, []byte("bad line\nm,k=v\\ x a\\=b=1i,s=\"str\",b=t 1\n# c\n"))
 	d, _ := NewDecoder(nil)
 	run := func() {

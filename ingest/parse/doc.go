@@ -19,6 +19,15 @@
 // the Point: parsers append into Tags[:0] so a reused Point allocates
 // nothing once its capacity has grown.
 //
+// # Decoders
+//
+// The body decoders of the HTTP protocols (ingest/putjson, ingest/influx,
+// ingest/promrw) are each a Decoder: Next walks the body's elements, Bad
+// says why the current one is refused (nil for a point, Point), Err what
+// stopped the body early. A refused element never stops the body. The
+// HTTP API drains all three with one loop, each protocol keeping only its
+// own answer.
+//
 // # Numbers
 //
 // ParseFloat reads decimal floats ([+-]digits[.digits][(e|E)[+-]digits])

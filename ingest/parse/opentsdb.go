@@ -123,6 +123,12 @@ func OpenTSDBMillis(ts int64) (ms int64, ok bool) {
 	return ts * 1000, true
 }
 
+// IsOpenTSDBMillis reports whether OpenTSDB takes timestamp ts as
+// milliseconds (any of its upper 32 bits set), and so writes its point with
+// a millisecond qualifier, even on a whole second (IncomingDataPoints,
+// Internal.buildQualifier).
+func IsOpenTSDBMillis(ts int64) bool { return uint64(ts)&secondMask != 0 }
+
 // JavaDouble formats a double as Java's Double.toString does for the values
 // OpenTSDB's messages show (NaN, infinities); finite values use Go's
 // shortest form.

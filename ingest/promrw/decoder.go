@@ -141,6 +141,16 @@ func (d *Decoder) SeriesError() *SeriesError {
 	return &d.serr
 }
 
+// Bad returns SeriesError as an error (parse.Decoder).
+func (d *Decoder) Bad() error {
+	if !d.bad {
+		return nil
+	}
+	return &d.serr
+}
+
+var _ parse.Decoder = (*Decoder)(nil)
+
 // Err returns the *DecodeError that stopped the Decoder, if any.
 func (d *Decoder) Err() error { return d.err }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/klauspost/compress/snappy"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/internal/cputime"
 )
 
 // BenchmarkDecode decodes the bench remote_write requests (1,000 series of
@@ -39,45 +38,26 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		return k, nil
 	}
-	for _, tc := range []struct {
-		name string
-		in   [][]byte
-		p    parser
-	}{
-		{"snappy/tsd", bodies, tsdSnappy},
-		{"snappy/prompb", bodies, func(body []byte) (int, error) {
-			n, err := snappy.DecodedLen(body)
-			if err != nil {
-				return 0, err
-			}
-			if cap(peerBuf) < n {
-				peerBuf = make([]byte, n)
-			}
-			raw, err := snappy.Decode(peerBuf[:n], body)
-			if err != nil {
-				return 0, err
-			}
-			return peerProto(raw)
-		}},
-		{"proto/tsd", raws, func(raw []byte) (int, error) { return tsdProto(d, raw) }},
-		{"proto/prompb", raws, peerProto},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(tc.in[0])))
-			i := 0
-			cpu := cputime.Process()
-			for b.Loop() {
-				if _, err := tc.p(tc.in[i%len(tc.in)]); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			pts := float64(b.N) * float64(n/len(tc.in))
-			b.ReportMetric(pts/b.Elapsed().Seconds(), "samples/s")
-			b.ReportMetric(pts/(cputime.Process()-cpu).Seconds(), "samples/cpu-s")
-		})
+	peerSnappy := func(body []byte) (int, error) {
+		n, err := snappy.DecodedLen(body)
+		if err != nil {
+			return 0, err
+		}
+		if cap(peerBuf) < n {
+			peerBuf = make([]byte, n)
+		}
+		raw, err := snappy.Decode(peerBuf[:n], body)
+		if err != nil {
+			return 0, err
+		}
+		return peerProto(raw)
 	}
+	tsdRaw := func(raw []byte) (int, error) { return tsdProto(d, raw) }
+	gen.BenchParsers(b, "samples",
+		gen.ParseCase{Name: "snappy/tsd", Parse: tsdSnappy, Bodies: bodies, Points: n},
+		gen.ParseCase{Name: "snappy/prompb", Parse: peerSnappy, Bodies: bodies, Points: n},
+		gen.ParseCase{Name: "proto/tsd", Parse: tsdRaw, Bodies: raws, Points: n},
+		gen.ParseCase{Name: "proto/prompb", Parse: peerProto, Bodies: raws, Points: n})
 }
 
 func tsdProto(d *Decoder, raw []byte) (int, error) {

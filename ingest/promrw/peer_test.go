@@ -15,7 +15,7 @@ import (
 
 // benchRaw returns the bench remote_write requests, snappy-decoded.
 func benchRaw(t testing.TB, cfg gen.Config, maxPoints int) ([][]byte, [][]byte, int) {
-	bodies, n := genBodies(t, cfg, gen.FormatRemoteWrite, 1000, maxPoints)
+	bodies, n := gen.MustBodies(t, cfg, gen.FormatRemoteWrite, 1000, maxPoints)
 	raws := make([][]byte, len(bodies))
 	for i, b := range bodies {
 		var err error

@@ -11,6 +11,13 @@ import (
 // DefaultMaxTags is the default of Options.MaxTags (tsd.storage.max_tags).
 const DefaultMaxTags = 32
 
+// MaxListedTags is how many tags of a point a "Too many tags" error lists
+// and its echo shows, as OpenTSDB lists them all; a point with more (an
+// element of MaxElementBytes holds up to about 170,000) is counted in full
+// and echoed as sent, so that a hostile element costs no more memory or
+// time than one with this many tags.
+const MaxListedTags = 1024
+
 // DefaultMaxElementBytes is the default of Options.MaxElementBytes, the
 // Influx line limit: a data point is a few hundred bytes.
 const DefaultMaxElementBytes = 1 << 20
@@ -75,6 +82,7 @@ type Decoder struct {
 	bad   bool
 	err   error
 	stats Stats
+	histo bool // /api/histogram's fields and checks (SetHistogram)
 }
 
 // Stats count what a Decoder read since its last Reset.
@@ -98,6 +106,7 @@ func NewDecoder(opts *Options) (*Decoder, error) {
 // not an object or array shows in Err at once (OpenTSDB's "Missing request
 // content" and "The JSON must start as an object or an array").
 func (d *Decoder) Reset(body []byte) {
+	d.histo = false
 	d.rd.reset(nil)
 	d.body = body
 	d.start()
@@ -108,6 +117,7 @@ func (d *Decoder) Reset(body []byte) {
 // holds one element at a time: memory is bounded by MaxElementBytes, not
 // by the body. A read error stops the Decoder and is its Err, unwrapped.
 func (d *Decoder) ResetReader(r io.Reader) {
+	d.histo = false
 	d.rd.reset(r)
 	d.body = d.rd.win[:0]
 	d.start()
@@ -213,6 +223,32 @@ func (d *Decoder) PointError() *PointError {
 		return nil
 	}
 	return &d.perr
+}
+
+// Bad returns PointError as an error (parse.Decoder).
+func (d *Decoder) Bad() error {
+	if !d.bad {
+		return nil
+	}
+	return &d.perr
+}
+
+var _ parse.Decoder = (*Decoder)(nil)
+
+// RollupFields returns the current point's /api/rollup fields, OpenTSDB's
+// RollUpDataPoint: interval, aggregator and groupByAggregator as sent
+// (empty when absent or null), and whether groupByAggregator was given
+// and not null. Valid until Next.
+func (d *Decoder) RollupFields() (interval, agg, groupBy []byte, hasGroupBy bool) {
+	e := &d.elem
+	return e.interval, e.agg, e.groupBy, e.groupByKind != kindNone && e.groupByKind != kindNull
+}
+
+// Timestamp returns the current point's timestamp as sent, in seconds or
+// milliseconds (0 when absent).
+func (d *Decoder) Timestamp() int64 {
+	ts, _ := timestamp(d.elem.ts, d.elem.tsKind)
+	return ts
 }
 
 // Raw returns the current element's JSON text, for the details answer.

@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/internal/cputime"
 	"github.com/tsd-db/tsd/internal/invariants"
 )
 
 func jsonBodies(t testing.TB, n int) ([][]byte, int) {
-	return genBodies(t, gen.Config{Values: gen.ValuesFloat}, gen.FormatJSON, 1000, n)
+	return gen.MustBodies(t, gen.Config{Values: gen.ValuesFloat}, gen.FormatJSON, 1000, n)
 }
 
 // incoming is OpenTSDB's IncomingDataPoint as encoding/json reads it: the
@@ -31,55 +30,31 @@ func BenchmarkDecode(b *testing.B) {
 	bodies, n := jsonBodies(b, 20_000)
 	d := newDecoder(b, nil)
 	var r bytes.Reader
-	for _, tc := range []struct {
-		name string
-		p    parser
-	}{
-		{"tsd", func(body []byte) (int, error) {
-			d.Reset(body)
-			k := 0
-			for d.Next() {
-				if pe := d.PointError(); pe != nil {
-					return k, pe
-				}
-				k++
+	parse := func(body []byte) (int, error) {
+		k := 0
+		for d.Next() {
+			if pe := d.PointError(); pe != nil {
+				return k, pe
 			}
-			return k, d.Err()
+			k++
+		}
+		return k, d.Err()
+	}
+	gen.BenchParsers(b, "points",
+		gen.ParseCase{Name: "tsd", Bodies: bodies, Points: n, Parse: func(body []byte) (int, error) {
+			d.Reset(body)
+			return parse(body)
 		}},
-		{"tsd-reader", func(body []byte) (int, error) {
+		gen.ParseCase{Name: "tsd-reader", Bodies: bodies, Points: n, Parse: func(body []byte) (int, error) {
 			r.Reset(body)
 			d.ResetReader(&r)
-			k := 0
-			for d.Next() {
-				if pe := d.PointError(); pe != nil {
-					return k, pe
-				}
-				k++
-			}
-			return k, d.Err()
+			return parse(body)
 		}},
-		{"encoding-json", func(body []byte) (int, error) {
+		gen.ParseCase{Name: "encoding-json", Bodies: bodies, Points: n, Parse: func(body []byte) (int, error) {
 			var pts []incoming
 			err := json.Unmarshal(body, &pts)
 			return len(pts), err
-		}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(bodies[0])))
-			i := 0
-			cpu := cputime.Process()
-			for b.Loop() {
-				if _, err := tc.p(bodies[i%len(bodies)]); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			pts := float64(b.N) * float64(n/len(bodies))
-			b.ReportMetric(pts/b.Elapsed().Seconds(), "points/s")
-			b.ReportMetric(pts/(cputime.Process()-cpu).Seconds(), "points/cpu-s")
-		})
-	}
+		}})
 }
 
 func TestSteadyStateAllocatesNothing(t *testing.T) {

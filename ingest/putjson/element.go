@@ -15,8 +15,16 @@ type element struct {
 	typeErr           string // first shape problem, in field order
 	nullTag           bool   // a tag value was null
 	tagsObj           bool   // the last "tags" was an object (AppendEcho)
-	extraTags         int    // tags beyond MaxTags (not compared)
+	extraTags         int    // tags beyond MaxListedTags (not compared)
 	mask              uint64 // hashes of the tag keys
+	// The /api/rollup fields (RollupFields); ignored by /api/put.
+	interval, agg, groupBy             []byte
+	intervalKind, aggKind, groupByKind int
+	// The /api/histogram fields (HistogramFields); ignored by the others.
+	id, underflow, overflow     []byte
+	idKind, underKind, overKind int
+	buckets                     []byte // the raw JSON object
+	bucketsKind                 int
 }
 
 // element reads one array element or the body's object into d.elem and
@@ -71,6 +79,20 @@ func (d *Decoder) field(key []byte) bool {
 	case "value":
 		e.value, e.valueKind, ok = d.scalar()
 		d.shape(e.valueKind, `"value"`)
+	case "interval":
+		e.interval, e.intervalKind, ok = d.scalar()
+		d.shape(e.intervalKind, `"interval"`)
+	case "aggregator":
+		e.agg, e.aggKind, ok = d.scalar()
+		d.shape(e.aggKind, `"aggregator"`)
+	case "groupByAggregator":
+		e.groupBy, e.groupByKind, ok = d.scalar()
+		d.shape(e.groupByKind, `"groupByAggregator"`)
+	case "id", "underflow", "overflow", "buckets":
+		if !d.histo {
+			return d.skipValue()
+		}
+		return d.histField(key)
 	case "tags":
 		d.pt.Tags, e.mask, e.extraTags, e.nullTag, e.tagsObj = d.pt.Tags[:0], 0, 0, false, false
 		if c := d.peek(); c == '{' {
@@ -155,7 +177,7 @@ func (d *Decoder) addTag(key, val []byte) {
 		}
 		e.mask |= bit
 	}
-	if len(d.pt.Tags) >= d.opts.MaxTags {
+	if len(d.pt.Tags) >= max(d.opts.MaxTags, MaxListedTags) {
 		e.extraTags++
 		return
 	}

@@ -27,6 +27,10 @@ type PointError struct {
 // Error returns Msg.
 func (e *PointError) Error() string { return e.Msg }
 
+// InvalidValue reports a value that is not a number (OpenTSDB's
+// NumberFormatException, counted as rpc.errors type=invalid_values).
+func (e *PointError) InvalidValue() bool { return e.Msg == msgNotANumber }
+
 // Messages of OpenTSDB's put validation (PutDataPointRpc).
 const (
 	msgEmptyMetric  = "Metric name was empty"

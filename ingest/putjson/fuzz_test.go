@@ -20,6 +20,7 @@ func FuzzDecode(f *testing.F) {
 		`{"metric":"s\u00e9","timestamp":"1","value":"1e3","tags":{"a":"b","a":null},"x":[1,{"y":null}]}`,
 		`[42,{"metric":{"a":1}},{"metric":"m","timestamp":1e999,"value":-0}`,
 		`[{"x":[[[[[[[[[[]]]]]]]]]]}] x`,
+		`[{"metric":"m","timestamp":1479412800,"value":1,"tags":{"a":"b"},"interval":"1h","aggregator":"sum","groupByAggregator":null},{"groupByAggregator":{"a":1},"interval":2}]`,
 	} {
 		f.Add(s)
 	}

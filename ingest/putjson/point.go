@@ -25,6 +25,9 @@ func (d *Decoder) validate() string {
 	if e.typeErr != "" {
 		return e.typeErr
 	}
+	if d.histo {
+		return d.validateHistogram()
+	}
 	if len(e.metric) == 0 || e.metricKind == kindNull {
 		return msgEmptyMetric
 	}
@@ -49,7 +52,7 @@ func (d *Decoder) validate() string {
 		return "bad timestamp=" + strconv.FormatInt(ts, 10) + " when trying to add value=" +
 			string(parse.AppendJavaValue(nil, v)) + " to metric=" + string(e.metric) + ", tags=" + d.formatTags()
 	}
-	v.T = ms
+	v.T, v.Ms = ms, parse.IsOpenTSDBMillis(ts) && ms%1000 == 0
 	d.pt.Value = v
 	if n := len(d.pt.Tags) + e.extraTags; n > d.opts.MaxTags {
 		return "Too many tags: " + strconv.Itoa(n) + " maximum allowed: " + strconv.Itoa(d.opts.MaxTags) +
@@ -95,16 +98,8 @@ func (d *Decoder) checkNames() string {
 	return ""
 }
 
-// formatTags prints the tags as Java prints a map: {k=v, k2=v2}.
+// formatTags prints the tags as Java prints the HashMap OpenTSDB holds
+// them in: {k=v, k2=v2}, in the map's order.
 func (d *Decoder) formatTags() string {
-	b := []byte{'{'}
-	for i, t := range d.pt.Tags {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, t.Key...)
-		b = append(b, '=')
-		b = append(b, t.Value...)
-	}
-	return string(append(b, '}'))
+	return string(parse.AppendJavaMap(nil, d.pt.Tags, &d.order))
 }

@@ -23,7 +23,7 @@
 // refused for its data is a *PointError (the client must not retry it; the
 // other points of the request still land): an invalid or unknown name, a
 // name over 4,096 bytes, a point out of range, a new series past a series
-// limit (ingest.SeriesLimits, logged through the rate log). Anything the
+// limit (head.SeriesLimits, logged through the rate log). Anything the
 // client should retry later (head over its memory limit, a log that cannot
 // write, a store not answering, the daemon read-only) matches ErrThrottled
 // (HTTP 503 with Retry-After, telnet "put: Please throttle writes: ..."),
@@ -52,4 +52,30 @@
 // before it waits for more, so a burst of lines costs one log write and no
 // fsync (the log syncs on its own interval); a client that streams
 // without pause is committed every 4096 puts.
+//
+// rollup and histogram store their point at once, straight into the
+// store (rollup.go, histogram.go), and are acknowledged by their silence:
+// they never wait in the head or the log.
+//
+// # Histograms
+//
+// Session.AddHistogram writes one OpenTSDB 2.4 histogram cell (package
+// rowkey/hist) into the series' hour row of the data table, in
+// OpenTSDB's bytes whatever the store's format, after registering the
+// series and its hour in the index. HistogramOptions.Codecs
+// (tsd.core.histograms.config) names the codecs; without it every
+// histogram is refused with ErrHistogramsDisabled. /api/histogram's
+// points arrive through putjson's histogram mode (AddHistogramJSON),
+// telnet's "histogram" lines through telnet_histogram.go.
+//
+// With TelnetOptions.Auth set (access control on; telnet_auth.go), a
+// connection is who its verified client certificate names, or has the
+// access granted to every telnet connection, or none until an "auth basic
+// USER PASSWORD" or "auth token TOKEN" line succeeds (answered
+// AUTH_SUCCESS or AUTH_FAIL, as OpenTSDB 2.4's telnet authentication).
+// Without access only version, help and exit run; other commands are
+// answered "auth: authentication required", and the third such failure or
+// failed auth line closes the connection. put, rollup and histogram need
+// write, stats read, dropcaches and diediedie admin; a command beyond the
+// user's access is answered "auth: permission denied: ..." and audited.
 package service

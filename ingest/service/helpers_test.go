@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -16,20 +17,20 @@ import (
 // testStack is a real pebble store, UIDs and head in a temp directory.
 type testStack struct {
 	uids *uid.UIDs
-	head *ingest.Head
+	head *head.Head
 	w    *Writer
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func newStack(t testing.TB, headOpts *ingest.HeadOptions) *testStack {
+func newStack(t testing.TB, headOpts *head.HeadOptions) *testStack {
 	t.Helper()
 	return newStackOn(t, vfs.Default, t.TempDir(), headOpts)
 }
 
 // newStackOn is newStack with the store and the log in dir on fs (a
 // crashable vfs.MemFS for power-loss tests).
-func newStackOn(t testing.TB, fs vfs.FS, dir string, headOpts *ingest.HeadOptions) *testStack {
+func newStackOn(t testing.TB, fs vfs.FS, dir string, headOpts *head.HeadOptions) *testStack {
 	t.Helper()
 	ctx := context.Background()
 	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger(), FS: fs})
@@ -49,10 +50,10 @@ func newStackOn(t testing.TB, fs vfs.FS, dir string, headOpts *ingest.HeadOption
 		t.Fatal(err)
 	}
 	if headOpts == nil {
-		headOpts = &ingest.HeadOptions{}
+		headOpts = &head.HeadOptions{}
 	}
 	headOpts.Logger = quietLogger()
-	h, err := ingest.OpenHead(db.FS(), dir+"/wal", headOpts)
+	h, err := head.OpenHead(db.FS(), dir+"/wal", headOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func (s *testStack) points(t testing.TB, metric string, tags ...string) []string
 		t.Fatal(err)
 	}
 	var out []string
-	for _, p := range s.head.AppendPoints(nil, key, 0, ingest.MaxTimestamp) {
+	for _, p := range s.head.AppendPoints(nil, key, 0, head.MaxTimestamp) {
 		pt := parse.Point{Value: p}
 		out = append(out, pt.String())
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/wal"
 )
 
@@ -24,8 +24,8 @@ import (
 // version reply is found after restart.
 func TestTelnetVersionIsDurable(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	headOpts := func() *ingest.HeadOptions {
-		return &ingest.HeadOptions{WAL: wal.Options{FsyncInterval: -1}}
+	headOpts := func() *head.HeadOptions {
+		return &head.HeadOptions{WAL: wal.Options{FsyncInterval: -1}}
 	}
 	st := newStackOn(t, fs, "/db", headOpts())
 	h := newTelnet(t, st, TelnetOptions{})

@@ -68,7 +68,7 @@ func TestTelnetLines(t *testing.T) {
 		"put m 1356998403 3 host=a") // the last line has no "\n"
 	want := "put: invalid value: Invalid character 'x' in x\n" +
 		"error: line too long: over 100 bytes\n" +
-		"rollup: illegal argument: rollup is not supported by tsd yet\n" +
+		"rollup: illegal argument: No rollup or aggregations were configured\n" + // tsd.rollups.enable=false
 		"unknown command: .  Try `help'.\n" +
 		"tsd test\nBuilt on now\n"
 	if out != want {
@@ -174,5 +174,27 @@ func TestTelnetHelpAndEmptyLine(t *testing.T) {
 	out = runTelnet(t, h, "help\nexit\n")
 	if want := "available commands: stats dropcaches version exit help put rollup histogram diediedie \n"; out != want {
 		t.Errorf("help with diediedie enabled = %q, want %q", out, want)
+	}
+}
+
+// TestTelnetReadOnly: a handler without a writer (tsd.mode=ro) answers
+// put, rollup and histogram as unknown commands, as OpenTSDB's read-only
+// mode registers none of them, lists only the other commands in help,
+// and still answers version and dropcaches.
+func TestTelnetReadOnly(t *testing.T) {
+	dropped := 0
+	h, err := NewTelnetHandler(nil, TelnetOptions{Version: "tsd test", NoDieDieDie: true, DropCaches: func() { dropped++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runTelnet(t, h, "put sys.cpu 1356998400 1 host=a\nrollup x\nhistogram x\nhelp\nversion\ndropcaches\nstats\n")
+	want := "unknown command: put.  Try `help'.\n" +
+		"unknown command: rollup.  Try `help'.\n" +
+		"unknown command: histogram.  Try `help'.\n" +
+		"available commands: stats dropcaches version exit help \n" +
+		"tsd test\n" +
+		"Caches dropped.\n"
+	if got != want || dropped != 1 {
+		t.Errorf("read-only telnet (dropped %d):\n%s\nwant:\n%s", dropped, got, want)
 	}
 }

@@ -48,8 +48,20 @@ func (s *stalledTable) GetAppend(ctx context.Context, dst []storage.Cell, buf, r
 // tried again and lands once the store answers.
 func TestSessionStoreUnreachable(t *testing.T) {
 	s := newStack(t, nil)
+	// The known series' names are assigned first through the stack's own
+	// UIDs, with no tight bound: a loaded machine once took more than the
+	// bound to assign "host" and failed the commit below. u's bound only
+	// has to be met by reads of names already stored.
+	for _, n := range []struct {
+		k    uid.Kind
+		name string
+	}{{uid.Metric, "known"}, {uid.TagK, "host"}, {uid.TagV, "a"}} {
+		if _, err := s.uids.Resolve(context.Background(), n.k, []byte(n.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	st := &stalledTable{Table: s.uids.Table()}
-	u, err := uid.New(st, &uid.Options{Logger: quietLogger(), StoreTimeout: 20 * time.Millisecond})
+	u, err := uid.New(st, &uid.Options{Logger: quietLogger(), StoreTimeout: 250 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +96,10 @@ func TestSessionStoreUnreachable(t *testing.T) {
 	}
 	if got := w.Stats(Put).Throttled.Load(); got != 51 {
 		t.Errorf("throttled count %d, want 51", got)
+	}
+	// OpenTSDB's rpc.errors type=hbase_errors, not socket_writes_blocked.
+	if c := w.Stats(Put); c.StoreErrors.Load() != 51 || c.Blocked.Load() != 0 {
+		t.Errorf("store errors %d, blocked %d; want 51 0", c.StoreErrors.Load(), c.Blocked.Load())
 	}
 	if err := sess.Commit(false); err != nil {
 		t.Fatalf("commit of the known series' points: %v", err)

@@ -9,8 +9,10 @@ import (
 	"sync/atomic"
 
 	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/internal/ratelog"
+	"github.com/tsd-db/tsd/rowkey/hist"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -51,7 +53,7 @@ type Options struct {
 	// UIDs resolves names to UIDs. Required.
 	UIDs *uid.UIDs
 	// Head receives the points. Required.
-	Head *ingest.Head
+	Head *head.Head
 	// MaxTags bounds a point's tags in every protocol's parser
 	// (tsd.storage.max_tags). Default 32.
 	MaxTags int
@@ -70,6 +72,12 @@ type Options struct {
 	// RateLog writes the lines a client can make the Writer repeat (a
 	// point refused by a series limit). Default: one over Logger.
 	RateLog *ratelog.Logger
+	// Rollups stores /api/rollup and telnet rollup points (rollup.go).
+	// Default none: they are refused.
+	Rollups *RollupOptions
+	// Histograms stores /api/histogram and telnet histogram points
+	// (histogram.go). Default none: they are refused.
+	Histograms *HistogramOptions
 }
 
 // Counters count what a Writer stored and refused, per protocol. ReadOnly
@@ -80,6 +88,16 @@ type Counters struct {
 	// a body or a data point over its limit (413), a telnet line over
 	// TelnetOptions.MaxLineBytes. The protocol handlers count them.
 	TooLarge atomic.Int64
+	// InvalidValues counts the bad points whose value is not a number
+	// (OpenTSDB's rpc.errors type=invalid_values) and UnknownNames those
+	// naming a metric or tag unknown with auto-creation off
+	// (type=unknown_metrics); both are also in Bad.
+	InvalidValues, UnknownNames atomic.Int64
+	// Blocked counts the throttled points refused because the head was
+	// over its memory limit (type=socket_writes_blocked); StoreErrors
+	// those refused because the log or the store failed, a full disk
+	// included (type=hbase_errors). Both are also in Throttled.
+	Blocked, StoreErrors atomic.Int64
 }
 
 // Protocol names a protocol for counting.
@@ -104,10 +122,12 @@ func (p Protocol) String() string { return protocolNames[p] }
 type Writer struct {
 	opts  Options
 	uids  *uid.UIDs
-	head  *ingest.Head
+	head  *head.Head
 	log   *slog.Logger
 	pool  sync.Pool
 	stats [numProtocols]Counters
+	// histograms counts the histogram points stored (histogram.go).
+	histograms atomic.Int64
 	// gen counts DropCaches calls; a session whose name cache is older
 	// empties it before its next point.
 	gen atomic.Uint64
@@ -154,11 +174,15 @@ func (w *Writer) Session(p Protocol) *Session {
 type Session struct {
 	w     *Writer
 	proto Protocol
-	app   *ingest.NameAppender // series remembered by name per session
+	app   *head.NameAppender // series remembered by name per session
 	gen   uint64
 	tags  []uid.Tag
 	// pending counts points appended since the last Commit.
 	pending int
+	// rkey, rrow, rq and rval are AddRollup's reused buffers.
+	rkey, rrow, rq, rval []byte
+	// hist is AddHistogramJSON's histogram, reused.
+	hist hist.Histogram
 	// unreachable is the store failure an Add met since the last Commit
 	// or Rollback: the rest of the request is refused at once with it
 	// rather than each point waiting out the UID table's timeout (the
@@ -258,6 +282,17 @@ func (s *Session) Sync() error {
 // CountBad counts n points refused by the protocol's parser.
 func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
 
+// CountBadErr counts one point the protocol's parser refused with err,
+// also as an invalid value when err says its value is not a number.
+func (s *Session) CountBadErr(err error) {
+	c := &s.w.stats[s.proto]
+	c.Bad.Add(1)
+	var iv interface{ InvalidValue() bool }
+	if errors.As(err, &iv) && iv.InvalidValue() {
+		c.InvalidValues.Add(1)
+	}
+}
+
 // classify sorts an Add failure: the point's own fault (a name the UID
 // layer refuses, an unknown name with auto-creation off, a point the head
 // cannot hold) is bad data; anything else is the server's condition and the
@@ -265,6 +300,9 @@ func (s *Session) CountBad(n int) { s.w.stats[s.proto].Bad.Add(int64(n)) }
 func (s *Session) classify(err error) error {
 	if isDataError(err) {
 		s.w.stats[s.proto].Bad.Add(1)
+		if errors.Is(err, uid.ErrNoSuchName) {
+			s.w.stats[s.proto].UnknownNames.Add(1)
+		}
 		s.logLimit(err)
 		return &PointError{Err: err}
 	}
@@ -282,6 +320,11 @@ func (s *Session) countThrottled(n int64, err error) {
 	if errors.Is(err, storage.ErrReadOnly) {
 		c.ReadOnly.Add(n)
 	}
+	if errors.Is(err, head.ErrThrottled) {
+		c.Blocked.Add(n)
+	} else {
+		c.StoreErrors.Add(n)
+	}
 }
 
 // isDataError reports a refusal caused by the point itself. ErrInvalidName
@@ -292,14 +335,14 @@ func (s *Session) countThrottled(n int64, err error) {
 func isDataError(err error) bool {
 	return errors.Is(err, uid.ErrInvalidName) || errors.Is(err, uid.ErrNoSuchName) ||
 		errors.Is(err, uid.ErrNotLatin1) || errors.Is(err, uid.ErrDuplicateTag) ||
-		errors.Is(err, ingest.ErrOutOfBounds) || errors.Is(err, ingest.ErrBadSeriesKey) ||
-		errors.Is(err, ingest.ErrSeriesLimit)
+		errors.Is(err, head.ErrOutOfBounds) || errors.Is(err, head.ErrBadSeriesKey) ||
+		errors.Is(err, head.ErrSeriesLimit)
 }
 
 // logLimit tells the operator, within the rate log's budget, that a series
 // limit refuses points: the client only sees its own refusals.
 func (s *Session) logLimit(err error) {
-	var le *ingest.SeriesLimitError
+	var le *head.SeriesLimitError
 	if errors.As(err, &le) {
 		s.w.opts.RateLog.Warn("ingest.series_limit", "", "new series refused by a series limit",
 			"limit", le.Limit, "max", le.Max, "protocol", s.proto.String())

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/series"
@@ -55,7 +55,7 @@ func TestSessionBadPoint(t *testing.T) {
 	ctx := context.Background()
 	s := st.w.Session(Influx)
 	defer s.Release()
-	err := s.Add(ctx, point("m", ingest.MaxTimestamp+1, 1))
+	err := s.Add(ctx, point("m", head.MaxTimestamp+1, 1))
 	var pe *PointError
 	if !errors.As(err, &pe) || errors.Is(err, ErrThrottled) {
 		t.Fatalf("out of range point: %v, want a *PointError", err)
@@ -80,7 +80,7 @@ func TestSessionBadPoint(t *testing.T) {
 
 func TestSessionThrottled(t *testing.T) {
 	// A head over its memory limit with no flusher loop refuses commits.
-	st := newStack(t, &ingest.HeadOptions{MaxMemory: 1})
+	st := newStack(t, &head.HeadOptions{MaxMemory: 1})
 	s := st.w.Session(Put)
 	defer s.Release()
 	ctx := context.Background()
@@ -95,6 +95,11 @@ func TestSessionThrottled(t *testing.T) {
 		if err != nil && !strings.HasPrefix(err.Error(), "Please throttle writes: ") {
 			t.Errorf("throttle text %q", err)
 		}
+	}
+	// OpenTSDB's rpc.errors type=socket_writes_blocked, not hbase_errors.
+	if c := st.w.Stats(Put); c.Throttled.Load() < 2 || c.Blocked.Load() != c.Throttled.Load() || c.StoreErrors.Load() != 0 {
+		t.Errorf("throttled %d, blocked %d, store errors %d; want blocked = throttled >= 2, none for the store",
+			c.Throttled.Load(), c.Blocked.Load(), c.StoreErrors.Load())
 	}
 }
 

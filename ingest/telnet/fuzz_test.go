@@ -109,3 +109,36 @@ func describe(pt *parse.Point, err error) string {
 	}
 	return pt.String()
 }
+
+// FuzzParseRollup: arbitrary rollup lines never panic; an error is a
+// *PutError; a parsed line has a spec word and a positive timestamp whose
+// milliseconds are the point's (seconds are multiplied).
+func FuzzParseRollup(f *testing.F) {
+	for _, s := range []string{
+		"rollup 1h-SUM sys.if.bytes.out 1479412800 1.3E3 host=web01 interface=eth0",
+		"rollup sum m 1479412800 1 a=b",
+		"rollup 1d-max:sum m 1479412800.500 1 a=b",
+		"rollup  m 1 1 a=b",
+		"rollup 1h-sum m 1 1",
+	} {
+		f.Add(s)
+	}
+	p := newParser(f, &Options{MaxTags: 4})
+	f.Fuzz(func(t *testing.T, line string) {
+		var pt parse.Point
+		spec, ts, err := p.ParseRollup([]byte(line), &pt)
+		if err != nil {
+			var pe *PutError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%q: error %T %v", line, err, err)
+			}
+			if !strings.HasPrefix(RollupCommandError(err), "rollup: ") {
+				t.Fatalf("%q: reply %q", line, RollupCommandError(err))
+			}
+			return
+		}
+		if len(spec) == 0 || ts <= 0 || (pt.Value.T != ts && pt.Value.T != ts*1000) {
+			t.Fatalf("%q: spec %q ts %d point %v", line, spec, ts, pt.Value)
+		}
+	})
+}

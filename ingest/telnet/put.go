@@ -66,6 +66,10 @@ func (e *PutError) Error() string {
 	return "put: illegal argument: " + e.Msg
 }
 
+// InvalidValue reports a value that is not a number (OpenTSDB counts it
+// as rpc.errors type=invalid_values).
+func (e *PutError) InvalidValue() bool { return e.Kind == InvalidValue }
+
 func illegal(msg string) error { return &PutError{Kind: IllegalArgument, Msg: msg} }
 
 // Byte class bits of a put line's names; a plain byte (one the name rules
@@ -239,7 +243,7 @@ func (p *Parser) finish(pt *parse.Point, ts int64, value, rest []byte, extra int
 		return illegal("bad timestamp=" + strconv.FormatInt(ts, 10) + " when trying to add value=" +
 			string(parse.AppendJavaValue(nil, v)) + " to metric=" + string(pt.Metric) + ", tags=" + formatTags(rest))
 	}
-	v.T = ms
+	v.T, v.Ms = ms, parse.IsOpenTSDBMillis(ts) && ms%1000 == 0
 	pt.Value = v
 	if n := len(pt.Tags) + extra; n > p.opts.MaxTags {
 		return illegal("Too many tags: " + strconv.Itoa(n) + " maximum allowed: " + strconv.Itoa(p.opts.MaxTags) +
@@ -264,4 +268,42 @@ func (p *Parser) checkNames(pt *parse.Point) error {
 		}
 	}
 	return nil
+}
+
+// RollupCommandError returns the reply to a refused rollup line: the put
+// error's text with OpenTSDB's "rollup:" prefix.
+func RollupCommandError(err error) string {
+	if pe, ok := err.(*PutError); ok {
+		if pe.Kind == InvalidValue {
+			return "rollup: invalid value: " + pe.Msg
+		}
+		return "rollup: illegal argument: " + pe.Msg
+	}
+	return "rollup: illegal argument: " + err.Error()
+}
+
+// ParseRollup parses a rollup line, "rollup <spec> <metric> <timestamp>
+// <value> <tagk=tagv>...", as RollupDataPointRpc does: at least one tag
+// word, a spec word that is not empty, then the put fields by the put
+// rules. It returns the spec word and the timestamp as sent (seconds or
+// milliseconds; rollups take seconds only, which the writer checks).
+func (p *Parser) ParseRollup(line []byte, pt *parse.Point) (spec []byte, rawTs int64, err error) {
+	pt.Reset()
+	if n := bytes.Count(line, []byte{' '}) + 1; n < 6 {
+		return nil, 0, illegal("not enough arguments (need least 7, got " + strconv.Itoa(n-1) + ")")
+	}
+	s0 := indexSpace(line, 0)
+	s1 := nextSpace(line, s0)
+	spec = line[s0+1 : s1]
+	if len(spec) == 0 {
+		return nil, 0, illegal("Missing interval or aggregator")
+	}
+	// The rest is a put line whose "command" is the spec word.
+	if err := p.ParsePut(line[s0+1:], pt); err != nil {
+		return nil, 0, err
+	}
+	s2 := nextSpace(line, s1)
+	s3 := nextSpace(line, s2)
+	rawTs, err = p.timestamp(line[s2+1 : s3])
+	return spec, rawTs, err
 }

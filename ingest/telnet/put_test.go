@@ -151,7 +151,9 @@ func TestLinearOnHostileLines(t *testing.T) {
 	}
 	var pt parse.Point
 	err := p.ParsePut([]byte(b.String()), &pt)
-	if err == nil || !strings.HasPrefix(err.Error(), "put: illegal argument: Too many tags: 20000 maximum allowed: 32, tags: {k0=v, k1=v") {
+	// Every tag is listed, in the order of OpenTSDB's HashMap.
+	if err == nil || !strings.HasPrefix(err.Error(), "put: illegal argument: Too many tags: 20000 maximum allowed: 32, tags: {k947=v, k18027=v, ") ||
+		strings.Count(err.Error(), "=v") != 20000 {
 		t.Fatalf("got %.100v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // cpu_usage_user 1767225600 41.04" and 10 tags, about 200 bytes); one op is
 // one line.
 func BenchmarkParsePut(b *testing.B) {
-	bodies, _ := genBodies(b, gen.Config{Values: gen.ValuesFloat}, gen.FormatTelnet, 1000, 10_000)
+	bodies, _ := gen.MustBodies(b, gen.Config{Values: gen.ValuesFloat}, gen.FormatTelnet, 1000, 10_000)
 	var lines [][]byte
 	for _, body := range bodies {
 		for _, l := range bytes.Split(bytes.TrimSuffix(body, []byte{'\n'}), []byte{'\n'}) {

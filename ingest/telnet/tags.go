@@ -91,18 +91,11 @@ func findTag(tags []parse.Tag, key, val []byte) (found, same bool) {
 	return false, false
 }
 
-// formatParsed prints tags as Java prints a map: {k=v, k2=v2}.
+// formatParsed prints tags as Java prints the HashMap OpenTSDB holds them
+// in: {k=v, k2=v2}, in the map's order.
 func formatParsed(tags []parse.Tag) string {
-	b := []byte{'{'}
-	for i, t := range tags {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, t.Key...)
-		b = append(b, '=')
-		b = append(b, t.Value...)
-	}
-	return string(append(b, '}'))
+	var scratch []int
+	return string(parse.AppendJavaMap(nil, tags, &scratch))
 }
 
 // formatTags prints every well-formed tag word of rest, a repeated key

@@ -39,6 +39,13 @@
 //	           affected. Added after the first release: logs without it
 //	           replay unchanged, but a build that predates it reads a
 //	           delete record as damage.
+//	5 samples-ms as samples, with u = zigzag(id − previous id) << 3 |
+//	           ms << 2 | kind, ms 1 for a point whose client gave
+//	           milliseconds (series.Point.Ms: OpenTSDB's format writes it
+//	           with a millisecond qualifier even on a whole second). The
+//	           head writes a batch as samples-ms only when one of its
+//	           points has the mark, so logs of other clients are as
+//	           before; a build that predates it reads one as damage.
 //
 // Every segment is self-contained: a series is defined by a series record in
 // a segment before the first sample of that segment references it, so a

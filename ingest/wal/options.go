@@ -30,6 +30,12 @@ type Options struct {
 	// warning for an interrupted write at the end of the log, and failed
 	// syncs. Default slog.Default().
 	Logger *slog.Logger
+	// ObserveSync, if set, is given the duration of every segment sync
+	// (fsync), failed ones included, by the goroutine that ran it and
+	// before the writers waiting on it are woken: it must be quick and
+	// must not call the log. The daemon feeds a latency histogram with it.
+	// Default none.
+	ObserveSync func(time.Duration)
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.

@@ -87,14 +87,26 @@ func (d *SeriesDecoder) Err() error { return d.err }
 type SamplesEncoder struct {
 	ref uint64
 	t   int64
+	ms  bool // a TypeSamplesMs payload
 }
 
-// Reset starts a new payload.
+// Reset starts a new TypeSamples payload, whose points lose Ms.
 func (e *SamplesEncoder) Reset() { *e = SamplesEncoder{} }
 
-// Append appends sample (ref, p) to dst. ref must be below 2^61.
+// ResetMs starts a new TypeSamplesMs payload, which keeps each point's Ms.
+func (e *SamplesEncoder) ResetMs() { *e = SamplesEncoder{ms: true} }
+
+// Append appends sample (ref, p) to dst. ref must be below 2^60.
 func (e *SamplesEncoder) Append(dst []byte, ref uint64, p series.Point) []byte {
-	dst = binary.AppendUvarint(dst, zigzag(int64(ref-e.ref))<<2|uint64(p.Kind))
+	if e.ms {
+		u := zigzag(int64(ref-e.ref))<<3 | uint64(p.Kind)
+		if p.Ms {
+			u |= 4
+		}
+		dst = binary.AppendUvarint(dst, u)
+	} else {
+		dst = binary.AppendUvarint(dst, zigzag(int64(ref-e.ref))<<2|uint64(p.Kind))
+	}
 	dst = binary.AppendVarint(dst, p.T-e.t)
 	e.ref, e.t = ref, p.T
 	switch p.Kind {
@@ -113,11 +125,15 @@ type SamplesDecoder struct {
 	b   []byte
 	ref uint64
 	t   int64
+	ms  bool // a TypeSamplesMs payload
 	err error
 }
 
-// Reset starts decoding payload b.
+// Reset starts decoding payload b of a TypeSamples record.
 func (d *SamplesDecoder) Reset(b []byte) { *d = SamplesDecoder{b: b} }
+
+// ResetMs starts decoding payload b of a TypeSamplesMs record.
+func (d *SamplesDecoder) ResetMs(b []byte) { *d = SamplesDecoder{b: b, ms: true} }
 
 // Next returns the next sample.
 func (d *SamplesDecoder) Next() (ref uint64, p series.Point, ok bool) {
@@ -128,6 +144,10 @@ func (d *SamplesDecoder) Next() (ref uint64, p series.Point, ok bool) {
 	if n <= 0 || rk&3 > uint64(series.Float64) {
 		return d.fail("series id or kind")
 	}
+	ms := false
+	if d.ms {
+		ms, rk = rk&4 != 0, rk>>1&^3|rk&3 // drop the mark: the layout of TypeSamples
+	}
 	dt, m := binary.Varint(d.b[n:])
 	if m <= 0 {
 		return d.fail("timestamp")
@@ -135,7 +155,7 @@ func (d *SamplesDecoder) Next() (ref uint64, p series.Point, ok bool) {
 	d.b = d.b[n+m:]
 	d.ref += uint64(unzigzag(rk >> 2))
 	d.t += dt
-	p = series.Point{T: d.t, Kind: series.Kind(rk & 3)}
+	p = series.Point{T: d.t, Kind: series.Kind(rk & 3), Ms: ms}
 	if !d.value(&p) {
 		return d.fail("value")
 	}

@@ -176,3 +176,48 @@ func FuzzSeries(f *testing.F) {
 		}
 	})
 }
+
+// TestSamplesMsRoundTrip: samples-ms payloads keep each point's
+// millisecond mark; a plain samples payload of the same points is the
+// bytes it always was (the mark dropped), so old logs and new plain
+// records are one format.
+func TestSamplesMsRoundTrip(t *testing.T) {
+	ss := []sample{
+		{7, series.Point{T: 1_700_000_000_000, Bits: 5, Kind: series.Int, Ms: true}},
+		{3, series.Float64Point(1_700_000_000_000, 1.5)},
+		{3, series.Point{T: 1_700_000_001_000, Bits: math.Float64bits(0.25), Kind: series.Float32, Ms: true}},
+		{1 << 40, series.IntPoint(0, math.MinInt64)},
+	}
+	var e SamplesEncoder
+	e.ResetMs()
+	var b []byte
+	for _, s := range ss {
+		b = e.Append(b, s.ref, s.p)
+	}
+	var d SamplesDecoder
+	d.ResetMs(b)
+	for i := 0; ; i++ {
+		ref, p, ok := d.Next()
+		if !ok {
+			if d.Err() != nil || i != len(ss) {
+				t.Fatalf("after %d samples: %v", i, d.Err())
+			}
+			break
+		}
+		if ref != ss[i].ref || p != ss[i].p {
+			t.Errorf("sample %d: %d %+v, want %d %+v", i, ref, p, ss[i].ref, ss[i].p)
+		}
+	}
+	plain := encodeSamples(ss)
+	var unmarked []sample
+	for _, s := range ss {
+		s.p.Ms = false
+		unmarked = append(unmarked, s)
+	}
+	if want := encodeSamples(unmarked); string(plain) != string(want) {
+		t.Errorf("plain payload of marked points %x, want %x", plain, want)
+	}
+	if got, err := decodeSamples(plain); err != nil || len(got) != len(ss) || got[0].p.Ms {
+		t.Errorf("plain payload decodes to %+v, %v", got, err)
+	}
+}

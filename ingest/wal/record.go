@@ -20,10 +20,15 @@ const (
 	// TypeDelete removes points of series (by key) in a time range from
 	// everything replayed before it.
 	TypeDelete RecordType = 4
+	// TypeSamplesMs holds points as TypeSamples does, each with its
+	// millisecond mark (series.Point.Ms). Only a batch that has such a
+	// point is written as one, so logs of seconds-only clients stay
+	// readable by builds that predate it.
+	TypeSamplesMs RecordType = 5
 )
 
 // Known reports whether t is a record type this version reads.
-func (t RecordType) Known() bool { return t >= TypeHeader && t <= TypeDelete }
+func (t RecordType) Known() bool { return t >= TypeHeader && t <= TypeSamplesMs }
 
 // String names the type for logs.
 func (t RecordType) String() string {
@@ -36,6 +41,8 @@ func (t RecordType) String() string {
 		return "samples"
 	case TypeDelete:
 		return "delete"
+	case TypeSamplesMs:
+		return "samples-ms"
 	}
 	return "unknown"
 }

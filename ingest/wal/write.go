@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -164,7 +165,11 @@ func (l *Log) syncLocked(end uint64) error {
 		l.mu.syncing = true
 		target, f := l.mu.written, l.w.f
 		l.mu.Unlock()
+		start := time.Now()
 		err := f.Sync()
+		if l.opts.ObserveSync != nil {
+			l.opts.ObserveSync(time.Since(start))
+		}
 		l.mu.Lock()
 		l.mu.syncing = false
 		if err == nil && target > l.mu.synced {

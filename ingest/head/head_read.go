@@ -1,0 +1,150 @@
+package head
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+
+	"github.com/tsd-db/tsd/series"
+)
+
+// AppendPoints appends to dst the points of the series with key that are
+// still in the head (not yet flushed, or being written) with mint <= T <
+// maxt, in time order, one per timestamp (the latest write wins), and
+// returns dst. It sees every committed point. It does not allocate beyond
+// growing dst.
+//
+// A reader that also reads the store must read the head first: a row
+// leaves the head only after its write to the store, so a point is then
+// seen in one or the other (possibly both, with equal values).
+func (h *Head) AppendPoints(dst []series.Point, key []byte, mint, maxt int64) []series.Point {
+	s := h.series.get(key)
+	if s == nil {
+		return dst
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appendPoints(dst, mint, maxt)
+}
+
+// appendPoints merges the flushing rows (older writes) and the open rows.
+// The caller holds s.mu.
+func (s *memSeries) appendPoints(dst []series.Point, mint, maxt int64) []series.Point {
+	s.eachRow(mint, maxt, func(r, older *openRow) {
+		dst = appendRowPoints(dst, r, older, mint, maxt)
+	})
+	return dst
+}
+
+// appendRowPoints appends the points of one hour with mint <= T < maxt:
+// r's, merged with older's (the flushing row of that hour) if any.
+func appendRowPoints(dst []series.Point, r, older *openRow, mint, maxt int64) []series.Point {
+	if older != nil {
+		return mergeRows(dst, older, r, mint, maxt)
+	}
+	return r.appendPoints(dst, mint, maxt)
+}
+
+// Iterator returns the points AppendPoints would append, as an iterator
+// over a snapshot: later commits do not change it.
+func (h *Head) Iterator(key []byte, mint, maxt int64) series.Iterator {
+	return series.NewSliceIterator(nil, h.AppendPoints(nil, key, mint, maxt))
+}
+
+// AppendRows appends to dst a reference to each row of the series with
+// key that the head holds and that may have points with mint <= T < maxt,
+// in time order: its base and a fingerprint of its points, which changes
+// whenever one of them is added or replaced (a row being written and a
+// newer row of the same hour count as one). Reading a row's points costs
+// a decode; its fingerprint, a hash of the encoded bytes.
+func (h *Head) AppendRows(dst []series.RowRef, key []byte, mint, maxt int64) []series.RowRef {
+	s := h.series.get(key)
+	if s == nil {
+		return dst
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eachRow(mint, maxt, func(r, older *openRow) {
+		n := r.points()
+		if older != nil {
+			n += older.points()
+		}
+		dst = append(dst, series.RowRef{Base: r.base, FP: h.rowFP(r, older), Points: n})
+	})
+	return dst
+}
+
+// AppendRowPoints appends every point of the row of the series with key
+// at base, in time order, one per timestamp (the latest write wins), and
+// returns the row's fingerprint as AppendRows gives it, taken with the
+// points under one lock. ok is false when the head holds no such row (it
+// was written to the store since).
+func (h *Head) AppendRowPoints(dst []series.Point, key []byte, base int64) (_ []series.Point, fp uint64, ok bool) {
+	s := h.series.get(key)
+	if s == nil {
+		return dst, 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eachRow(base, base+1, func(r, older *openRow) {
+		dst = appendRowPoints(dst, r, older, base, base+RowSpan)
+		fp, ok = h.rowFP(r, older), true
+	})
+	return dst, fp, ok
+}
+
+// points bounds the points r holds: its chunk's and its out-of-order
+// buffer's, which may repeat a chunk timestamp.
+func (r *openRow) points() int { return int(r.chunk.n) + len(r.ooo) }
+
+// eachRow calls fn for each row of s with a base in the hours overlapping
+// [mint, maxt), in time order, with the flushing row of the same base as
+// older (nil if none); r is then the newer, or the flushing row alone.
+// The caller holds s.mu.
+func (s *memSeries) eachRow(mint, maxt int64, fn func(r, older *openRow)) {
+	rows, fl := s.rows, s.flushing
+	for len(rows) > 0 || len(fl) > 0 {
+		var r, older *openRow
+		switch {
+		case len(fl) == 0 || (len(rows) > 0 && rows[0].base < fl[0].base):
+			r, rows = &rows[0], rows[1:]
+		case len(rows) == 0 || fl[0].base < rows[0].base:
+			r, fl = &fl[0], fl[1:]
+		default:
+			r, older, rows, fl = &rows[0], &fl[0], rows[1:], fl[1:]
+		}
+		if r.base >= maxt {
+			return
+		}
+		if r.base+RowSpan > mint {
+			fn(r, older)
+		}
+	}
+}
+
+// rowFP hashes what the points of r (and older, the flushing row of the
+// same hour, if any) decode from: each part's point count, chunk bytes
+// and out-of-order points.
+func (h *Head) rowFP(r, older *openRow) uint64 {
+	var m maphash.Hash
+	m.SetSeed(h.fpSeed)
+	var b [8 * 3]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(r.base))
+	_, _ = m.Write(b[:8])
+	for _, p := range [2]*openRow{r, older} {
+		if p == nil {
+			continue
+		}
+		binary.LittleEndian.PutUint64(b[:], uint64(p.chunk.n))
+		binary.LittleEndian.PutUint64(b[8:], uint64(len(p.chunk.w.b)))
+		binary.LittleEndian.PutUint64(b[16:], uint64(len(p.ooo)))
+		_, _ = m.Write(b[:])
+		_, _ = m.Write(p.chunk.w.b)
+		for _, q := range p.ooo {
+			binary.LittleEndian.PutUint64(b[:], uint64(q.T))
+			binary.LittleEndian.PutUint64(b[8:], q.Bits)
+			binary.LittleEndian.PutUint64(b[16:], uint64(q.Kind))
+			_, _ = m.Write(b[:])
+		}
+	}
+	return m.Sum64()
+}

@@ -1,0 +1,193 @@
+package head
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/tsd-db/tsd/series"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// DefaultNameCacheSize is the number of series a NameAppender remembers.
+const DefaultNameCacheSize = 1 << 16
+
+// NameAppender appends points given by name, as the protocol parsers hand
+// them over: it resolves the metric and tags to a series through the UID
+// table and remembers the result by name, so a series seen before costs one
+// hash lookup rather than a UID lookup per name. Use one per connection, as
+// Appender; not safe for concurrent use.
+//
+// A point naming a name this process has not cached, of a kind that
+// auto-creates, is not resolved on the spot (a new name costs several
+// synced store writes): it is validated, then deferred, and the deferred
+// points' names are resolved together by uid.UIDs.ResolveBatch when
+// DeferredPoints points or DeferredNames distinct names wait, or at Commit,
+// and the points appended in their order. While points wait, every point
+// that misses the series cache waits behind them, so a series' points keep
+// their order.
+//
+// The cache holds up to its size of series, keyed by the names in the
+// order given, and is emptied whole when full. Like the UID caches it does
+// not see another daemon's UID renames or deletes until DropCache (called
+// with uid.UIDs.DropCaches).
+//
+// With the head's series limits on (HeadOptions.SeriesLimits), a series
+// is admitted by the limiter when it misses the cache, before any of its
+// new names gets a UID, so a refused series costs no UID and no head
+// memory; a cached series is checked again only when the limiter's epoch
+// has moved (once per window slot), so its points cost one atomic load.
+type NameAppender struct {
+	a       *Appender
+	u       *uid.UIDs
+	w       series.Widths
+	maxTags int
+	// refs maps a cache key to its entry in ents.
+	refs map[string]int32
+	ents []nameEntry
+	max  int
+	name []byte // cache key scratch
+	key  []byte // series key scratch
+	d    deferral
+	lim  limitState
+	// err is the failure of a deferred batch: its points are lost, so
+	// Commit must fail; Append returns it until Commit or Rollback.
+	err error
+}
+
+// nameEntry is a cached series.
+type nameEntry struct {
+	ref SeriesRef
+	// hash identifies the series to the series limits and epoch is the
+	// limiter epoch it was last admitted in (both 0 when limits are off).
+	hash, epoch uint64
+}
+
+// NameAppender returns an appender resolving names through u, remembering
+// up to cacheSize series (DefaultNameCacheSize when 0). u's widths must be
+// the head's.
+func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
+	if cacheSize <= 0 {
+		cacheSize = DefaultNameCacheSize
+	}
+	return &NameAppender{a: h.Appender(), u: u, w: h.opts.Widths, maxTags: h.opts.MaxTags,
+		refs: make(map[string]int32), max: cacheSize, lim: limitState{l: h.limiter}}
+}
+
+// Append adds p to the series named by metric and tags and returns its
+// reference, or 0 when the point is deferred until its new names are
+// assigned (see NameAppender). On a cache miss tags are sorted in place by
+// key (see uid.ResolvePoint). Errors about the point itself (invalid,
+// unknown or duplicate names, too many tags, a point out of bounds) come
+// back here, at once, and so does a series limit's refusal (a
+// *SeriesLimitError); a store failure may come back here or from Commit.
+// The point is neither durable nor visible until Commit. metric and tags
+// are not retained.
+func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag, p series.Point) (SeriesRef, error) {
+	if n.err != nil {
+		return 0, n.err
+	}
+	n.name = appendNameKey(n.name[:0], metric, tags)
+	if i, ok := n.refs[string(n.name)]; ok {
+		e := &n.ents[i]
+		if n.lim.l != nil && e.epoch != n.lim.l.epoch.Load() {
+			if err := n.readmit(e); err != nil {
+				return 0, err
+			}
+		}
+		return e.ref, n.a.Append(e.ref, p)
+	}
+	key, known, err := n.resolveKnown(ctx, n.key[:0], metric, tags)
+	n.key = key
+	if err != nil {
+		return 0, err
+	}
+	if err := n.checkPoint(len(tags), p); err != nil {
+		return 0, err
+	}
+	var adm admission
+	if n.lim.l != nil {
+		if adm, err = n.admit(metric, tags, key, known); err != nil {
+			return 0, err
+		}
+	}
+	if !known || len(n.d.points) > 0 {
+		return 0, n.deferPoint(ctx, p, adm)
+	}
+	return n.appendResolved(key, p, adm)
+}
+
+// appendResolved appends p to the series of the resolved key and
+// remembers the series under n.name.
+func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission) (SeriesRef, error) {
+	SortSeriesKey(key, n.w)
+	ref, err := n.a.AppendKey(key, p)
+	if err != nil {
+		return 0, err
+	}
+	if len(n.ents) >= n.max {
+		n.DropCache()
+	}
+	n.refs[string(n.name)] = int32(len(n.ents))
+	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch})
+	return ref, nil
+}
+
+// appendNameKey appends the cache key of a series' names: each name with
+// its length before it, so no two series share a key.
+func appendNameKey(dst, metric []byte, tags []uid.Tag) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(metric)))
+	dst = append(dst, metric...)
+	for _, t := range tags {
+		dst = binary.AppendUvarint(dst, uint64(len(t.Key)))
+		dst = append(dst, t.Key...)
+		dst = binary.AppendUvarint(dst, uint64(len(t.Value)))
+		dst = append(dst, t.Value...)
+	}
+	return dst
+}
+
+// Commit resolves the deferred points' new names (one batch per kind,
+// with the context of the last deferred Append) and appends those points,
+// then is Appender.Commit. On error no point since the last Commit or
+// Rollback is acknowledged, and the appender is empty afterwards; a
+// failure to resolve is the UID table's error (retryable when the store
+// did not answer), as a failed resolution in Append is.
+func (n *NameAppender) Commit(sync bool) error {
+	err := n.err
+	if err == nil && len(n.d.points) > 0 {
+		err = n.flush(n.d.ctx)
+	}
+	if err != nil {
+		n.Rollback()
+		return err
+	}
+	err = n.a.Commit(sync)
+	if n.lim.l != nil {
+		n.endCommit(err == nil)
+	}
+	return err
+}
+
+// Sync returns once every point this appender committed is on stable
+// storage (Appender.Sync); points not committed yet are not waited for.
+func (n *NameAppender) Sync() error { return n.a.Sync() }
+
+// Rollback drops the points waiting for Commit, deferred ones included.
+func (n *NameAppender) Rollback() {
+	n.a.Rollback()
+	n.d.reset()
+	n.err = nil
+	if n.lim.l != nil {
+		n.endCommit(false)
+	}
+}
+
+// Len returns the number of points waiting for Commit, deferred ones
+// included.
+func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
+
+// DropCache forgets every remembered series.
+func (n *NameAppender) DropCache() {
+	clear(n.refs)
+	n.ents = n.ents[:0]
+}
