@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/tsd-db/tsd/internal/jackson"
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // AppendJSON appends a as OpenTSDB's HTTP API writes it (Jackson's bean
@@ -16,14 +15,14 @@ import (
 // startTime, endTime.
 func AppendJSON(dst []byte, a *Annotation) []byte {
 	dst = append(dst, `{"tsuid":`...)
-	dst = jackson.AppendString(dst, a.TSUID)
+	dst = jsonw.Jackson.AppendString(dst, a.TSUID)
 	dst = append(dst, `,"description":`...)
-	dst = jackson.AppendString(dst, a.Description)
+	dst = jsonw.Jackson.AppendString(dst, a.Description)
 	dst = append(dst, `,"notes":`...)
-	dst = jackson.AppendString(dst, a.Notes)
+	dst = jsonw.Jackson.AppendString(dst, a.Notes)
 	if a.Custom != nil {
 		dst = append(dst, `,"custom":`...)
-		dst = appendCustom(dst, a.Custom)
+		dst = jsonw.Jackson.AppendSortedMap(dst, a.Custom)
 	}
 	dst = append(dst, `,"startTime":`...)
 	dst = strconv.AppendInt(dst, a.StartTime, 10)
@@ -39,7 +38,7 @@ func AppendStorageJSON(dst []byte, a *Annotation) []byte {
 	dst = append(dst, '{')
 	if a.TSUID != "" {
 		dst = append(dst, `"tsuid":`...)
-		dst = jackson.AppendString(dst, a.TSUID)
+		dst = jsonw.Jackson.AppendString(dst, a.TSUID)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"startTime":`...)
@@ -47,33 +46,14 @@ func AppendStorageJSON(dst []byte, a *Annotation) []byte {
 	dst = append(dst, `,"endTime":`...)
 	dst = strconv.AppendInt(dst, a.EndTime, 10)
 	dst = append(dst, `,"description":`...)
-	dst = jackson.AppendString(dst, a.Description)
+	dst = jsonw.Jackson.AppendString(dst, a.Description)
 	dst = append(dst, `,"notes":`...)
-	dst = jackson.AppendString(dst, a.Notes)
+	dst = jsonw.Jackson.AppendString(dst, a.Notes)
 	dst = append(dst, `,"custom":`...)
 	if a.Custom == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendCustom(dst, a.Custom)
-	}
-	return append(dst, '}')
-}
-
-// appendCustom appends m as a JSON object, keys sorted.
-func appendCustom(dst []byte, m map[string]string) []byte {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jackson.AppendString(dst, k)
-		dst = append(dst, ':')
-		dst = jackson.AppendString(dst, m[k])
+		dst = jsonw.Jackson.AppendSortedMap(dst, a.Custom)
 	}
 	return append(dst, '}')
 }

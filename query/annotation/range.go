@@ -157,13 +157,15 @@ func (s *Store) scan(ctx context.Context, first, last []byte, keyLen int, tsuid 
 	sc := s.t.Scan(ctx, opts)
 	defer sc.Close()
 	for sc.Next() {
-		c := sc.Cell()
-		if len(c.Row) != keyLen || !s.sameSeries(c.Row, tsuid) {
+		row := sc.Row()
+		if len(row.Key) != keyLen || !s.sameSeries(row.Key, tsuid) {
 			continue
 		}
-		base := s.baseOf(c.Row)
-		if err := visit(c.Row, base, &c, startMs, endMs, fn); err != nil {
-			return err
+		base := s.baseOf(row.Key)
+		for i := range row.Cells {
+			if err := visit(row.Key, base, &row.Cells[i], startMs, endMs, fn); err != nil {
+				return err
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

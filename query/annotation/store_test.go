@@ -28,14 +28,11 @@ func newStore(t *testing.T, sl salt.Salt) (*Store, storage.Table) {
 	}
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	spec := storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
-	if err := db.EnsureTable(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := db.Table(ctx, "tsdb")
+	tbls, err := storage.EnsureTables(ctx, db, storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tbl := tbls[0]
 	l := rowkey.Layout{Widths: series.DefaultWidths(), Salt: sl, MaxTags: 8}
 	s, err := NewStore(Options{Table: tbl, Layout: &l})
 	if err != nil {

@@ -12,12 +12,13 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/expr"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
@@ -47,26 +48,22 @@ func newEngine(t *testing.T) *opentsdb.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	tbl := map[string]storage.Table{}
-	for _, spec := range []storage.TableSpec{{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
-		uid.TableSpec("tsdb-uid"), uid.MetaTableSpec("tsdb-meta")} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-		if tbl[spec.Name], err = db.Table(ctx, spec.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	u, err := uid.New(tbl["tsdb-uid"], &uid.Options{Logger: quiet})
+	tbl, err := storage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable),
+		uid.TableSpec(uid.DefaultTable), schema.MetaTableSpec(schema.DefaultMetaTable))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := index.Open(ctx, tbl["tsdb-meta"], u, &index.Options{Logger: quiet})
+	data, uids, meta := tbl[0], tbl[1], tbl[2]
+	u, err := uid.New(uids, &uid.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(ctx, meta, u, &index.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	h, err := ingest.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingest.HeadOptions{Registrar: ix, Logger: quiet})
+	h, err := head.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &head.HeadOptions{Registrar: ix, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +89,7 @@ func newEngine(t *testing.T) *opentsdb.Engine {
 	if err := app.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	r, err := read.New(&read.Options{Data: tbl["tsdb"], Layout: rowkey.DefaultLayout(), Head: h, Logger: quiet})
+	r, err := read.New(&read.Options{Data: data, Layout: rowkey.DefaultLayout(), Head: h, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,28 +211,42 @@ func TestOutputsDefault(t *testing.T) {
 	}
 }
 
-// TestBadQueries: refusals are *tsquery.Error with OpenTSDB's messages.
+// TestBadQueries: refusals are *tsquery.Error with OpenTSDB's messages
+// (pojo.Query.validate and the parts' validate methods, v2.4.1), a part's
+// own message in the details as OpenTSDB's wrapped cause.
 func TestBadQueries(t *testing.T) {
 	e := newEngine(t)
 	tm := fmt.Sprintf(`"time":{"start":"%d","aggregator":"sum"}`, t0)
-	for _, tc := range []struct{ body, want string }{
-		{``, "Missing message content"},
-		{`{"time":`, "Unable to parse the given JSON"},
-		{`{"metrics":[{"id":"a","metric":"m"}]}`, "missing start time"},
-		{`{` + tm + `}`, "missing or empty metrics"},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"},{"id":"a","metric":"cpu.sys"}]}`, "duplicated metric id: a"},
-		{`{` + tm + `,"metrics":[{"id":"a-b","metric":"cpu.user"}]}`, `Invalid id ("a-b"): illegal character: -`},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user","filter":"nope"}]}`, "unrecognized filter id nope in metric a"},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e","expr":"a + z"}]}`, "Expression [a + z] was missing input z"},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e","expr":"a +"}]}`, "Unable to parse expression [a +] at 3: unexpected end"},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e","expr":"e + a"}]}`, "Circular reference in expression e"},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"nope"}]}`, "No such name for 'metrics': 'nope'"},
-		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"outputs":[{"id":"q"}]}`, "Output id not found: q"},
+	for _, tc := range []struct{ body, want, details string }{
+		{``, "Missing message content", "Supply valid JSON formatted data in the body of your request"},
+		{`{"time":`, "Unable to parse the given JSON", "unexpected end of JSON input"},
+		{`{"metrics":[{"id":"a","metric":"m"}]}`, "missing time", ""},
+		{`{"time":{"aggregator":"sum"},"metrics":[{"id":"a","metric":"m"}]}`, "Invalid time", "missing or empty start"},
+		{`{"time":{"start":"1h-ago"},"metrics":[{"id":"a","metric":"m"}]}`, "Invalid time", "Missing or empty aggregator"},
+		{`{"time":{"start":"1h-ago","aggregator":"nope"},"metrics":[{"id":"a","metric":"m"}]}`, "Invalid time", "Invalid aggregator"},
+		{`{"time":{"start":"1h-ago","aggregator":"SUM","downsampler":{"aggregator":"avg"}},"metrics":[{"id":"a","metric":"m"}]}`, "Invalid time", "Missing or empty interval"},
+		{`{"time":{"start":"1h-ago","aggregator":"sum","downsampler":{"interval":"1m"}},"metrics":[{"id":"a","metric":"m"}]}`, "Invalid time", "Missing or empty aggregator"},
+		{`{` + tm + `}`, "missing or empty metrics", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"},{"id":"a","metric":"cpu.sys"}]}`, "duplicated metric id: a", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"},{"id":"b"}]}`, "Invalid metric at index 1", "missing or empty metric"},
+		{`{` + tm + `,"metrics":[{"metric":"cpu.user"}]}`, "Invalid metric at index 0", "missing or empty id"},
+		{`{` + tm + `,"metrics":[{"id":"a-b","metric":"cpu.user"}]}`, "Invalid metric at index 0", `Invalid id ("a-b"): illegal character: -`},
+		{`{` + tm + `,"metrics":[{"id":"7","metric":"cpu.user"}]}`, "Invalid metric at index 0", "The ID cannot be an integer"},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user","aggregator":"nope"}]}`, "Invalid metric at index 0", "Invalid aggregator"},
+		{`{` + tm + `,"filters":[{"tags":[]}],"metrics":[{"id":"a","metric":"cpu.user"}]}`, "Invalid filter at index 0", "Missing or empty id"},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e"}]}`, "Invalid expression at index 0", "missing or empty expr"},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"a","expr":"a"}]}`, "Duplicated variable or expression id: a", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user","filter":"nope"}]}`, "unrecognized filter id nope in metric a", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e","expr":"a + z"}]}`, "Expression [a + z] was missing input z", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e","expr":"a +"}]}`, "Unable to parse expression [a +] at 3: unexpected end", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"expressions":[{"id":"e","expr":"e + a"}]}`, "Circular reference in expression e", ""},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"nope"}]}`, "No such name for 'metrics': 'nope'", "*"},
+		{`{` + tm + `,"metrics":[{"id":"a","metric":"cpu.user"}],"outputs":[{"id":"q"}]}`, "Output id not found: q", ""},
 	} {
 		_, err := run(t, e, tc.body)
 		var te *tsquery.Error
-		if !errors.As(err, &te) || te.Msg != tc.want {
-			t.Errorf("%s: %v, want a *tsquery.Error %q", tc.body, err, tc.want)
+		if !errors.As(err, &te) || te.Msg != tc.want || te.Details != tc.details && tc.details != "*" {
+			t.Errorf("%s: %v, want a *tsquery.Error %q, details %q", tc.body, err, tc.want, tc.details)
 		}
 	}
 }

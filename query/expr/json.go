@@ -3,11 +3,9 @@ package expr
 import (
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
-	"github.com/tsd-db/tsd/internal/jackson"
-	"github.com/tsd-db/tsd/query/opentsdb"
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // AppendJSON appends OpenTSDB's expression answer:
@@ -71,10 +69,10 @@ func (r *Result) AppendJSONPart(dst []byte, c *JSONCursor, max int) (out []byte,
 // appendOutputHead appends an output's fields up to its rows' array.
 func appendOutputHead(dst []byte, o *outputSets) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, o.out.ID)
+	dst = jsonw.Jackson.AppendString(dst, o.out.ID)
 	if o.out.Alias != "" {
 		dst = append(dst, `,"alias":`...)
-		dst = appendString(dst, o.out.Alias)
+		dst = jsonw.Jackson.AppendString(dst, o.out.Alias)
 	}
 	return append(dst, `,"dps":[`...)
 }
@@ -85,7 +83,7 @@ func appendRow(dst []byte, t int64, sets []*set) []byte {
 	dst = strconv.AppendInt(dst, t, 10)
 	for _, s := range sets {
 		dst = append(dst, ',')
-		dst = appendDouble(dst, valueAt(s, t))
+		dst = jsonw.AppendJacksonDouble(dst, valueAt(s, t))
 	}
 	return append(dst, ']')
 }
@@ -131,53 +129,12 @@ func appendMeta(dst []byte, sets []*set) []byte {
 		dst = append(dst, `,{"index":`...)
 		dst = strconv.AppendInt(dst, int64(i+1), 10)
 		dst = append(dst, `,"metrics":`...)
-		dst = appendStrings(dst, s.metrics)
-		dst = append(dst, `,"commonTags":{`...)
-		keys := make([]string, 0, len(s.tags))
-		for k := range s.tags {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for j, k := range keys {
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			dst = appendString(dst, s.tags[k])
-		}
-		dst = append(dst, `},"aggregatedTags":`...)
-		dst = appendStrings(dst, s.aggTags)
+		dst = jsonw.Jackson.AppendStrings(dst, s.metrics)
+		dst = append(dst, `,"commonTags":`...)
+		dst = jsonw.Jackson.AppendSortedMap(dst, s.tags)
+		dst = append(dst, `,"aggregatedTags":`...)
+		dst = jsonw.Jackson.AppendStrings(dst, s.aggTags)
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')
 }
-
-// appendDouble writes a value as Jackson writes a double: Java's
-// Double.toString, NaN and infinities quoted.
-func appendDouble(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Infinity"`...)
-	}
-	return opentsdb.AppendJavaDouble(dst, f)
-}
-
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, s)
-	}
-	return append(dst, ']')
-}
-
-// appendString appends s as a JSON string the way OpenTSDB's Jackson
-// writer does (internal/jackson); invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte { return jackson.AppendString(dst, s) }

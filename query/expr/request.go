@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
+	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
 
 // Query is an /api/query/exp body (OpenTSDB's pojo.Query).
 type Query struct {
-	Time        Time         `json:"time"`
+	Time        *Time        `json:"time"`
 	Filters     []Filter     `json:"filters"`
 	Metrics     []Metric     `json:"metrics"`
 	Expressions []Expression `json:"expressions"`
@@ -106,11 +108,18 @@ func Parse(body []byte) (*Query, error) {
 	return &q, q.Validate()
 }
 
-// Validate checks the query as pojo.Query.validate does and parses the
-// expressions.
+// Validate checks the query as pojo.Query.validate does, in its order,
+// and parses the expressions. A part's own check that fails is wrapped
+// as OpenTSDB wraps it: the message names the part ("Invalid time",
+// "Invalid metric at index 0"), the details give the part's message
+// ("Missing or empty aggregator"), which OpenTSDB shows as the cause in
+// its stack trace.
 func (q *Query) Validate() error {
+	if q.Time == nil {
+		return bad("missing time")
+	}
 	if err := q.Time.validate(); err != nil {
-		return err
+		return invalid("Invalid time", err)
 	}
 	if len(q.Metrics) == 0 {
 		return bad("missing or empty metrics")
@@ -120,16 +129,13 @@ func (q *Query) Validate() error {
 		if vars[m.ID] {
 			return bad("duplicated metric id: %s", m.ID)
 		}
-		if err := validateID(m.ID); err != nil {
-			return err
-		}
-		if m.Metric == "" {
-			return bad("missing metric")
-		}
-		if _, err := parseOffset(m.TimeOffset); err != nil {
-			return err
-		}
 		vars[m.ID] = true
+	}
+	if err := q.checkDuplicates(vars); err != nil {
+		return err
+	}
+	if err := q.validateParts(); err != nil {
+		return err
 	}
 	if err := q.validateFilters(); err != nil {
 		return err
@@ -137,27 +143,134 @@ func (q *Query) Validate() error {
 	return q.validateExpressions(vars)
 }
 
-func (t *Time) validate() error {
-	switch {
-	case t.Start == "":
-		return bad("missing start time")
-	case t.Aggregator == "":
-		return bad("missing or empty aggregator")
-	case t.Downsampler != nil && (t.Downsampler.Interval == "" || t.Downsampler.Aggregator == ""):
-		return bad("missing downsampler interval or aggregator")
+// invalid wraps a part's validation error as OpenTSDB's
+// Validatable.validatePOJO and validateCollection do.
+func invalid(msg string, cause error) error {
+	e := &tsquery.Error{Msg: msg, Details: cause.Error(), Err: cause}
+	if te, ok := cause.(*tsquery.Error); ok {
+		e.Details = te.Msg
+	}
+	return e
+}
+
+// checkDuplicates refuses a repeated filter id, and an expression id
+// that repeats a metric's or another expression's; it adds the
+// expressions' ids to vars.
+func (q *Query) checkDuplicates(vars map[string]bool) error {
+	ids := map[string]bool{}
+	for _, f := range q.Filters {
+		if ids[f.ID] {
+			return bad("duplicated filter id: %s", f.ID)
+		}
+		ids[f.ID] = true
+	}
+	for _, e := range q.Expressions {
+		if vars[e.ID] {
+			return bad("Duplicated variable or expression id: %s", e.ID)
+		}
+		vars[e.ID] = true
 	}
 	return nil
 }
 
+// validateParts runs each metric's, filter's and expression's own check.
+func (q *Query) validateParts() error {
+	for i := range q.Metrics {
+		if err := q.Metrics[i].validate(); err != nil {
+			return invalid(fmt.Sprintf("Invalid metric at index %d", i), err)
+		}
+	}
+	for i := range q.Filters {
+		if err := q.Filters[i].validate(); err != nil {
+			return invalid(fmt.Sprintf("Invalid filter at index %d", i), err)
+		}
+	}
+	for i := range q.Expressions {
+		if err := q.Expressions[i].validate(); err != nil {
+			return invalid(fmt.Sprintf("Invalid expression at index %d", i), err)
+		}
+	}
+	return nil
+}
+
+func (t *Time) validate() error {
+	if t.Start == "" {
+		return bad("missing or empty start")
+	}
+	if ds := t.Downsampler; ds != nil {
+		switch {
+		case ds.Interval == "":
+			return bad("Missing or empty interval")
+		case ds.Aggregator == "":
+			return bad("Missing or empty aggregator")
+		case !knownAggregator(ds.Aggregator):
+			return bad("Invalid aggregator")
+		}
+	}
+	switch {
+	case t.Aggregator == "":
+		return bad("Missing or empty aggregator")
+	case !knownAggregator(t.Aggregator):
+		return bad("Invalid aggregator")
+	}
+	return nil
+}
+
+// knownAggregator looks name up as OpenTSDB's Aggregators.get(name
+// lower-cased) does.
+func knownAggregator(name string) bool {
+	_, ok := agg.Lookup(strings.ToLower(name))
+	return ok
+}
+
+func (m *Metric) validate() error {
+	switch {
+	case m.Metric == "":
+		return bad("missing or empty metric")
+	case m.ID == "":
+		return bad("missing or empty id")
+	}
+	if err := validateID(m.ID); err != nil {
+		return err
+	}
+	if _, err := parseOffset(m.TimeOffset); err != nil {
+		return err
+	}
+	if m.Aggregator != "" && !knownAggregator(m.Aggregator) {
+		return bad("Invalid aggregator")
+	}
+	return nil
+}
+
+func (f *Filter) validate() error {
+	if f.ID == "" {
+		return bad("Missing or empty id")
+	}
+	return validateID(f.ID)
+}
+
+func (e *Expression) validate() error {
+	if e.ID == "" {
+		return bad("missing or empty id")
+	}
+	if err := validateID(e.ID); err != nil {
+		return err
+	}
+	if e.Expr == "" {
+		return bad("missing or empty expr")
+	}
+	if e.Join != nil {
+		if op := strings.ToLower(e.Join.Operator); op != "" && op != "union" && op != "intersection" {
+			return bad("Unrecognized join operator: %s", e.Join.Operator)
+		}
+	}
+	return nil
+}
+
+// validateFilters refuses a metric naming a filter id no filter has.
 func (q *Query) validateFilters() error {
 	ids := map[string]bool{}
 	for _, f := range q.Filters {
-		if f.ID == "" {
-			return bad("missing filter id")
-		}
-		if ids[f.ID] {
-			return bad("duplicated filter id: %s", f.ID)
-		}
 		ids[f.ID] = true
 	}
 	for _, m := range q.Metrics {
@@ -168,22 +281,10 @@ func (q *Query) validateFilters() error {
 	return nil
 }
 
+// validateExpressions parses every expression (tsd's grammar: a parse
+// error is its own message, as OpenTSDB's JEXL exception is not wrapped)
+// and checks their inputs and the outputs.
 func (q *Query) validateExpressions(vars map[string]bool) error {
-	for i := range q.Expressions {
-		e := &q.Expressions[i]
-		if vars[e.ID] {
-			return bad("Duplicated variable or expression id: %s", e.ID)
-		}
-		if err := validateID(e.ID); err != nil {
-			return err
-		}
-		if e.Join != nil {
-			if op := strings.ToLower(e.Join.Operator); op != "" && op != "union" && op != "intersection" {
-				return bad("Unrecognized join operator: %s", e.Join.Operator)
-			}
-		}
-		vars[e.ID] = true
-	}
 	for i := range q.Expressions {
 		e := &q.Expressions[i]
 		t, err := parseExpr(e.Expr)
@@ -205,13 +306,14 @@ func (q *Query) validateExpressions(vars map[string]bool) error {
 	return nil
 }
 
-// validateID accepts letters and digits only, not a lone digit.
+// validateID accepts letters and digits only (Java's
+// Character.isLetterOrDigit), not a lone digit.
 func validateID(id string) error {
 	if id == "" {
 		return bad("The ID cannot be null or empty")
 	}
 	for _, c := range id {
-		if !isLetter(c) && !isDigit(c) {
+		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
 			return bad("Invalid id (\"%s\"): illegal character: %c", id, c)
 		}
 	}

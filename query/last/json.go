@@ -1,12 +1,10 @@
 package last
 
 import (
-	"math"
 	"sort"
 	"strconv"
-	"strings"
 
-	"github.com/tsd-db/tsd/internal/jackson"
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/rowkey"
 )
 
@@ -31,33 +29,21 @@ func AppendPoint(dst []byte, p *Point) []byte {
 	dst = append(dst, '{')
 	if p.Metric != "" {
 		dst = append(dst, `"metric":`...)
-		dst = appendString(dst, p.Metric)
+		dst = jsonw.Jackson.AppendString(dst, p.Metric)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"timestamp":`...)
 	dst = strconv.AppendInt(dst, p.T, 10)
 	dst = append(dst, `,"value":`...)
-	dst = appendString(dst, FormatValue(p.Point))
+	dst = jsonw.Jackson.AppendString(dst, FormatValue(p.Point))
 	if p.Metric != "" {
-		dst = append(dst, `,"tags":{`...)
-		for i, t := range p.Tags {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, t.Key)
-			dst = append(dst, ':')
-			dst = appendString(dst, t.Value)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `,"tags":`...)
+		dst = jsonw.AppendTags(jsonw.Jackson, dst, p.Tags)
 	}
 	dst = append(dst, `,"tsuid":"`...)
 	dst = rowkey.AppendTSUIDHex(dst, []byte(p.TSUID))
 	return append(dst, `"}`...)
 }
-
-// appendString appends s as a JSON string the way OpenTSDB's Jackson
-// writer does (internal/jackson).
-func appendString(dst []byte, s string) []byte { return jackson.AppendString(dst, s) }
 
 func sortTags(tags []Tag) {
 	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
@@ -68,27 +54,6 @@ func sortTags(tags []Tag) {
 // else computerized scientific notation ("1.0E7", "1.5E-4"); NaN and
 // Infinity by name.
 func javaDouble(f float64) string {
-	switch abs := math.Abs(f); {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case abs == 0 || (abs >= 1e-3 && abs < 1e7):
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'E', -1, 64), "E")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	sign := ""
-	if exp[0] == '-' {
-		sign = "-"
-	}
-	return mant + "E" + sign + strings.TrimLeft(exp[1:], "0")
+	var buf [32]byte
+	return string(jsonw.AppendJavaDouble(buf[:0], f))
 }

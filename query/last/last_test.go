@@ -12,11 +12,13 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
@@ -37,9 +39,9 @@ const (
 type fixture struct {
 	uids  *uid.UIDs
 	index *index.Index
-	head  *ingest.Head
-	flush *ingest.Flusher
-	app   *ingest.NameAppender
+	head  *head.Head
+	flush *flush.Flusher
+	app   *head.NameAppender
 	svc   *last.Service
 	now   int64
 }
@@ -53,34 +55,30 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	tbl := map[string]storage.Table{}
-	for _, spec := range []storage.TableSpec{{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
-		uid.TableSpec("tsdb-uid"), uid.MetaTableSpec("tsdb-meta")} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-		if tbl[spec.Name], err = db.Table(ctx, spec.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f := &fixture{}
-	if f.uids, err = uid.New(tbl["tsdb-uid"], &uid.Options{Logger: quiet}); err != nil {
+	tbl, err := storage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable),
+		uid.TableSpec(uid.DefaultTable), schema.MetaTableSpec(schema.DefaultMetaTable))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f.index, err = index.Open(ctx, tbl["tsdb-meta"], f.uids, &index.Options{Logger: quiet}); err != nil {
+	data, uids, meta := tbl[0], tbl[1], tbl[2]
+	f := &fixture{}
+	if f.uids, err = uid.New(uids, &uid.Options{Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	if f.index, err = index.Open(ctx, meta, f.uids, &index.Options{Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.index.Close() })
-	if f.head, err = ingest.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingest.HeadOptions{Registrar: f.index, Logger: quiet}); err != nil {
+	if f.head, err = head.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &head.HeadOptions{Registrar: f.index, Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.head.Close() })
 	layout := rowkey.DefaultLayout()
-	if f.flush, err = f.head.NewFlusher(&ingest.FlushOptions{Table: tbl["tsdb"], Meta: tbl["tsdb-meta"], Layout: &layout, WriterID: 3}); err != nil {
+	if f.flush, err = flush.NewFlusher(f.head, &flush.FlushOptions{Table: data, Meta: meta, Layout: &layout, WriterID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	f.app = f.head.NameAppender(f.uids, 0)
-	r, err := read.New(&read.Options{Data: tbl["tsdb"], Layout: layout, Head: f.head, Logger: quiet})
+	r, err := read.New(&read.Options{Data: data, Layout: layout, Head: f.head, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,11 @@ import (
 	"github.com/tsd-db/tsd/storage"
 )
 
-// HeadDeleter removes points still in the write path's head (ingest.Head
-// implements it; query never imports ingest). DeleteRange deletes the
-// points of the series (TSUIDs, raw bytes) with start <= T <= end ms,
-// durably: a restart does not bring them back, and points written after
-// it returns are kept. It returns once no flush is still writing deleted
+// HeadDeleter removes points still in the write path's head (head.Head
+// in ingest/head implements it; query never imports ingest). DeleteRange
+// deletes the points of the series (TSUIDs, raw bytes) with start <= T <=
+// end ms, durably: a restart does not bring them back, and points written
+// after it returns are kept. It returns once no flush is still writing deleted
 // points to the store.
 type HeadDeleter interface {
 	DeleteRange(ctx context.Context, tsuids []string, start, end int64) error

@@ -28,6 +28,16 @@
 //     agg.Buckets as the reader decodes them, on the reader's goroutines,
 //     so no raw point is kept (fused.go); the answer is byte for byte the
 //     raw pipeline's (TestFusedMatchesRaw).
+//     A sub-query downsampled by a fixed interval that rollup cells can
+//     serve (rollup.go: OpenTSDB's choice of interval and rollupUsage,
+//     agg.CellsServe's downsamplers) reads through
+//     read.Reader.VisitCells instead, each cell folded into its bucket
+//     (agg.Buckets.PushCell): the answer is the raw one within float
+//     rounding (TestRollupModel), without annotations.
+//     Every read goes through one reader per sub-query (preagg.go):
+//     Options.Reader, or Options.PreAgg (the pre-aggregation tables) for
+//     a sub-query with preAggregate or a literal_or filter on the
+//     aggregate tag key other than its raw value, as OpenTSDB 2.4 routes.
 //  4. Group: series with points (or notes) in the window are grouped by the
 //     UIDs of their group-by tag values, in ascending tag-key UID order;
 //     groups come out sorted by those bytes, as OpenTSDB's byte-keyed map
@@ -102,6 +112,16 @@
 //     empty scannerStats. HBase scanner figures are left out.
 //   - Without a timezone in the query, absolute dates and calendar
 //     downsampling use Options.Location (tsd.core.timezone), else UTC.
+//
+// # Histograms
+//
+// A sub-query with percentiles or show-histogram-buckets reads OpenTSDB
+// 2.4's histogram cells (read.Reader.Histograms, decoded with
+// Options.Histograms) instead of points and answers as OpenTSDB's
+// TsdbQuery.runHistogramAsync does (histogram.go): per-series sums per
+// downsampling bucket, bucket-wise sums across a group's series at equal
+// times, one result series per percentile (<metric>_pct_<p>) and per
+// bucket. Rollup tables and the fused read are never used for them.
 //
 // # Invariants
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
+	"github.com/tsd-db/tsd/rowkey/hist"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
 )
@@ -65,6 +66,24 @@ type Options struct {
 	Annotations *annotation.Store
 	// Logger receives failed queries. Default slog.Default().
 	Logger *slog.Logger
+	// PreAgg reads the pre-aggregation tables: its Data is the default
+	// interval's preAggregationTable and its rollup tables the intervals'
+	// preAggregationTables. A sub-query with preAggregate set, or with a
+	// literal_or filter on AggTagKey whose value is not RawAggTagValue,
+	// reads through it (OpenTSDB 2.4's pre-aggregate routing). Default
+	// nil: every sub-query reads Reader.
+	PreAgg *read.Reader
+	// AggTagKey is the pre-aggregate tag key (tsd.rollups.agg_tag_key).
+	// Default "_aggregate".
+	AggTagKey string
+	// Histograms decodes the histogram cells of percentiles and
+	// show-histogram-buckets sub-queries (tsd.core.histograms.config).
+	// Default nil: such sub-queries find no histogram.
+	Histograms *hist.Codecs
+	// RawAggTagValue is its value on raw series
+	// (tsd.rollups.raw_agg_tag_value); a filter on it does not route.
+	// Default "RAW".
+	RawAggTagValue string
 }
 
 // Deleter deletes the stored points of series in a time range; the query
@@ -88,6 +107,12 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.AggTagKey == "" {
+		o.AggTagKey = "_aggregate"
+	}
+	if o.RawAggTagValue == "" {
+		o.RawAggTagValue = "RAW"
 	}
 	return o
 }

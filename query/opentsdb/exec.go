@@ -18,6 +18,7 @@ type member struct {
 	s     index.Series
 	pts   []series.Point
 	bk    *agg.Buckets // with the fused read: the series downsampled, pts nil
+	hists []histPoint  // a histogram sub-query's histograms (histogram.go)
 	notes []read.Note
 	tags  []tagPair
 	// points is false for a series read only for its notes: OpenTSDB's
@@ -46,8 +47,10 @@ type executor struct {
 	tagKeys []uid.ID
 	gb      *agg.GroupBy
 	fused   fusedRead
+	rollup  rollupRead
 	lazy    lazyRead
 	sels    []*selection // the run's sub-queries, resolved
+	rd      *read.Reader // the current sub-query's reader (reader)
 }
 
 // run is a query being executed a group at a time: Execute drives it to
@@ -129,8 +132,18 @@ func (x *executor) prepare(ctx context.Context, r *run, res *Result) error {
 	sq, sel := r.q.Queries[r.sub], x.sels[r.sub]
 	r.spec = r.q.Spec(sq)
 	r.st = stageOf(res, sq.Index, r.budget)
-	var err error
+	x.rd = x.reader(r.q, sq)
+	if isHistogram(sq) {
+		return x.prepareHist(ctx, r, res, sq, sel)
+	}
+	served, table, err := x.readRollup(ctx, r.q, sq, sel, r.spec, r.budget)
+	if !served && err == nil {
+		table = x.rd.Table()
+	}
+	r.st.table(table)
+	res.setTable(sq.Index, table)
 	switch notes := !r.q.NoAnnotations; {
+	case err != nil, served:
 	case agg.PushSpec(&r.spec) && !x.e.noFuse:
 		err = x.readFused(ctx, sel, r.spec, r.budget, notes)
 	case r.eager:
@@ -176,7 +189,7 @@ func (x *executor) read(ctx context.Context, sel *selection, spec agg.Spec, budg
 	x.members = x.members[:0]
 	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
 		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes}
-	return x.e.opts.Reader.Read(ctx, rsel, func(s index.Series, pts []series.Point, ns []read.Note) error {
+	return x.rd.Read(ctx, rsel, func(s index.Series, pts []series.Point, ns []read.Note) error {
 		x.members = append(x.members, member{s: s, pts: pts, notes: ns, points: len(pts) > 0})
 		return nil
 	})
@@ -220,6 +233,9 @@ const outputCheck = 4096
 // budget too, as a fill policy over a tiny interval makes points from
 // nothing, and against Options.MaxOutputPoints.
 func (x *executor) aggregate(ctx context.Context, r *run, idx []int, res *Result) (bool, error) {
+	if isHistogram(r.q.Queries[r.sub]) {
+		return x.aggregateHist(ctx, r, idx, res)
+	}
 	idx, err := x.load(ctx, r, idx)
 	if err != nil || len(idx) == 0 {
 		return false, err

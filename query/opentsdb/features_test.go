@@ -101,7 +101,7 @@ func TestQueryStatsShape(t *testing.T) {
 		t.Fatalf("%d elements (%v): %s", len(out), err, body)
 	}
 	perResult := regexp.MustCompile(`^\{"aggregationTime":[0-9.E-]+,"dpsPostFilter":\d+,"emittedDPs":\d+,"groupByTime":[0-9.E-]+,` +
-		`"queryIndex":\d,"queryScanTime":[0-9.E-]+,"serializationTime":[0-9.E-]+,"stringToUidTime":[0-9.E-]+\}$`)
+		`"queryIndex":\d,"queryScanTime":[0-9.E-]+,"serializationTime":[0-9.E-]+,"stringToUidTime":[0-9.E-]+,"table":"tsdb"\}$`)
 	read, emitted := map[int]int{}, 0
 	for i, o := range out[:4] {
 		if !perResult.Match(o["stats"]) {

@@ -67,7 +67,7 @@ func (x *executor) readFused(ctx context.Context, sel *selection, spec agg.Spec,
 	}
 	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
 		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes}
-	if err := x.e.opts.Reader.Visit(ctx, rsel, f); err != nil {
+	if err := x.rd.Visit(ctx, rsel, f); err != nil {
 		return err
 	}
 	for i := range f.s {

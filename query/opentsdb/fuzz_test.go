@@ -4,37 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
-
-// FuzzAppendJavaDouble checks that every finite double is written in
-// Java's shape and reads back to the same bits.
-func FuzzAppendJavaDouble(f *testing.F) {
-	for _, v := range []float64{0, 1, -1, 0.5, 16, 1e7, 9999999.5, 1e-3, 9.99e-4, 1.5e300, 5e-324, math.MaxFloat64, 123456.789} {
-		f.Add(v)
-	}
-	f.Fuzz(func(t *testing.T, v float64) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
-		}
-		s := string(opentsdb.AppendJavaDouble(nil, v))
-		back, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.Float64bits(back) != math.Float64bits(v) && v != 0 {
-			t.Fatalf("%v written %q reads back %v, %v", v, s, back, err)
-		}
-		mant, _, sci := strings.Cut(s, "E")
-		if !strings.Contains(mant, ".") || sci != (math.Abs(v) < 1e-3 && v != 0 || math.Abs(v) >= 1e7) {
-			t.Fatalf("%v written %q, not Java's Double.toString shape", v, s)
-		}
-	})
-}
 
 // FuzzExecute runs m= sub-queries over a small store: whatever the
 // parser accepts must execute to valid JSON or fail as a bad request or

@@ -41,7 +41,11 @@ func stringID(s string, width int) uid.ID {
 // group sorts x.members into groups: by the UIDs of the group-by tag
 // values (ascending tag key), or by TSUID for the none aggregator. It sets
 // x.keys in output order, the bytes of the value UIDs compared as
-// OpenTSDB's byte-keyed map does.
+// OpenTSDB's byte-keyed map does. Each group lists its members in TSUID
+// order, the order OpenTSDB's spans are kept in (a map by row key, salt
+// and base time left out): first, last and diff take their values in
+// this order, so their answer is a function of the data, not of the
+// order the read delivered the series in.
 func (x *executor) group(sel *selection, none bool) {
 	if x.byKey == nil {
 		x.byKey = map[string][]int{}
@@ -67,6 +71,12 @@ func (x *executor) group(sel *selection, none bool) {
 		x.byKey[string(key)] = append(x.byKey[string(key)], i)
 	}
 	slices.Sort(x.keys)
+	byTSUID := func(a, b int) int { return strings.Compare(x.members[a].s.TSUID, x.members[b].s.TSUID) }
+	for _, idx := range x.byKey {
+		if !slices.IsSortedFunc(idx, byTSUID) {
+			slices.SortFunc(idx, byTSUID)
+		}
+	}
 }
 
 // groupKey appends m's group key: fixed-width big-endian value UIDs, so

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tsd-db/tsd/internal/jackson"
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
@@ -85,7 +85,7 @@ func (r *Result) appendGroupPart(dst []byte, g int, w *groupWriter, o JSONOption
 				continue
 			}
 			dst = w.list(dst, `,"tsuids":[`, len(grp.TSUIDs), max, func(dst []byte, i int) []byte {
-				return appendString(dst, grp.TSUIDs[i])
+				return jsonw.Jackson.AppendString(dst, grp.TSUIDs[i])
 			})
 			w.closeList(&dst, ']', len(grp.TSUIDs), wNotes)
 		case wNotes:
@@ -149,20 +149,14 @@ func (w *groupWriter) closeList(dst *[]byte, end byte, n int, p uint8) {
 // appendGroupHead appends a group's fields up to its query echo.
 func (r *Result) appendGroupHead(dst []byte, g *Group) []byte {
 	dst = append(dst, `{"metric":`...)
-	dst = appendString(dst, g.Metric)
-	dst = append(dst, `,"tags":{`...)
-	for i, t := range g.Tags {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(appendString(dst, t.Key), ':')
-		dst = appendString(dst, t.Value)
-	}
-	dst = append(dst, `},"aggregateTags":`...)
-	dst = appendStrings(dst, g.AggregateTags)
+	dst = jsonw.Jackson.AppendString(dst, g.Metric)
+	dst = append(dst, `,"tags":`...)
+	dst = jsonw.AppendTags(jsonw.Jackson, dst, g.Tags)
+	dst = append(dst, `,"aggregateTags":`...)
+	dst = jsonw.Jackson.AppendStrings(dst, g.AggregateTags)
 	if r.q.ShowQuery {
 		dst = append(dst, `,"query":`...)
-		dst = appendSubQuery(dst, g.Sub)
+		dst = appendSubQuery(dst, g.Sub, r.Table(g.Sub.Index))
 	}
 	return dst
 }
@@ -214,98 +208,8 @@ func appendValue(dst []byte, p series.Point, null bool) []byte {
 		return strconv.AppendInt(dst, p.Int(), 10)
 	}
 	f := p.Float()
-	switch {
-	case math.IsNaN(f) && null:
+	if null && math.IsNaN(f) {
 		return append(dst, "null"...)
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Infinity"`...)
 	}
-	return AppendJavaDouble(dst, f)
+	return jsonw.AppendJacksonDouble(dst, f)
 }
-
-// AppendJavaDouble appends a finite f as Java's Double.toString writes it:
-// plain decimal with at least one fractional digit for magnitudes in
-// [1e-3, 1e7), otherwise d.dddE[-]n.
-func AppendJavaDouble(dst []byte, f float64) []byte { return appendJava(dst, f, 64) }
-
-// AppendJavaFloat appends a finite f as Java's Float.toString writes it,
-// which is how Jackson writes a float field: the shortest digits that
-// read back to float32(f), in Double.toString's layout.
-func AppendJavaFloat(dst []byte, f float32) []byte { return appendJava(dst, float64(f), 32) }
-
-// appendJava formats f as Java's Double.toString (bits 64) or
-// Float.toString (bits 32) does.
-func appendJava(dst []byte, f float64, bits int) []byte {
-	abs := math.Abs(f)
-	if abs == 0 || (abs >= 1e-3 && abs < 1e7) {
-		start := len(dst)
-		dst = strconv.AppendFloat(dst, f, 'f', -1, bits)
-		for _, c := range dst[start:] {
-			if c == '.' {
-				return dst
-			}
-		}
-		return append(dst, '.', '0')
-	}
-	var buf [32]byte
-	s := strconv.AppendFloat(buf[:0], f, 'e', -1, bits)
-	e := 0
-	for s[e] != 'e' {
-		e++
-	}
-	dst = append(dst, s[:e]...)
-	if !containsDot(s[:e]) {
-		dst = append(dst, '.', '0')
-	}
-	dst = append(dst, 'E')
-	exp := s[e+1:]
-	if exp[0] == '-' {
-		dst = append(dst, '-')
-	}
-	exp = exp[1:]
-	for len(exp) > 1 && exp[0] == '0' {
-		exp = exp[1:]
-	}
-	return append(dst, exp...)
-}
-
-func containsDot(b []byte) bool {
-	for _, c := range b {
-		if c == '.' {
-			return true
-		}
-	}
-	return false
-}
-
-// appendNotes appends annotations as the HTTP API writes them.
-func appendNotes(dst []byte, notes []annotation.Annotation) []byte {
-	dst = append(dst, '[')
-	for i := range notes {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = annotation.AppendJSON(dst, &notes[i])
-	}
-	return append(dst, ']')
-}
-
-// appendStrings appends a JSON array of strings.
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, s)
-	}
-	return append(dst, ']')
-}
-
-// appendString appends s as a JSON string the way OpenTSDB's Jackson
-// writer does (internal/jackson).
-func appendString(dst []byte, s string) []byte { return jackson.AppendString(dst, s) }

@@ -1,27 +1,31 @@
 package opentsdb
 
 import (
+	"slices"
 	"strconv"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
 
 	"github.com/tsd-db/tsd/query/tsquery"
 )
 
 // appendSubQuery appends the showQuery echo of sq, in the field order of
 // OpenTSDB's TSSubQuery bean. Grafana (tsdbVersion 3) maps results back
-// to its targets by "index".
-func appendSubQuery(dst []byte, sq *tsquery.SubQuery) []byte {
+// to its targets by "index". A non-empty table (the table that served the
+// sub-query: data, rollup or pre-aggregation) is tsd's own last field.
+func appendSubQuery(dst []byte, sq *tsquery.SubQuery, table string) []byte {
 	dst = append(dst, `{"aggregator":`...)
-	dst = appendString(dst, sq.Aggregator)
+	dst = jsonw.Jackson.AppendString(dst, sq.Aggregator)
 	dst = append(dst, `,"metric":`...)
-	dst = appendNullString(dst, sq.Metric)
+	dst = jsonw.Jackson.AppendNullable(dst, sq.Metric)
 	dst = append(dst, `,"tsuids":`...)
 	if len(sq.TSUIDs) == 0 {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendStrings(dst, sq.TSUIDs)
+		dst = jsonw.Jackson.AppendStrings(dst, sq.TSUIDs)
 	}
 	dst = append(dst, `,"downsample":`...)
-	dst = appendNullString(dst, sq.Downsample)
+	dst = jsonw.Jackson.AppendNullable(dst, sq.Downsample)
 	dst = append(dst, `,"rate":`...)
 	dst = strconv.AppendBool(dst, sq.Rate)
 	dst = appendEchoFilters(append(dst, `,"filters":`...), sq.Filters)
@@ -40,17 +44,14 @@ func appendSubQuery(dst []byte, sq *tsquery.SubQuery) []byte {
 	dst = append(dst, `,"useMultiGets":`...)
 	dst = strconv.AppendBool(dst, sq.UseMultiGets)
 	dst = append(dst, `,"rollupUsage":`...)
-	dst = appendNullString(dst, string(sq.RollupUsage))
+	dst = jsonw.Jackson.AppendNullable(dst, string(sq.RollupUsage))
 	dst = append(dst, `,"preAggregate":`...)
 	dst = strconv.AppendBool(dst, sq.PreAggregate)
-	return append(dst, '}')
-}
-
-func appendNullString(dst []byte, s string) []byte {
-	if s == "" {
-		return append(dst, "null"...)
+	if table != "" {
+		dst = append(dst, `,"table":`...)
+		dst = jsonw.Jackson.AppendString(dst, table)
 	}
-	return appendString(dst, s)
+	return append(dst, '}')
 }
 
 // appendEchoFilters appends the filters as TagVFilter beans.
@@ -61,13 +62,13 @@ func appendEchoFilters(dst []byte, fs []tsquery.Filter) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"tagk":`...)
-		dst = appendString(dst, f.Tagk)
+		dst = jsonw.Jackson.AppendString(dst, f.Tagk)
 		dst = append(dst, `,"filter":`...)
-		dst = appendString(dst, f.Filter)
+		dst = jsonw.Jackson.AppendString(dst, f.Filter)
 		dst = append(dst, `,"group_by":`...)
 		dst = strconv.AppendBool(dst, f.GroupBy)
 		dst = append(dst, `,"type":`...)
-		dst = appendString(dst, f.Type)
+		dst = jsonw.Jackson.AppendString(dst, f.Type)
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')
@@ -86,8 +87,7 @@ func appendEchoTags(dst []byte, fs []tsquery.Filter) []byte {
 			dst = append(dst, ',')
 		}
 		seen = append(seen, f.Tagk)
-		dst = append(appendString(dst, f.Tagk), ':')
-		dst = appendString(dst, f.Type+"("+f.Filter+")")
+		dst = jsonw.Jackson.AppendPair(dst, f.Tagk, f.Type+"("+f.Filter+")")
 	}
 	return append(dst, '}')
 }
@@ -125,7 +125,65 @@ func appendPercentiles(dst []byte, ps []float32) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJava(dst, float64(p), 32)
+		dst = jsonw.AppendJavaFloat(dst, p)
 	}
 	return append(dst, ']')
+}
+
+// AppendQueryJSON appends q as OpenTSDB's TSQuery bean serializes, in its
+// getters' order: what /api/stats/query lists as each query. Options are
+// written sorted by name; an end left out is null, as in OpenTSDB.
+func AppendQueryJSON(dst []byte, q *tsquery.TSQuery) []byte {
+	dst = append(dst, `{"start":`...)
+	dst = jsonw.Jackson.AppendNullable(dst, q.Start)
+	dst = append(dst, `,"end":`...)
+	dst = jsonw.Jackson.AppendNullable(dst, q.End)
+	dst = append(dst, `,"timezone":`...)
+	dst = jsonw.Jackson.AppendNullable(dst, q.Timezone)
+	dst = appendQueryOptions(append(dst, `,"options":`...), q.Options)
+	for _, b := range [...]struct {
+		name string
+		v    bool
+	}{{"padding", q.Padding}, {"noAnnotations", q.NoAnnotations}, {"globalAnnotations", q.GlobalAnnotations},
+		{"showTSUIDs", q.ShowTSUIDs}} {
+		dst = strconv.AppendBool(append(append(append(dst, `,"`...), b.name...), `":`...), b.v)
+	}
+	dst = append(dst, `,"queries":[`...)
+	for i, sq := range q.Queries {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendSubQuery(dst, sq, "")
+	}
+	dst = append(dst, ']')
+	for _, b := range [...]struct {
+		name string
+		v    bool
+	}{{"msResolution", q.MsResolution}, {"showQuery", q.ShowQuery}, {"showStats", q.ShowStats},
+		{"showSummary", q.ShowSummary}, {"delete", q.Delete}, {"useCalendar", q.UseCalendar}} {
+		dst = strconv.AppendBool(append(append(append(dst, `,"`...), b.name...), `":`...), b.v)
+	}
+	return append(dst, '}')
+}
+
+// appendQueryOptions appends the serializer options, a map of lists, or
+// null when there are none.
+func appendQueryOptions(dst []byte, opts map[string][]string) []byte {
+	if opts == nil {
+		return append(dst, "null"...)
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonw.Jackson.AppendKey(dst, k)
+		dst = jsonw.Jackson.AppendStrings(dst, opts[k])
+	}
+	return append(dst, '}')
 }

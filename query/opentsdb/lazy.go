@@ -44,7 +44,7 @@ func (x *executor) fetch(ctx context.Context, sel *selection, spec agg.Spec, bud
 	}
 	rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
 		MetricSeries: sel.metricSeries, Budget: budget, Notes: notes, MaxFetchBytes: lazyFetchBytes}
-	f, err := x.e.opts.Reader.Fetch(ctx, rsel)
+	f, err := x.rd.Fetch(ctx, rsel)
 	if err != nil {
 		return err
 	}

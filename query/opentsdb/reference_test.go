@@ -239,6 +239,12 @@ func aggFloat(name string, vs []float64) float64 {
 		return slices.Max(vs)
 	case "count":
 		return float64(len(vs))
+	case "first":
+		return vs[0]
+	case "last":
+		return vs[len(vs)-1]
+	case "diff":
+		return vs[len(vs)-1] - vs[0]
 	}
 	panic("reference: no aggregator " + name)
 }
@@ -260,14 +266,31 @@ func aggInt(name string, vs []int64) int64 {
 		return slices.Max(vs)
 	case "count":
 		return int64(len(vs))
+	case "first":
+		return vs[0]
+	case "last":
+		return vs[len(vs)-1]
+	case "diff":
+		return vs[len(vs)-1] - vs[0]
 	}
 	panic("reference: no aggregator " + name)
+}
+
+// zim reports the aggregators that take a series with no point at a
+// timestamp inside its span as 0 (OpenTSDB's ZIM interpolation), where
+// the others interpolate linearly.
+func zim(name string) bool {
+	switch name {
+	case "zimsum", "count", "first", "last":
+		return true
+	}
+	return false
 }
 
 // at returns a series' value at t: its point, or a linear interpolation
 // between its neighbours (integer arithmetic between two integers), or
 // nothing outside its span or when interpolation is off.
-func at(pts []refPt, t int64, lerp bool) (refPt, bool) {
+func at(pts []refPt, t int64, lerp, zero bool) (refPt, bool) {
 	i := sort.Search(len(pts), func(i int) bool { return pts[i].t >= t })
 	if i < len(pts) && pts[i].t == t {
 		return pts[i], true
@@ -276,6 +299,9 @@ func at(pts []refPt, t int64, lerp bool) (refPt, bool) {
 		return refPt{}, false
 	}
 	a, b := pts[i-1], pts[i]
+	if zero {
+		return refPt{t: t, isInt: a.isInt && b.isInt}, true
+	}
 	if a.isInt && b.isInt {
 		return refPt{t: t, i: a.i + (b.i-a.i)*(t-a.t)/(b.t-a.t), isInt: true}, true
 	}
@@ -361,6 +387,11 @@ func refGroupOf(t testing.TB, s *stack, sp refSpec, members []*rawSeries) refGro
 		}
 	}
 	slices.SortFunc(g.aggTags, func(a, b string) int { return cmpUID(s.uidOf(t, uid.TagK, a), s.uidOf(t, uid.TagK, b)) })
+	// OpenTSDB walks a group's series in TSUID order (its spans sit in a
+	// map sorted by row key, salt and time left out), which first, last
+	// and diff see.
+	members = slices.Clone(members)
+	slices.SortFunc(members, func(a, b *rawSeries) int { return strings.Compare(s.tsuidHex(t, a), s.tsuidHex(t, b)) })
 	series := make([][]refPt, len(members))
 	stamps := map[int64]bool{}
 	for i, m := range members {
@@ -382,7 +413,7 @@ func refGroupOf(t testing.TB, s *stack, sp refSpec, members []*rawSeries) refGro
 	for _, x := range ts {
 		var vals []refPt
 		for _, ps := range series {
-			if p, ok := at(ps, x, lerp); ok {
+			if p, ok := at(ps, x, lerp, zim(sp.agg)); ok {
 				vals = append(vals, p)
 			}
 		}

@@ -50,6 +50,7 @@ type Result struct {
 	stats       *queryStats // showStats or showSummary only
 	tags        []Tag       // every group's Tags
 	names       []string    // every group's AggregateTags
+	tables      []string    // the table serving each sub-query, by index
 }
 
 var results = sync.Pool{New: func() any { return new(Result) }}
@@ -61,6 +62,27 @@ func getResult(q *tsquery.TSQuery) *Result {
 	return r
 }
 
+// setTable records the table serving sub-query i (its Index).
+func (r *Result) setTable(i int, name string) {
+	if i < 0 {
+		return
+	}
+	for len(r.tables) <= i {
+		r.tables = append(r.tables, "")
+	}
+	r.tables[i] = name
+}
+
+// Table returns the table that served sub-query i (its Index): the data
+// table, a rollup table, or a pre-aggregation table. Empty before the
+// sub-query is read.
+func (r *Result) Table(i int) string {
+	if i < 0 || i >= len(r.tables) {
+		return ""
+	}
+	return r.tables[i]
+}
+
 // Query returns the executed query.
 func (r *Result) Query() *tsquery.TSQuery { return r.q }
 
@@ -69,7 +91,8 @@ func (r *Result) Release() {
 	clear(r.Groups)
 	clear(r.tags)
 	clear(r.names)
-	r.tags, r.names = r.tags[:0], r.names[:0]
+	clear(r.tables)
+	r.tags, r.names, r.tables = r.tags[:0], r.names[:0], r.tables[:0]
 	r.Groups, r.GlobalNotes, r.points, r.q, r.stats = r.Groups[:0], nil, r.points[:0], nil, nil
 	if cap(r.points) > 1<<20 {
 		r.points = nil // one huge answer should not pin its slab forever

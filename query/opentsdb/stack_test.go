@@ -13,12 +13,14 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
@@ -33,10 +35,10 @@ type stack struct {
 	data   storage.Table
 	uids   *uid.UIDs
 	index  *index.Index
-	head   *ingest.Head
-	flush  *ingest.Flusher
+	head   *head.Head
+	flush  *flush.Flusher
 	layout rowkey.Layout
-	app    *ingest.NameAppender
+	app    *head.NameAppender
 	eng    *opentsdb.Engine
 	notes  *annotation.Store
 	raw    map[string]*rawSeries
@@ -60,30 +62,27 @@ func openStack(t testing.TB, opts opentsdb.Options) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	for _, spec := range []storage.TableSpec{
-		{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
-		uid.TableSpec("tsdb-uid"), uid.MetaTableSpec("tsdb-meta"),
-	} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := &stack{layout: rowkey.DefaultLayout(), raw: map[string]*rawSeries{}}
-	s.data = mustTable(t, db, "tsdb")
-	if s.uids, err = uid.New(mustTable(t, db, "tsdb-uid"), &uid.Options{Logger: quiet}); err != nil {
+	tbls, err := storage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable),
+		uid.TableSpec(uid.DefaultTable), schema.MetaTableSpec(schema.DefaultMetaTable))
+	if err != nil {
 		t.Fatal(err)
 	}
-	meta := mustTable(t, db, "tsdb-meta")
+	s := &stack{layout: rowkey.DefaultLayout(), raw: map[string]*rawSeries{}}
+	s.data = tbls[0]
+	if s.uids, err = uid.New(tbls[1], &uid.Options{Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	meta := tbls[2]
 	if s.index, err = index.Open(ctx, meta, s.uids, &index.Options{Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.index.Close() })
-	s.head, err = ingest.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingest.HeadOptions{Registrar: s.index, Logger: quiet})
+	s.head, err = head.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &head.HeadOptions{Registrar: s.index, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.head.Close() })
-	if s.flush, err = s.head.NewFlusher(&ingest.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3}); err != nil {
+	if s.flush, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	s.app = s.head.NameAppender(s.uids, 0)
@@ -102,14 +101,6 @@ func openStack(t testing.TB, opts opentsdb.Options) *stack {
 		t.Fatal(err)
 	}
 	return s
-}
-
-func mustTable(t testing.TB, db storage.DB, name string) storage.Table {
-	tbl, err := db.Table(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
 }
 
 // seriesName is the raw map's key: metric{k=v,...} with sorted keys.

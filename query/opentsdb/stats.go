@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/query/read"
 )
 
@@ -20,6 +21,10 @@ type SubStats struct {
 	Group int64
 	// Points counts the points read, after tag filtering (dpsPostFilter).
 	Points int64
+	// Table is the table that served the read: the data table, the
+	// rollup table of the interval chosen, or a pre-aggregation table
+	// (tsd's own "table" field).
+	Table string
 }
 
 // groupStats are one group's measurements.
@@ -89,6 +94,13 @@ func (s *stage) lap(pick func(*SubStats) *int64) {
 func (s *stage) restart() {
 	if s.st != nil {
 		s.t = time.Now()
+	}
+}
+
+// table records the table serving the sub-query.
+func (s *stage) table(name string) {
+	if s.st != nil {
+		s.st.Table = name
 	}
 }
 
@@ -186,6 +198,7 @@ func (r *Result) subStatFields(i, g int, scanners bool) []statField {
 	fields := []statField{
 		intField("dpsPostFilter", s.Points), msField("groupByTime", s.Group), intField("queryIndex", int64(i)),
 		msField("queryScanTime", s.Read), msField("stringToUidTime", s.Resolve),
+		statField{name: "table", raw: jsonw.Jackson.AppendString(nil, s.Table)},
 	}
 	if g >= 0 {
 		gs := r.stats.groups[g]
@@ -227,13 +240,13 @@ func appendStatsObject(dst []byte, fields []statField) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, f.name), ':')
+		dst = jsonw.Jackson.AppendKey(dst, f.name)
 		switch {
 		case f.raw != nil:
 			dst = append(dst, f.raw...)
 		case f.ms:
 			// DateTime.msFromNano: a double of milliseconds.
-			dst = AppendJavaDouble(dst, float64(f.n)/1e6)
+			dst = jsonw.AppendJavaDouble(dst, float64(f.n)/1e6)
 		default:
 			dst = strconv.AppendInt(dst, f.n, 10)
 		}

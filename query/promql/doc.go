@@ -58,6 +58,30 @@
 // sees the whole query can set. Options.DisablePushdown turns it off;
 // Queryable.Stats counts the pushed-down Selects.
 //
+// # Rollups
+//
+// A pushed-down sum_over_time, avg_over_time, min_over_time or
+// max_over_time (rollup.go) whose range and step are whole intervals of a
+// rollup table of the Reader (read.Rollups), every window (t−R, t]
+// starting a cell, is answered from the longest such interval's cells:
+// read.VisitCells gives each series' cells over [first window's start,
+// last window's end), exact folds of its raw points (the head's hours and
+// hours whose cells are not written folded raw), up to the end of the cell
+// starting at the last window's end. A window is its cells [t−R, t) less
+// the point at exactly t−R plus the point at t (staleness markers are in
+// neither): the first points of the cells starting at t−R and at t
+// (rollup.Cell.First), or, where such a cell does not know it (OpenTSDB
+// columns, cells written before tsd kept it), the raw point from
+// read.PointsAt. Sums of integers stay exact (the state the pushed-down loop
+// reaches, so answers match bit for bit while within 2^53), sums of
+// floats add the cells' sums with Kahan-Neumaier (within rounding of the
+// raw loop); a min or max whose first cell's extreme equals the leaving
+// point, a sum overflowing or NaN, and a cell lacking an aggregator (an
+// OpenTSDB row with some columns only) read that window raw. Anything
+// else reads raw, as does every Select under Options.DisableRollups.
+// Queryable.Stats counts the Selects by table. TestRollupModelPromQL
+// holds random queries to the answers with rollups off.
+//
 // # Values
 //
 // Samples are float64: integers convert, floats keep their bits, and the

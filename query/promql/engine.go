@@ -25,9 +25,15 @@ const (
 
 // EngineOptions configure NewEngine. Zero fields take the defaults.
 type EngineOptions struct {
-	// Limits are tsd's query limits; MaxPoints becomes the engine's max
-	// samples in memory. Default DefaultMaxSamples.
+	// Limits are tsd's query limits.
 	Limits read.Limits
+	// MaxSamples bounds the samples a query holds in memory at once.
+	// Default Limits.MaxPoints when set, else DefaultMaxSamples.
+	MaxSamples int
+	// Features are the PromQL features on. Only DelayedNameRemoval is the
+	// engine's; the parser's are process-wide (SetParserFeatures).
+	// Default all off.
+	Features Features
 	// Timeout bounds a query's evaluation. Default 2 minutes.
 	Timeout time.Duration
 	// LookbackDelta is how far back an instant selector looks for a
@@ -43,9 +49,13 @@ type EngineOptions struct {
 // NewEngine returns a Prometheus engine with tsd's defaults: the @
 // modifier and negative offsets on, as in Prometheus 3.
 func NewEngine(o EngineOptions) *prom.Engine {
-	maxSamples := DefaultMaxSamples
-	if o.Limits.MaxPoints > 0 {
+	maxSamples := o.MaxSamples
+	switch {
+	case maxSamples > 0:
+	case o.Limits.MaxPoints > 0:
 		maxSamples = int(o.Limits.MaxPoints)
+	default:
+		maxSamples = DefaultMaxSamples
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -62,5 +72,6 @@ func NewEngine(o EngineOptions) *prom.Engine {
 	step := o.SubqueryStep.Milliseconds()
 	return prom.NewEngine(prom.EngineOpts{Logger: o.Logger, MaxSamples: maxSamples, Timeout: o.Timeout,
 		LookbackDelta: o.LookbackDelta, EnableAtModifier: true, EnableNegativeOffset: true,
+		EnableDelayedNameRemoval: o.Features.DelayedNameRemoval,
 		NoStepSubqueryIntervalFn: func(int64) int64 { return step }})
 }

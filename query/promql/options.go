@@ -29,6 +29,10 @@ type Options struct {
 	// context marked by WithPushdown. Default false: range functions are
 	// pushed down where WithPushdown and the hints allow.
 	DisablePushdown bool
+	// DisableRollups makes pushed-down Selects read raw points even where
+	// rollup cells could answer them (see the package doc, Rollups).
+	// Default false: the Reader's rollup tables are used.
+	DisableRollups bool
 }
 
 // EnsureDefaults fills zero fields and returns o.

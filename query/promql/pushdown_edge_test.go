@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/tsd-db/tsd/query/promql"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
-	"github.com/tsd-db/tsd/uid"
 )
 
 var edgeAll = flag.Bool("promql.edge.all", false, "TestPushdownEdges crosses every range with every modifier (long runs)")
@@ -270,7 +270,7 @@ func TestPushdownEdges(t *testing.T) {
 	// replace the old ones.
 	late := genLateEdges(rand.New(rand.NewPCG(17, 18)))
 	ref2 := loadProm(ctx, t, edgeRef(overwrite(samples, late)))
-	for _, f := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
+	for _, f := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 		t.Run(f.String(), func(t *testing.T) {
 			s := openStack(t, stackOptions{format: f})
 			loadEdges(ctx, t, s, rand.New(rand.NewPCG(13, 14)), samples)

@@ -102,8 +102,10 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	set := &pushdownSet{seriesSet: seriesSet{ss: ss, i: -1}}
 	if pd, ok := qr.pushdown(ctx, hints); ok {
 		set.pd = pd
+		iv := qr.rollupFor(&set.pd)
 		for _, s := range ss {
 			s.pd, s.mr.pd = &set.pd, &set.pd
+			s.mr.rw.use, s.mr.rw.ivIdx = iv >= 0, iv
 		}
 		qr.q.stats.pushdownSelects.Add(1)
 		qr.q.stats.pushdownSeries.Add(int64(len(ss)))
@@ -179,8 +181,9 @@ type metricRead struct {
 	once sync.Once
 	f    *read.Fetched
 	err  error
-	pd   *pushdown    // the Select's pushdown, if any
-	aw   aheadWindows // with pd, many series: their windows
+	pd   *pushdown     // the Select's pushdown, if any
+	aw   aheadWindows  // with pd, many series: their windows
+	rw   rollupWindows // with pd from rollup cells: the windows
 }
 
 // fetched returns the read, running it on the first call.

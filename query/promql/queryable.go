@@ -1,6 +1,8 @@
 package promql
 
 import (
+	"maps"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/prometheus/storage"
@@ -13,8 +15,11 @@ import (
 type Queryable struct {
 	opts   Options
 	labels labelCache
+	tables tableCounts // Selects answered from rollup cells, by table
 	stats  struct {
 		pushdownSelects, pushdownSeries, pushdownAhead atomic.Int64
+		rollupSelects, rollupCells, rollupRawRanges    atomic.Int64
+		rollupRawWindows, rollupRawEdges               atomic.Int64
 	}
 }
 
@@ -29,15 +34,53 @@ type Stats struct {
 	// evaluated all at once, in parallel, when the engine iterated the
 	// first.
 	PushdownAhead int64
+	// RollupSelects is the number of pushed-down Selects answered from
+	// rollup cells, RollupCells the stored cells they read,
+	// RollupRawRanges the ranges they folded from raw points (head hours,
+	// hours whose cells are not written) and RollupRawWindows the
+	// windows they read raw (a min or max whose extreme may be the point
+	// leaving the window, an edge point without its cell).
+	RollupSelects, RollupCells, RollupRawRanges, RollupRawWindows int64
+	// RollupRawEdges is the number of window edges whose point they read
+	// raw because no cell there knows its first point (OpenTSDB columns,
+	// cells written before cells kept it).
+	RollupRawEdges int64
+	// RollupTables counts those Selects by the rollup table that served
+	// them ("tsdb-rollup-1h").
+	RollupTables map[string]int64
 }
 
 // Stats returns the counters since New.
 func (q *Queryable) Stats() Stats {
 	return Stats{PushdownSelects: q.stats.pushdownSelects.Load(), PushdownSeries: q.stats.pushdownSeries.Load(),
-		PushdownAhead: q.stats.pushdownAhead.Load()}
+		PushdownAhead: q.stats.pushdownAhead.Load(), RollupSelects: q.stats.rollupSelects.Load(),
+		RollupCells: q.stats.rollupCells.Load(), RollupRawRanges: q.stats.rollupRawRanges.Load(),
+		RollupRawWindows: q.stats.rollupRawWindows.Load(), RollupRawEdges: q.stats.rollupRawEdges.Load(),
+		RollupTables: q.tables.snapshot()}
 }
 
 var _ storage.Queryable = (*Queryable)(nil)
+
+// tableCounts counts by table name (a few rollup tables).
+type tableCounts struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (t *tableCounts) add(table string) {
+	t.mu.Lock()
+	if t.n == nil {
+		t.n = map[string]int64{}
+	}
+	t.n[table]++
+	t.mu.Unlock()
+}
+
+func (t *tableCounts) snapshot() map[string]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.n)
+}
 
 // New returns a Queryable reading through opts' Reader, Index and UIDs.
 func New(opts *Options) (*Queryable, error) {

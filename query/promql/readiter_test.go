@@ -12,8 +12,8 @@ import (
 
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
-	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
@@ -22,7 +22,7 @@ import (
 // head, and checks every position against the points Reader.Read returns.
 func TestReadIteratorModel(t *testing.T) {
 	for seed := range uint64(*refSeeds) {
-		for _, f := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
+		for _, f := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 			s := openStack(t, stackOptions{format: f})
 			loadTSD(context.Background(), t, s, rand.New(rand.NewPCG(seed, 8)), genReference(rand.New(rand.NewPCG(seed, 7))))
 			walkAll(t, s, rand.New(rand.NewPCG(seed, 5)))

@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/tsd-db/tsd/query/promql"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
-	"github.com/tsd-db/tsd/uid"
 )
 
 var refSeeds = flag.Int("promql.ref.seeds", 1, "random data sets the PromQL reference test compares (long runs: 20)")
@@ -188,7 +188,7 @@ func TestReferencePrometheus(t *testing.T) {
 	for seed := range *refSeeds {
 		samples := genReference(rand.New(rand.NewPCG(uint64(seed), 7)))
 		ref := loadProm(ctx, t, samples)
-		for _, f := range []uid.Format{uid.FormatDense, uid.FormatOpenTSDB} {
+		for _, f := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 			t.Run(fmt.Sprintf("seed=%d/%s", seed, f), func(t *testing.T) {
 				s := openStack(t, stackOptions{format: f})
 				loadTSD(ctx, t, s, rand.New(rand.NewPCG(uint64(seed), 8)), samples)

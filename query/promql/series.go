@@ -70,6 +70,9 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 
 // windowIterator is Iterator for a pushed-down Select.
 func (s *tsdSeries) windowIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	if s.mr.rw.use {
+		return s.rollupIterator(reuse)
+	}
 	if s.mr.ahead() {
 		return s.aheadIterator(reuse)
 	}

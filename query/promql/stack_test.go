@@ -17,10 +17,13 @@ import (
 	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/storage"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
+	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	tsdstorage "github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
@@ -35,11 +38,11 @@ type stack struct {
 	db      *tsdpebble.DB
 	uids    *uid.UIDs
 	index   *index.Index
-	head    *ingest.Head
-	flusher *ingest.Flusher
+	head    *head.Head
+	flusher *flush.Flusher
 	reader  *read.Reader
 	q       *promql.Queryable
-	names   *ingest.NameAppender
+	names   *head.NameAppender
 	valid   *uid.Validator
 }
 
@@ -48,8 +51,19 @@ var skippedSamples atomic.Int64
 
 // stackOptions vary the stack between tests.
 type stackOptions struct {
-	format uid.Format
+	format schema.Format
 	limits read.Limits
+	// rollups computes the default configuration's rollups at flush and
+	// lets the reader read them.
+	rollups bool
+	// noRollups is the Queryable's DisableRollups.
+	noRollups bool
+	// rowCache is the reader's RowCacheBytes (0: the default).
+	rowCache int64
+	// clockMs is the head's clock (ms) when not 0; default the epoch.
+	clockMs int64
+	// plan is the reader's Plan.
+	plan read.Plan
 }
 
 func openStack(t testing.TB, o stackOptions) *stack {
@@ -88,40 +102,61 @@ func openStackErr(dir string, o stackOptions) (_ *stack, err error) {
 	}
 	// The head's clock stands still at the epoch, so that a flush at a
 	// data time writes exactly the rows whose hour ended before it.
-	s.head, err = ingest.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingest.HeadOptions{
-		Registrar: s.index, Logger: quiet, MaxTags: 64, Clock: func() time.Time { return time.UnixMilli(0) }})
+	s.head, err = head.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &head.HeadOptions{
+		Registrar: s.index, Logger: quiet, MaxTags: 64, Clock: func() time.Time { return time.UnixMilli(o.clockMs) }})
 	if err != nil {
 		return s, err
 	}
 	layout := rowkey.DefaultLayout()
-	s.flusher, err = s.head.NewFlusher(&ingest.FlushOptions{Table: data, Meta: meta, Layout: &layout,
-		Format: o.format, WriterID: 1, Grace: time.Millisecond, Spread: -1, RowsPerSecond: -1})
+	var fro *flush.RollupOptions
+	var rro *read.Rollups
+	if o.rollups {
+		if fro, err = ensureRollupTables(ctx, s.db); err != nil {
+			return s, err
+		}
+		rro = &read.Rollups{Config: fro.Config, Tables: fro.Tables}
+	}
+	s.flusher, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: data, Meta: meta, Layout: &layout,
+		Format: o.format, WriterID: 1, Grace: time.Millisecond, Spread: -1, RowsPerSecond: -1, Rollups: fro})
 	if err != nil {
 		return s, err
 	}
-	if s.reader, err = read.New(&read.Options{Data: data, Layout: layout, Head: s.head, Logger: quiet}); err != nil {
+	if s.reader, err = read.New(&read.Options{Data: data, Layout: layout, Head: s.head, Logger: quiet,
+		Rollups: rro, RowCacheBytes: o.rowCache, Plan: o.plan}); err != nil {
 		return s, err
 	}
-	s.q, err = promql.New(&promql.Options{Reader: s.reader, Index: s.index, UIDs: s.uids, Limits: o.limits})
+	s.q, err = promql.New(&promql.Options{Reader: s.reader, Index: s.index, UIDs: s.uids, Limits: o.limits,
+		DisableRollups: o.noRollups})
 	s.names = s.head.NameAppender(s.uids, 0)
 	return s, err
 }
 
 func ensureTables(ctx context.Context, db *tsdpebble.DB) (data, uids, meta tsdstorage.Table, err error) {
-	specs := []tsdstorage.TableSpec{
-		{Name: "tsdb", Families: []tsdstorage.FamilySpec{{Name: "t", MaxVersions: 1}}},
-		uid.TableSpec("tsdb-uid"), uid.MetaTableSpec("tsdb-meta"),
-	}
-	tbls := make([]tsdstorage.Table, len(specs))
-	for i, spec := range specs {
-		if err = db.EnsureTable(ctx, spec); err != nil {
-			return nil, nil, nil, err
-		}
-		if tbls[i], err = db.Table(ctx, spec.Name); err != nil {
-			return nil, nil, nil, err
-		}
+	tbls, err := tsdstorage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable),
+		uid.TableSpec(uid.DefaultTable), schema.MetaTableSpec(schema.DefaultMetaTable))
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return tbls[0], tbls[1], tbls[2], nil
+}
+
+// ensureRollupTables creates the default rollup configuration's tables.
+func ensureRollupTables(ctx context.Context, db *tsdpebble.DB) (*flush.RollupOptions, error) {
+	cfg := rollup.DefaultConfig()
+	ro := &flush.RollupOptions{Config: cfg, Tables: make([]tsdstorage.Table, len(cfg.Intervals))}
+	for i, iv := range cfg.Intervals {
+		if iv.Default {
+			continue
+		}
+		if err := db.EnsureTable(ctx, schema.DataTableSpec(iv.Table)); err != nil {
+			return nil, err
+		}
+		var err error
+		if ro.Tables[i], err = db.Table(ctx, iv.Table); err != nil {
+			return nil, err
+		}
+	}
+	return ro, nil
 }
 
 func (s *stack) close() error {

@@ -128,6 +128,13 @@ func (c *rowCache) fingerprint(scratch, key []byte, cells []rowkey.Cell) (uint64
 	return h.Sum64(), scratch
 }
 
+// lookup fingerprints a stored row and returns its entry, nil if it is
+// not cached; scratch is returned grown.
+func (c *rowCache) lookup(scratch, key []byte, cells []rowkey.Cell) (uint64, *cacheEntry, []byte) {
+	fp, scratch := c.fingerprint(scratch, key, cells)
+	return fp, c.entry(fp, key, len(cells)), scratch
+}
+
 func (c *rowCache) shard(fp uint64) *cacheShard { return &c.shards[fp%cacheShards] }
 
 // entry returns the row's entry, nil if it is not cached.

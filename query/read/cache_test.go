@@ -15,7 +15,8 @@ import (
 )
 
 // readEveryWay reads all of sel over rg with Read and Visit under both
-// plans and with an Iterator per series, and checks each against m.
+// plans and with an Iterator and Last per series, and checks each against
+// m: every surface gives the core's merged rows.
 func readEveryWay(t *testing.T, s *stack, r *read.Reader, sel []index.Series, m model, rg [2]int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -44,6 +45,10 @@ func readEveryWay(t *testing.T, s *stack, r *read.Reader, sel []index.Series, m 
 			t.Fatalf("iterator: %d points (err %v), want %d", len(got), it.Err(), len(want))
 		}
 		it.Close()
+		p, ok, err := r.Last(ctx, x, rg[0], rg[1])
+		if err != nil || ok != (len(want) > 0) || (ok && p != want[len(want)-1]) {
+			t.Fatalf("last: %v %v (err %v), want the newest of %d points", p, ok, err, len(want))
+		}
 	}
 }
 

@@ -1,14 +1,15 @@
 // Package read fetches the points of selected series for the query
-// engines (OpenTSDB's /api/query in package query/opentsdb, PromQL in query/promql):
-// it reads the data table's hour rows, decodes every column format with
-// rowkey.RowDecoder and merges the write path's unflushed points, which it
-// reaches through the Head interface it defines (wired to ingest.Head in
-// cmd/tsd; query never imports ingest).
+// engines (OpenTSDB's /api/query in package query/opentsdb, PromQL in
+// query/promql): it reads the data table's hour rows, decodes every column
+// format with rowkey.RowDecoder and merges the write path's unflushed
+// points, which it reaches through the Head interface it defines (wired to
+// ingest/head's Head in cmd/tsd; query never imports ingest).
 //
 // # Plans
 //
 // A selection is one metric's series (index.Series, from the series index)
-// and a time range. Read chooses between two plans by estimated cost:
+// and a time range. The planner (Reader.Choose) picks one of two plans by
+// estimated cost, for every surface:
 //
 //   - per series: one Get per hour row of each selected series, the hours
 //     bounded by the series' span in the index and the range, the salt
@@ -23,45 +24,87 @@
 // reads most of the metric. Selection.Plan can force either (benchmarks
 // compare them).
 //
-// # Visit
+// # The core
 //
-// Visit serves a consumer that folds points as they come (the OpenTSDB
-// engine's downsampling): it gives each selected series' points a row at a
-// time, in time order, merged with the head's rows (read first, for the
-// whole selection), from the scan's bucket goroutines or the per-series
-// workers (head rows after a series' last stored row from workers too),
-// so a series is never held whole. The per-series plan runs on
-// the caller's goroutine when it has at most a few rows to Get (one
-// series, or a handful of rows), as Read does: starting workers would cost
-// more than the reads.
+// Every surface reads through one core (cursor.go): a cursor walks one
+// series' hour rows in time order and gives each as a row of decoded
+// points in the range, the stored row of the hour merged with the head's
+// row of that hour (mergeRow, the one place the two meet; see Merging
+// with the head), a head row of an hour without a stored row alone. Its
+// stored rows come from either plan: a Get per hour (per series), the
+// rows Fetch's bucket scans kept still encoded, or the rows a bucket scan
+// pushes into it as they arrive (scan). Every stored row passes through
+// the row cache and the budget on its way (rowReader.view).
 //
-// # Lazy iterators
+// The surfaces are adapters over it:
 //
-// Iterator and Fetch serve engines that walk one series at a time
-// (PromQL): a SeriesIterator decodes one hour row when the walk reaches it
-// and hands it out whole (NextBatch) or point by point. Under the
-// per-series plan it Gets its rows as it goes. Under the scan plan Fetch
-// scans the metric's buckets at once and keeps the selected rows' cells
-// still encoded (a few bytes per point, at most Options.MaxFetchBytes,
-// beyond which it falls back to Gets); the iterators decode from there. An
-// iterator returns its decoder to the Reader once it has read its last
-// row, and a reused iterator keeps its row buffer. With Selection.Notes a
-// fetched iterator also gives its series' annotations (Notes): the scan
-// keeps a row's annotation cells as it ends, the per-series iterators
-// take them from the rows they Get (the OpenTSDB engine reads raw points
-// this way, a group at a time).
+//   - Read and Visit push every series' rows to a sink (stream.go): the
+//     selection's head rows are read first, then the per-series plan runs
+//     each series' cursor to its end on Parallelism workers (on the
+//     caller's goroutine when there are at most a few rows to Get, where
+//     workers would cost more than the reads), or the scan plan's bucket
+//     goroutines push each selected row into its series' cursor and a last
+//     pass gives each series its head rows after its last stored row.
+//     Visit hands each row to a Visitor (with its exact sum to a
+//     SumVisitor when the row cache has one), so a consumer folding points
+//     (the OpenTSDB engine's downsampling) never holds a series whole;
+//     Read gathers each series' rows and gives the series whole when the
+//     read is done.
+//   - Iterator and Fetch serve engines that walk one series at a time
+//     (PromQL, and the OpenTSDB engine's raw points, a group at a time): a
+//     SeriesIterator pulls one row from its cursor when the walk reaches
+//     it and hands it out whole (NextBatch) or point by point. Under the
+//     per-series plan it Gets its rows as it goes and reads its series'
+//     head rows when it starts. Under the scan plan Fetch reads the
+//     selection's head rows, then scans the metric's buckets at once and
+//     keeps the selected rows' cells still encoded (a few bytes per point,
+//     at most Options.MaxFetchBytes with the head rows' copies, beyond
+//     which it falls back to Gets); the iterators decode from there. An
+//     iterator returns its decoder to the Reader once it has read its last
+//     row, and a reused iterator keeps its row buffer. With
+//     Selection.Notes a fetched iterator also gives its series'
+//     annotations (Notes): the scan keeps a row's annotation cells as it
+//     ends, the per-series iterators take them from the rows they Get.
+//   - Last reads one series' newest head row with points in the range,
+//     then asks its cursor for the hours from the range's end down, a Get
+//     each, until a row has a point in the range, at the latest at that
+//     head row's hour.
+//   - Histograms reads the OpenTSDB histogram cells (06 qualifiers) of
+//     each selected series, a Get per hour row; the head holds none, so
+//     the store alone answers (histograms.go).
+//   - VisitCells reads the rollup cells of one interval (Options.Rollups,
+//     formats in package rollup) for a consumer folding them into
+//     downsampling buckets (rollup.go; see Rollups).
+//   - PointsAt reads each selected series' point at given times (edges.go):
+//     the rows holding them by a scan per bucket or a Get each, a dense
+//     row's first point from its header (rowkey.DenseIter.First), the
+//     head's hours through a SeriesIterator. PromQL's rollup windows need
+//     the raw points on their edges.
+//
+// # Order
+//
+// The core gives each series' rows in time order, a row's points sorted
+// with one per timestamp, so a series' points arrive sorted and each once;
+// a series' rows come from one goroutine at a time, and different series
+// are read at once, in no fixed order. On top of that: Read calls its
+// Func once per series with the series whole, in the selection's order,
+// on the caller's goroutine (so an answer adding floats across series
+// adds them in one order every time); Visit calls its Visitor for a
+// series' rows in the core's order (calls for different series may run
+// at once) and gives its notes after its last row; a SeriesIterator
+// walks its series in the core's order; Last's answer is the newest
+// point of the merged rows.
 //
 // # Merging with the head
 //
 // The head is read before the store: a row leaves the head only after its
 // write to the store is acknowledged, so a point is always in one or the
 // other. A point found in both keeps the head's value (the newer write).
-// Read and last-point reads take the head's points of the range up
-// front. Visit, Fetch (before its scan) and a SeriesIterator (when it
-// starts; under Fetch's scan plan, Fetch's) read the head's rows of the
-// range up front instead, each under a fingerprint of its points
-// (Head.AppendRows), from the row cache when it holds them, and merge
-// each with the stored row of its hour.
+// Head rows are read as the head lists them (Head.AppendRows), each under
+// a fingerprint of its points, from the row cache when it holds them:
+// for the whole selection before any Get or scan by Read, Visit and
+// Fetch's scan plan, for its series when it starts by a SeriesIterator
+// that Gets, and the newest row alone by Last.
 //
 // # Row cache
 //
@@ -91,13 +134,33 @@
 // head row is never stale either) under its TSUID and base, with a cell
 // count of -1 that no stored row has. Right after a bulk load every row
 // is still in the head, and a dashboard's refresh then costs what it
-// costs on stored rows, sums included. Read does not use head entries:
-// it merges the head's points after the lookup.
+// costs on stored rows, sums included.
+//
+// # Rollups
+//
+// VisitCells answers with cells what a Visit folding the same range into
+// the interval's cells would: each series' cells sorted by time, one per
+// interval, each the fold of the series' raw points in it. A cell is read
+// from the rollup table (a Get per rollup row and series, the rows within
+// the series' span in the index) only where its interval lies whole in
+// the range and no selected series has a head row in it; the rest, the
+// partial intervals at the range's edges and every interval holding a
+// head row, is read raw through the core (Visit over those ranges) and
+// folded with rollup.Fold. The head is listed before anything is read: a
+// row leaves the head only after its rollup cells are written (package
+// ingest/flush), so an interval without a head row has cells that hold
+// every stored point, and one with a head row is read raw, store and head
+// merged, as the raw path would. The answer therefore never depends on
+// whether a flush has happened. Cells of the packed (dense) row and
+// OpenTSDB's one-column-per-aggregate form are both read; a cell lacking
+// one of sum, count, min and max is skipped. Stored rollup cells skip
+// the row cache (a packed day row is a few dozen bytes).
 //
 // # Limits
 //
 // A Budget counts the series, points and decoded bytes of one query across
-// its plans and goroutines; the first limit crossed stops the read with a
+// its plans and goroutines (every point of a row read, stored or head,
+// as the row is read); the first limit crossed stops the read with a
 // *LimitError (errors.Is ErrLimit) naming the limit, so a query never holds
 // more than its limits in memory.
 //

@@ -8,12 +8,12 @@ import (
 )
 
 // Last returns the newest point of s in [start, end] (ms, inclusive) and
-// whether there is one: /api/query/last. It reads the head's points of the
-// range first, then the store's hour rows from end's hour down, one Get
-// each, and stops at the first row holding a point in the range or at the
-// hour of the head's newest point, whichever comes first; a point in both
-// keeps the head's value. It ignores s's index span: the caller bounds the
-// range. Retention applies as in Read.
+// whether there is one: /api/query/last. It reads the head's newest row
+// with points in the range first, then the core's rows from end's hour
+// down, a Get each, and stops at the first row with a point in the range,
+// at the latest at the head row's hour (where the two merge). It ignores
+// s's index span: the caller bounds the range. Retention applies as in
+// Read.
 func (r *Reader) Last(ctx context.Context, s index.Series, start, end int64) (series.Point, bool, error) {
 	start, err := r.clampStart(ctx, s.TSUID, start)
 	if err != nil || start > end {
@@ -22,31 +22,24 @@ func (r *Reader) Last(ctx context.Context, s index.Series, start, end int64) (se
 	rr := r.getRowReader()
 	defer r.putRowReader(rr)
 	rr.want = false
-	tsuid := []byte(s.TSUID)
-	head := r.headPoints(rr.head[:0], tsuid, start, end)
-	rr.head = head[:0]
-	var newest series.Point
-	found := len(head) > 0
+	rr.tsuid = append(rr.tsuid[:0], s.TSUID...)
+	c := cursor{rr: rr, ctx: ctx, tsuid: rr.tsuid, start: start, end: end, out: rr.out,
+		head: rr.lastHeadRow(rr.tsuid, start, end)}
+	defer func() { rr.out = c.out[:0] }()
 	stop := start - start%hourMs
-	if found {
-		newest = head[len(head)-1]
-		stop = newest.T - newest.T%hourMs
+	if len(c.head.rows) > 0 {
+		stop = c.head.rows[0].base
 	}
 	for h := end - end%hourMs; h >= stop; h -= hourMs {
 		if err := ctx.Err(); err != nil {
 			return series.Point{}, false, err
 		}
-		pts, err := rr.getRow(ctx, rr.store[:0], tsuid, h, nil)
-		rr.store = pts[:0]
-		if err != nil {
+		if err := c.load(h); err != nil {
 			return series.Point{}, false, err
 		}
-		if pts = clip(pts, start, end); len(pts) > 0 {
-			if p := pts[len(pts)-1]; !found || p.T > newest.T {
-				return p, true, nil
-			}
-			break
+		if n := len(c.pts); n > 0 {
+			return c.pts[n-1], true, nil
 		}
 	}
-	return newest, found, nil
+	return series.Point{}, false, nil
 }

@@ -13,15 +13,12 @@ import (
 	"github.com/tsd-db/tsd/uid"
 )
 
-// Head is the write path's unflushed points (ingest.Head implements it).
+// Head is the write path's unflushed points (ingest/head's Head implements it).
 type Head interface {
-	// AppendPoints appends the points of the series key (a TSUID) with
-	// mint <= T < maxt, in time order, one per timestamp, and returns dst.
-	AppendPoints(dst []series.Point, key []byte, mint, maxt int64) []series.Point
 	// AppendRows appends a reference to each hour row of the series key
-	// that may hold points with mint <= T < maxt, in time order: its base
-	// and a fingerprint that changes whenever a point of the row is added
-	// or replaced.
+	// (a TSUID) that may hold points with mint <= T < maxt, in time order:
+	// its base and a fingerprint that changes whenever a point of the row
+	// is added or replaced.
 	AppendRows(dst []series.RowRef, key []byte, mint, maxt int64) []series.RowRef
 	// AppendRowPoints appends every point of the row of key at base, in
 	// time order, one per timestamp, and returns the row's fingerprint
@@ -67,6 +64,8 @@ type Options struct {
 	// their decoded points (24 bytes each) so later reads skip the decode.
 	// -1 disables it. Default 256 MiB.
 	RowCacheBytes int64
+	// Rollups are the rollup tables VisitCells reads. Default nil: none.
+	Rollups *Rollups
 }
 
 // DefaultRowCacheBytes is Options.RowCacheBytes' default.
@@ -112,6 +111,8 @@ func (o *Options) Validate() error {
 		return errors.New("read: Options.MaxFetchBytes must be -1 or more")
 	case o.RowCacheBytes < -1:
 		return errors.New("read: Options.RowCacheBytes must be -1 or more")
+	case o.Rollups != nil && (o.Rollups.Config == nil || len(o.Rollups.Tables) != len(o.Rollups.Config.Intervals)):
+		return errors.New("read: Options.Rollups needs a Config and one table per interval")
 	}
 	return o.Layout.Validate()
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/tsd-db/tsd/rowkey"
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
 )
@@ -104,7 +103,7 @@ type Reader struct {
 	pool    sync.Pool // *rowReader
 	iters   sync.Pool // *SeriesIterator, closed
 	fetches sync.Pool // *fetchBuffers
-	visits  sync.Pool // *visitState
+	streams sync.Pool // *stream
 	// families is the read options' family list, shared read-only by
 	// every request.
 	families []string
@@ -122,7 +121,7 @@ func New(opts *Options) (*Reader, error) {
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }
 	r.fetches.New = func() any { return &fetchBuffers{} }
-	r.visits.New = func() any { return &visitState{r: r} }
+	r.streams.New = func() any { return &stream{r: r} }
 	return r, nil
 }
 
@@ -147,25 +146,6 @@ func (r *Reader) DropCache() {
 	if r.cache != nil {
 		r.cache.drop()
 	}
-}
-
-// Func receives one series' points, sorted by time, one per timestamp, and
-// with Selection.Notes its annotations in the range, sorted by time; at
-// least one of them is not empty. It owns both slices. Read calls it from
-// one goroutine at a time.
-type Func func(s index.Series, pts []series.Point, notes []Note) error
-
-// Read calls fn for every selected series that has points in the range.
-// The order of calls is unspecified. The first error (fn's, the store's,
-// a *LimitError or the context's) stops the read and is returned.
-func (r *Reader) Read(ctx context.Context, sel Selection, fn Func) error {
-	if ok, err := r.begin(ctx, &sel); !ok {
-		return err
-	}
-	if r.plan(&sel) == PlanScan {
-		return r.scanMetric(ctx, &sel, fn)
-	}
-	return r.readEach(ctx, &sel, fn)
 }
 
 // begin charges Read's and Visit's series to the budget and raises
@@ -238,12 +218,7 @@ func (r *Reader) choose(sel Selection) Plan {
 }
 
 // buckets is the number of salt buckets a metric's rows spread over.
-func (r *Reader) buckets() int {
-	if !r.opts.Layout.Salt.Enabled() {
-		return 1
-	}
-	return r.opts.Layout.Salt.Buckets()
-}
+func (r *Reader) buckets() int { return r.opts.Layout.Buckets() }
 
 // clampStart raises start to the metric's retention cutoff.
 func (r *Reader) clampStart(ctx context.Context, tsuid string, start int64) (int64, error) {
@@ -265,20 +240,4 @@ func (r *Reader) clampStart(ctx context.Context, tsuid string, start int64) (int
 		return max(start, c), nil
 	}
 	return start, nil
-}
-
-// headPoints appends the head's points of tsuid in [start, end] to dst.
-func (r *Reader) headPoints(dst []series.Point, tsuid []byte, start, end int64) []series.Point {
-	if r.opts.Head == nil {
-		return dst
-	}
-	n := len(dst)
-	return clipTail(r.opts.Head.AppendPoints(dst, tsuid, start, maxtOf(end)), n, start, end)
-}
-
-// loadHead reads tsuid's head points in [start, end] into rr.head and
-// charges them to b.
-func (rr *rowReader) loadHead(tsuid []byte, start, end int64, b *Budget) error {
-	rr.head = rr.r.headPoints(rr.head[:0], tsuid, start, end)
-	return b.AddPoints(len(rr.head))
 }

@@ -396,3 +396,35 @@ func TestParsePlanAndForcedPlan(t *testing.T) {
 		t.Fatalf("Options.Plan scan: stats %+v", st)
 	}
 }
+
+// TestReadCallsInSelectionOrder: Read gives the series in the selection's
+// order under both plans, whatever order its workers finish them in (an
+// engine adding floats across series then adds them in one order).
+func TestReadCallsInSelectionOrder(t *testing.T) {
+	s := openStack(t)
+	loadSplit(t, s)
+	r := s.reader(t, read.Options{Parallelism: 4})
+	all := s.selection(t, "m")
+	rev := slices.Clone(all)
+	slices.Reverse(rev)
+	for _, sel := range [][]index.Series{all, rev} {
+		for _, plan := range []read.Plan{read.PlanSeries, read.PlanScan} {
+			var got []string
+			err := r.Read(context.Background(), read.Selection{Series: sel, Start: t0, End: t0 + 6*hourMs, Plan: plan},
+				func(x index.Series, _ []series.Point, _ []read.Note) error {
+					got = append(got, x.TSUID)
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]string, len(sel))
+			for i, x := range sel {
+				want[i] = x.TSUID
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: series in the order %x, want %x", plan, got, want)
+			}
+		}
+	}
+}

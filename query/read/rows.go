@@ -9,33 +9,37 @@ import (
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid/index"
 )
 
 // hourMs is a row's span.
 const hourMs = 3600 * 1000
 
-// rowReader holds one goroutine's buffers.
+// rowReader holds one goroutine's buffers, pooled by the Reader.
 type rowReader struct {
-	r     *Reader
-	key   []byte
-	cells []rowkey.Cell
-	dec   rowkey.RowDecoder
-	arena []byte     // a Visit scan's current row cells
-	offs  []cellOffs // their bounds in arena
-	store []series.Point
-	head  []series.Point
-	hrows []series.RowRef // a SeriesIterator's head rows
-	hkey  []byte          // a head row's row cache key
-	tsuid []byte          // a SeriesIterator's series
-	ropts storage.ReadOptions
-	notes []Note      // with wantNotes: annotations of the rows decoded
-	want  bool        // collect annotation cells
-	fpBuf []byte      // the row cache's fingerprint scratch
-	entry *cacheEntry // the row cache's entry of the last row looked up, nil on a miss
-	// getCells' GetAppend buffers, reused from row to row: rr.cells
-	// point into gotBuf until the next getCells.
-	got    []storage.Cell
-	gotBuf []byte
+	r *Reader
+	// key and cells are the stored row being read: cells alias got, a
+	// scanner's row or cellBuf, and are valid until the next row.
+	key     []byte
+	cells   []rowkey.Cell
+	cellBuf []rowkey.Cell // cells rebuilt from an arena
+	got     []storage.Cell
+	gotBuf  []byte // got's bytes (GetAppend)
+	dec     rowkey.RowDecoder
+	arena   []byte     // a scanned row's batches, gathered
+	offs    []cellOffs // their bounds in arena
+	store   []series.Point
+	out     []series.Point   // rows merged for a Visit, Read or Last
+	hslab   []series.Point   // Last's head row
+	hone    [1]headRow       // Last's head row
+	edgeIt  rowkey.DenseIter // PointsAt's column iterator
+	hrows   []series.RowRef
+	hkey    []byte // a head row's row cache key
+	tsuid   []byte
+	ropts   storage.ReadOptions
+	notes   []Note // with want: annotations of the rows viewed
+	want    bool
+	fpBuf   []byte // the row cache's fingerprint scratch
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -44,7 +48,21 @@ func (r *Reader) getRowReader() *rowReader {
 	return rr
 }
 
-func (r *Reader) putRowReader(rr *rowReader) { r.pool.Put(rr) }
+func (r *Reader) putRowReader(rr *rowReader) {
+	rr.hone[0] = headRow{} // drop a cache entry
+	r.pool.Put(rr)
+}
+
+// seriesSpan is the part of index.Series the hour loop needs.
+type seriesSpan struct {
+	first, last int64 // seconds
+	has         bool
+}
+
+// spanOf returns the hours the index says s may have rows in.
+func spanOf(s *index.Series) seriesSpan {
+	return seriesSpan{first: s.First, last: s.Last, has: s.HasSpan}
+}
 
 // hourRange returns the first and last row base times (ms) of s within
 // [start, end].
@@ -56,27 +74,10 @@ func hourRange(s *seriesSpan, start, end int64) (first, last int64) {
 	return first, last
 }
 
-// seriesSpan is the part of index.Series the hour loop needs.
-type seriesSpan struct {
-	first, last int64 // seconds
-	has         bool
-}
-
-// getRow appends the decoded points of tsuid's row for the hour at base
-// (ms) to dst and charges them to b. An absent row appends nothing.
-func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) ([]series.Point, error) {
-	if found, err := rr.getCells(ctx, tsuid, base); !found {
-		return dst, err
-	}
-	return rr.decode(dst, base/1000, b)
-}
-
 // getCells Gets tsuid's row for the hour at base (ms) into rr.key and
 // rr.cells; found is false when the row is absent or on an error. The
 // row is read with GetAppend into buffers the rowReader keeps, so a read
-// of many rows allocates nothing per row; rr.cells alias them and are
-// valid until the next getCells, which the row's decode, cache lookup and
-// notes (cloned) all precede.
+// of many rows allocates nothing per row.
 func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (found bool, err error) {
 	rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base)
 	if err != nil {
@@ -90,53 +91,29 @@ func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (fo
 	if err != nil {
 		return false, err
 	}
-	rr.cells = rr.cells[:0]
-	for i := range rr.got {
-		c := &rr.got[i]
-		rr.cells = append(rr.cells, rowkey.Cell{Qualifier: c.Qualifier, Value: c.Value, Timestamp: c.Timestamp})
-	}
+	rr.cells = rr.got
 	return true, nil
 }
 
-// decode appends the points of rr.cells, the row with base time baseSec,
-// to dst and charges them to b: every plan's decoded points pass here.
-func (rr *rowReader) decode(dst []series.Point, baseSec int64, b *Budget) ([]series.Point, error) {
-	fp, pts, hit := rr.cached(baseSec)
-	if hit {
-		return append(dst, pts...), b.AddPoints(len(pts))
-	}
-	return rr.decodeMiss(dst, baseSec, fp, b)
-}
-
-// view returns the points of rr.cells like decode, for a caller that
-// only reads them: on a row cache hit the cache's own slice (hit true, no
-// copy), else the row decoded into dst[:0].
-func (rr *rowReader) view(dst []series.Point, baseSec int64, b *Budget) (pts []series.Point, hit bool, err error) {
-	fp, pts, hit := rr.cached(baseSec)
-	if hit {
-		return pts, true, b.AddPoints(len(pts))
-	}
-	pts, err = rr.decodeMiss(dst[:0], baseSec, fp, b)
-	return pts, false, err
-}
-
-// cached counts the row, collects its notes and looks it up in the row
-// cache: its fingerprint, and its points (read-only) when found.
-func (rr *rowReader) cached(baseSec int64) (fp uint64, pts []series.Point, hit bool) {
+// view returns the points of the stored row in rr.key and rr.cells, with
+// base time baseSec, and charges them to b: on a row cache hit the
+// cache's own slice and its entry (read-only: no copy), else the row
+// decoded into dst[:0] and a nil entry. Every stored row read passes
+// here, or through fetchedRow.view for a row Fetch's scan looked up.
+func (rr *rowReader) view(dst []series.Point, baseSec int64, b *Budget) ([]series.Point, *cacheEntry, error) {
 	rr.r.c.rows.Add(1)
 	if rr.want {
-		rr.collectNotes(baseSec)
+		rr.notes = appendNotes(rr.notes, rr.cells, baseSec*1000)
 	}
-	c := rr.r.cache
-	rr.entry = nil
-	if c == nil {
-		return 0, nil, false
+	var fp uint64
+	if c := rr.r.cache; c != nil {
+		var e *cacheEntry
+		if fp, e, rr.fpBuf = c.lookup(rr.fpBuf, rr.key, rr.cells); e != nil {
+			return e.pts, e, b.AddPoints(len(e.pts))
+		}
 	}
-	fp, rr.fpBuf = c.fingerprint(rr.fpBuf, rr.key, rr.cells)
-	if rr.entry = c.entry(fp, rr.key, len(rr.cells)); rr.entry == nil {
-		return fp, nil, false
-	}
-	return fp, rr.entry.pts, true
+	pts, err := rr.decodeMiss(dst[:0], baseSec, fp, b)
+	return pts, nil, err
 }
 
 // decodeMiss decodes rr.cells into dst, charges b and offers the row to
@@ -152,10 +129,11 @@ func (rr *rowReader) decodeMiss(dst []series.Point, baseSec int64, fp uint64, b 
 	return dst, b.AddPoints(len(dst) - n)
 }
 
-// collectNotes appends the row's annotation cells to rr.notes.
-func (rr *rowReader) collectNotes(baseSec int64) {
-	for i := range rr.cells {
-		c := &rr.cells[i]
+// appendNotes appends the annotation cells of a row with base time
+// baseMs, cloned, to dst.
+func appendNotes(dst []Note, cells []rowkey.Cell, baseMs int64) []Note {
+	for i := range cells {
+		c := &cells[i]
 		if rowkey.Classify(c.Qualifier) != rowkey.ColumnAnnotation {
 			continue
 		}
@@ -163,8 +141,9 @@ func (rr *rowReader) collectNotes(baseSec int64) {
 		if err != nil {
 			continue
 		}
-		rr.notes = append(rr.notes, Note{T: baseSec*1000 + off, Value: bytes.Clone(c.Value)})
+		dst = append(dst, Note{T: baseMs + off, Value: bytes.Clone(c.Value)})
 	}
+	return dst
 }
 
 // clipNotes keeps the notes in [start, end] as a new slice (nil if none).
@@ -193,8 +172,13 @@ func (r *Reader) corrupt(row []byte, err error) {
 // would otherwise step over most of its first row in every series.
 func clip(pts []series.Point, start, end int64) []series.Point {
 	if len(pts) == 0 || (pts[0].T >= start && pts[len(pts)-1].T <= end) {
-		return pts
+		return pts // a row inside the range: no search
 	}
+	return clipCut(pts, start, end)
+}
+
+// clipCut is clip for a row the range cuts.
+func clipCut(pts []series.Point, start, end int64) []series.Point {
 	if start > math.MinInt64 {
 		pts = pts[firstAfter(pts, start-1):]
 	}
@@ -216,39 +200,27 @@ func firstAfter(pts []series.Point, t int64) int {
 	return lo
 }
 
-// clipTail clips the points appended to pts after from to [start, end].
-func clipTail(pts []series.Point, from int, start, end int64) []series.Point {
-	kept := clip(pts[from:], start, end)
-	if len(kept) > 0 && &kept[0] != &pts[from] {
-		copy(pts[from:], kept)
-	}
-	return pts[:from+len(kept)]
+// cellOffs are one cell's bounds in an arena.
+type cellOffs struct {
+	q, v, end int
+	ts        int64
 }
 
-// mergeHead appends to dst the union of store and head (both sorted),
-// head winning equal timestamps.
-func mergeHead(dst, store, head []series.Point) []series.Point {
-	if len(head) == 0 {
-		return append(dst, store...)
+// appendCell copies c's qualifier and value to data and their bounds to
+// offs.
+func appendCell(data []byte, offs []cellOffs, c *rowkey.Cell) ([]byte, []cellOffs) {
+	q := len(data)
+	data = append(data, c.Qualifier...)
+	v := len(data)
+	data = append(data, c.Value...)
+	return data, append(offs, cellOffs{q: q, v: v, end: len(data), ts: c.Timestamp})
+}
+
+// appendArenaCells appends the cells whose bounds in data are offs, as
+// cells aliasing data.
+func appendArenaCells(dst []rowkey.Cell, data []byte, offs []cellOffs) []rowkey.Cell {
+	for _, o := range offs {
+		dst = append(dst, rowkey.Cell{Qualifier: data[o.q:o.v], Value: data[o.v:o.end], Timestamp: o.ts})
 	}
-	if len(store) == 0 {
-		return append(dst, head...)
-	}
-	i, j := 0, 0
-	for i < len(store) && j < len(head) {
-		switch {
-		case store[i].T < head[j].T:
-			dst = append(dst, store[i])
-			i++
-		case store[i].T > head[j].T:
-			dst = append(dst, head[j])
-			j++
-		default:
-			dst = append(dst, head[j])
-			i++
-			j++
-		}
-	}
-	dst = append(dst, store[i:]...)
-	return append(dst, head[j:]...)
+	return dst
 }

@@ -9,9 +9,11 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	ingesthead "github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	tsdpebble "github.com/tsd-db/tsd/storage/pebble"
@@ -26,10 +28,10 @@ type stack struct {
 	data   storage.Table
 	uids   *uid.UIDs
 	index  *index.Index
-	head   *ingest.Head
-	flush  *ingest.Flusher
+	head   *ingesthead.Head
+	flush  *flush.Flusher
 	layout rowkey.Layout
-	app    *ingest.NameAppender
+	app    *ingesthead.NameAppender
 }
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -45,7 +47,7 @@ func openStack(t testing.TB) *stack {
 	t.Cleanup(func() { db.Close() })
 	for _, spec := range []storage.TableSpec{
 		{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
-		uid.TableSpec("tsdb-uid"), uid.MetaTableSpec("tsdb-meta"),
+		uid.TableSpec("tsdb-uid"), schema.MetaTableSpec("tsdb-meta"),
 	} {
 		if err := db.EnsureTable(ctx, spec); err != nil {
 			t.Fatal(err)
@@ -61,12 +63,12 @@ func openStack(t testing.TB) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.index.Close() })
-	s.head, err = ingest.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingest.HeadOptions{Registrar: s.index, Logger: quiet})
+	s.head, err = ingesthead.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingesthead.HeadOptions{Registrar: s.index, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.head.Close() })
-	if s.flush, err = s.head.NewFlusher(&ingest.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3}); err != nil {
+	if s.flush, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	s.app = s.head.NameAppender(s.uids, 0)

@@ -4,14 +4,21 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tsd-db/tsd/rowkey"
 )
 
 // task is one read's unit of work: a series or a salt bucket, i its
-// index, read with the calling worker's rowReader. Read and Visit give
-// their plans' state as tasks, so both share one worker pool.
+// index, read with the calling worker's rowReader. Every plan gives its
+// state as a task, so all share one worker pool.
 type task interface {
 	run(ctx context.Context, rr *rowReader, i int) error
 }
+
+// taskFunc is a function as a task.
+type taskFunc func(ctx context.Context, rr *rowReader, i int) error
+
+func (f taskFunc) run(ctx context.Context, rr *rowReader, i int) error { return f(ctx, rr, i) }
 
 // forSeries runs t for every selected series, on the caller's goroutine
 // when the per-series plan reads sel inline, else on Parallelism workers.
@@ -21,6 +28,20 @@ func (r *Reader) forSeries(ctx context.Context, sel *Selection, t task) error {
 		workers = 1
 	}
 	return r.forEach(ctx, len(sel.Series), workers, t)
+}
+
+// maxInlineGets is the most row Gets a per-series read does on the
+// caller's goroutine: for a few rows, starting workers (and waking
+// another thread for them) costs more than the reads, which are cache hits.
+const maxInlineGets = 8
+
+// inline reports whether the per-series plan reads sel without workers.
+func (r *Reader) inline(sel *Selection) bool {
+	if len(sel.Series) == 1 || r.opts.Parallelism == 1 {
+		return true
+	}
+	hours := (rowkey.BaseTime(sel.End)-rowkey.BaseTime(sel.Start))/3600 + 1
+	return int64(len(sel.Series))*hours <= maxInlineGets
 }
 
 // forBuckets runs t for every salt bucket, at most Parallelism at once.

@@ -213,3 +213,7 @@ func dedupe(qs []*SubQuery) []*SubQuery {
 		return false
 	})
 }
+
+// Dedupe drops sub-queries equal to an earlier one, keeping order, as
+// OpenTSDB's GET parsing does with a LinkedHashSet (/api/query/gexp).
+func Dedupe(qs []*SubQuery) []*SubQuery { return dedupe(qs) }

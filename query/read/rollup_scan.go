@@ -1,0 +1,192 @@
+package read
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+
+	"github.com/tsd-db/tsd/rollup"
+	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/storage"
+)
+
+// scanCells is the scan plan of VisitCells, for a selection that is most
+// of its metric: one scan of the rollup table per salt bucket over
+// [bucket][metric][rollup base of the start] to the end, the buckets on
+// up to Options.Parallelism goroutines, keeping the selected series'
+// usable cells; then each series' cells merged with its raw ones go to
+// the visitor, on the caller's goroutine.
+func (cs *cellStream) scanCells(ctx context.Context) error {
+	sel := cs.sel
+	ids := make(map[string]int32, len(sel.Series))
+	for i := range sel.Series {
+		ids[sel.Series[i].TSUID] = int32(i)
+	}
+	stored := make([][]rollup.Cell, len(sel.Series))
+	nb := cs.r.buckets()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan int)
+	for range min(cs.r.opts.Parallelism, nb) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &cellWorker{cs: cs}
+			for b := range next {
+				if err := w.scanBucket(ctx, b, ids, stored); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for b := range nb {
+		select {
+		case next <- b:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var buf []rollup.Cell
+	for i := range sel.Series {
+		cells := stored[i]
+		if raw := cs.rc.cells[i]; len(raw) > 0 {
+			buf = mergeCells(buf[:0], cells, raw)
+			cells = buf
+		}
+		cs.cells.Add(int64(len(stored[i])))
+		if len(cells) == 0 {
+			continue
+		}
+		if err := cs.v.Cells(i, cells); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxCellPrealloc bounds the cells a series' list is made room for
+// before its rows are read: a range of at most this many intervals
+// appends without growing.
+const maxCellPrealloc = 4096
+
+// cellRoom is the room a series' stored cells are given on its first row:
+// the intervals of the selection's range, at most maxCellPrealloc.
+func (cs *cellStream) cellRoom() int {
+	step := cs.iv.Seconds * 1000
+	n := (cs.sel.End-cs.sel.Start)/step + 2
+	return int(min(max(n, 1), maxCellPrealloc))
+}
+
+// scanBucket scans one salt bucket's rollup rows of the selection's
+// metric and appends each selected series' usable cells to stored[i]
+// (a series lives in one bucket, so no two goroutines share an entry).
+func (w *cellWorker) scanBucket(ctx context.Context, bucket int, ids map[string]int32, stored [][]rollup.Cell) error {
+	cs := w.cs
+	l := &cs.r.opts.Layout
+	sel := cs.sel
+	mw := l.Widths.Metric
+	prefix := l.Salt.Width() + mw
+	metric := []byte(sel.Series[0].TSUID[:mw])
+	base0 := cs.iv.BaseTime(floorDivMs(sel.Start))
+	start, stop := l.BucketRange(bucket, metric, base0*1000, sel.End)
+	cs.r.c.scans.Add(1)
+	sc := cs.tbl.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: storage.ReadOptions{Families: cs.r.families}})
+	defer sc.Close()
+	tsuid := append([]byte(nil), metric...)
+	var (
+		id   int32 = -1
+		base int64
+		more bool
+		row  []storage.Cell // a cut row's cells, copied
+	)
+	for sc.Next() {
+		r := sc.Row()
+		firstBatch := !more
+		more = r.Partial
+		if firstBatch {
+			id, row = -1, row[:0]
+			if len(r.Key) >= prefix+rowkey.TimestampBytes {
+				tsuid = append(tsuid[:mw], r.Key[prefix+rowkey.TimestampBytes:]...)
+				if i, ok := ids[string(tsuid)]; ok {
+					id, base = i, int64(binary.BigEndian.Uint32(r.Key[prefix:]))
+					w.key = append(w.key[:0], r.Key...)
+				}
+			}
+		}
+		if id < 0 {
+			continue
+		}
+		cells := r.Cells
+		if r.Partial || !firstBatch {
+			for _, c := range r.Cells {
+				c.Row, c.Qualifier, c.Value = nil, append([]byte(nil), c.Qualifier...), append([]byte(nil), c.Value...)
+				row = append(row, c)
+			}
+			if r.Partial {
+				continue
+			}
+			cells = row
+		}
+		cs.rows.Add(1)
+		if stored[id] == nil {
+			// One allocation for the series instead of a dozen
+			// doublings of a month of 1h cells.
+			stored[id] = make([]rollup.Cell, 0, cs.cellRoom())
+		}
+		n := len(stored[id])
+		stored[id] = w.usable(stored[id], base, cells)
+		if err := sel.Budget.AddPoints(len(stored[id]) - n); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// usable appends to dst the cells of a rollup row at base that lie whole
+// in the range outside the raw units.
+func (w *cellWorker) usable(dst []rollup.Cell, base int64, cells []storage.Cell) []rollup.Cell {
+	cs := w.cs
+	n := len(dst)
+	dst = w.decodeRow(dst, base, cells)
+	keep := dst[:n]
+	step := cs.iv.Seconds * 1000
+	for _, c := range dst[n:] {
+		if !covered(cs.raw, cs.sel, c.T, c.T+step-1) {
+			keep = append(keep, c)
+		}
+	}
+	return keep
+}
+
+// mergeCells appends the union of stored and raw, two sorted lists that
+// never share an interval, to dst in time order.
+func mergeCells(dst, stored, raw []rollup.Cell) []rollup.Cell {
+	j := 0
+	for _, c := range stored {
+		for j < len(raw) && raw[j].T < c.T {
+			dst = append(dst, raw[j])
+			j++
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, raw[j:]...)
+}
