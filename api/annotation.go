@@ -20,6 +20,7 @@ import (
 // one note by query string or JSON body, and the bulk forms under any
 // sub-path ending in "bulk" (OpenTSDB's AnnotationRpc).
 type annotationAPI struct {
+	s     *Server // refuses state-changing GETs
 	store *annotation.Store
 	gate  *ingest.Gate // refuses changes while read-only
 	limit int          // decompressed body limit
@@ -52,7 +53,7 @@ func (s *Server) annotationRoute(name string) endpoint {
 	if s.opts.Annotations == nil {
 		return planned(name)
 	}
-	a := &annotationAPI{store: s.opts.Annotations, gate: s.opts.Gate, limit: s.opts.MaxRequestBodySize, loc: time.UTC}
+	a := &annotationAPI{s: s, store: s.opts.Annotations, gate: s.opts.Gate, limit: s.opts.MaxRequestBodySize, loc: time.UTC}
 	if s.opts.Query != nil {
 		a.loc = s.opts.Query.Options().Location
 	}
@@ -61,7 +62,7 @@ func (s *Server) annotationRoute(name string) endpoint {
 
 func (a *annotationAPI) handle(ctx *fasthttp.RequestCtx) {
 	method, herr := noteMethod(ctx)
-	if herr == nil && method != fasthttp.MethodGet && writeReadOnly(ctx, a.gate) {
+	if herr == nil && method != fasthttp.MethodGet && (a.s.refuseStateChangingGET(ctx) || writeReadOnly(ctx, a.gate)) {
 		return
 	}
 	if herr == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
@@ -160,14 +161,7 @@ func appendBulkDeleteJSON(dst []byte, r *bulkDeleteReq, startMs, endMs int64, to
 	if r.tsuids == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, '[')
-		for i, t := range r.tsuids {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, t)
-		}
-		dst = append(dst, ']')
+		dst = jsonw.JSON.AppendStrings(dst, r.tsuids)
 	}
 	dst = append(dst, `,"global":`...)
 	dst = strconv.AppendBool(dst, r.global)

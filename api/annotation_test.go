@@ -14,36 +14,39 @@ import (
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 )
 
-// annotationServer runs a Server whose annotation store is a real pebble
-// data table in a temp dir (salt width 1, 20 buckets).
+// annotationServer runs a Server whose annotation store is noteStore's.
 func annotationServer(t *testing.T) string {
+	t.Helper()
+	// OpenTSDB's GET forms (method_override) need tsd.http.allow_state_changing_get.
+	_, base := startServer(t, Options{Annotations: noteStore(t), AllowStateChangingGET: true})
+	return base
+}
+
+// noteStore is an annotation store on a real pebble data table in a temp
+// dir (salt width 1, 20 buckets).
+func noteStore(t *testing.T) *annotation.Store {
 	t.Helper()
 	db, err := pebble.Open(t.TempDir(), &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ctx := context.Background()
-	spec := storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
-	if err := db.EnsureTable(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := db.Table(ctx, "tsdb")
+	tbl, err := storage.EnsureTables(context.Background(), db, schema.DataTableSpec(schema.DefaultDataTable))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := rowkey.Layout{Widths: series.DefaultWidths(), Salt: salt.Default(), MaxTags: 8}
-	store, err := annotation.NewStore(annotation.Options{Table: tbl, Layout: &l})
+	store, err := annotation.NewStore(annotation.Options{Table: tbl[0], Layout: &l})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Options{Annotations: store})
-	return base
+	return store
 }
 
 type annCase struct {

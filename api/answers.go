@@ -28,7 +28,8 @@ type answerCounts struct {
 type AnswerStats struct {
 	admit.Stats
 	// WriteTimeouts counts connections, HTTP or telnet, closed because the
-	// client took no byte of a reply for Options.WriteTimeout.
+	// client did not take a reply within Options.WriteTimeout at
+	// Options.MinWriteRate.
 	WriteTimeouts int64
 	// OutputRefused counts OpenTSDB queries answered 413 because their
 	// answer was over tsd.query.limits.output_points before its first

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,12 +24,12 @@ import (
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query/last"
-	"github.com/tsd-db/tsd/query/meta"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/series"
+	"github.com/tsd-db/tsd/uid/index/lookup"
 )
 
 // bigT0 is the first timestamp of loadHosts' points, an hour boundary.
@@ -85,7 +87,7 @@ func newQueryStackWith(t *testing.T, opts Options, qo opentsdb.Options, ro read.
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := meta.New(meta.Options{UIDs: st.u, Index: st.ix})
+	svc, err := lookup.New(lookup.Options{UIDs: st.u, Index: st.ix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func get(t *testing.T, base, path string, hdr ...string) (*http.Response, string
 // gzipped as a stream when the client accepts gzip and wrapped by ?jsonp;
 // a small answer keeps its Content-Length and gzip as before.
 func TestAnswersStreamedChunked(t *testing.T) {
-	q := newQueryStack(t, Options{}, opentsdb.Options{})
+	q := newQueryStack(t, Options{JSONP: true}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 200, 3600) // 72,000 points, about 1.2 MB of JSON
 	loadHosts(t, q.st.w, "small", 2, 600)
 	path := bigQuery("big")
@@ -217,12 +219,8 @@ func liveHeap() uint64 {
 // block once its send buffer is full.
 func stallClient(t *testing.T, base, path string) (net.Conn, string) {
 	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialSmallWindow(t, strings.TrimPrefix(base, "http://"))
 	t.Cleanup(func() { c.Close() })
-	c.(*net.TCPConn).SetReadBuffer(4096)
 	c.SetDeadline(time.Now().Add(60 * time.Second)) // liveness only
 	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
 		t.Fatal(err)
@@ -515,4 +513,84 @@ func TestListAnswersStreamed(t *testing.T) {
 			t.Errorf("%s %s: %v %d %v, %d bytes, %d elements (%v), want 2000 chunked", tc.method, tc.path, err, resp.StatusCode, resp.TransferEncoding, len(b), n, cerr)
 		}
 	}
+}
+
+// TestWriteMinRate: a client must take its answer at Options.MinWriteRate
+// or fall behind by WriteTimeout at most. One reading a read's worth
+// every 62 ms through a 4 KiB receive buffer, far below the rate, is
+// closed and counted, though each of the server's waits sees progress
+// (a rule restarting the wait on progress kept it for the whole answer);
+// one reading fast is served the whole answer.
+func TestWriteMinRate(t *testing.T) {
+	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MinWriteRate: 4 << 20}, opentsdb.Options{})
+	loadHosts(t, q.st.w, "big", 2000, 3600) // an answer larger than what the kernel buffers
+	want := q.executed(t, bigQuery("big"))
+	c, _ := stallClient(t, q.base, bigQuery("big"))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // after the close, what the server's kernel held still trickles
+		defer close(done)
+		buf := make([]byte, 64<<10)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(62 * time.Millisecond):
+			}
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	waitUntil(t, "the trickling reader closed and counted", func() bool { return q.srv.AnswerStats().WriteTimeouts == 1 })
+	close(stop)
+	<-done
+
+	resp, err := http.Get(q.base + bigQuery("big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	for {
+		n, err := io.CopyN(&body, resp.Body, 256<<10)
+		if err == io.EOF {
+			break
+		}
+		if err != nil || n == 0 {
+			t.Fatalf("fast reader after %d bytes: %v", body.Len(), err)
+		}
+	}
+	if body.String() != want {
+		t.Errorf("fast reader: %d bytes, want the whole answer of %d", body.Len(), len(want))
+	}
+	if n := q.srv.AnswerStats().WriteTimeouts; n != 1 {
+		t.Errorf("write timeouts %d after the fast reader, want 1", n)
+	}
+}
+
+// dialSmallWindow dials addr with a 4 KiB receive buffer set before the
+// connection opens, so the server sees a small window from the first
+// segment. Set after connecting, a buffer below the window already
+// advertised makes the client's kernel drop the server's segments, their
+// ACKs with them, and the two can stall in retransmission backoff with
+// every reply already taken by the server's kernel: the server then
+// rightly waits for input and never meets its write timeout (a telnet
+// test failed so about one run in eight).
+func dialSmallWindow(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

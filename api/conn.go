@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -30,6 +31,12 @@ type conn struct {
 	first  byte
 	replay bool
 	rd     readState
+	// credit is how long the client may yet keep a reply waiting
+	// (conn_write.go); touched only by the goroutine writing.
+	credit time.Duration
+	// wfailed says a failed write was counted; touched only by the
+	// goroutine writing.
+	wfailed bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -78,7 +85,7 @@ func (s *Server) track(nc net.Conn, start time.Time) *conn {
 		s.refuse(nc)
 		return nil
 	}
-	c := &conn{Conn: nc, srv: s}
+	c := &conn{Conn: nc, srv: s, credit: s.opts.WriteTimeout}
 	s.mu.conns[c] = kindSniff
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -109,7 +116,9 @@ func (s *Server) setKind(c *conn, k connKind) bool {
 }
 
 // serveConn reads the first byte of c and hands c to HTTP (an ASCII capital
-// letter starts every HTTP method) or to telnet (anything else).
+// letter starts every HTTP method) or to telnet (anything else). A first
+// byte 0x16 starts a TLS session (tls.go), inside which the first byte of
+// plaintext picks HTTP or telnet the same way.
 func (s *Server) serveConn(c *conn) {
 	defer s.wg.Done()
 	var b [1]byte
@@ -118,32 +127,84 @@ func (s *Server) serveConn(c *conn) {
 		return
 	}
 	c.first, c.replay = b[0], true
+	var nc net.Conn = c
+	var tc *tlsConn
+	if b[0] == tlsHandshakeByte {
+		var ok bool
+		if tc, ok = s.serveTLS(c); !ok {
+			return
+		}
+		nc, b[0] = tc, tc.first
+	}
 	if b[0] >= 'A' && b[0] <= 'Z' {
 		c.rd.kind = kindHTTP
-		if !s.setKind(c, kindHTTP) || !s.httpConns.deliver(c) {
-			c.Close()
+		if !s.setKind(c, kindHTTP) || !s.httpConns.deliver(nc) {
+			nc.Close()
 		}
 		return
 	}
-	c.rd.kind = kindTelnet // its head ends with the replayed byte if that is '\n'
+	if tc != nil {
+		tc.telnetHead = true // its head ends with the first '\n' of plaintext
+	} else {
+		c.rd.kind = kindTelnet // its head ends with the replayed byte if that is '\n'
+	}
 	if !s.setKind(c, kindTelnet) {
-		c.Close()
+		nc.Close()
 		return
 	}
-	s.serveTelnet(c)
+	s.serveTelnet(c, nc)
 }
 
-// serveTelnet runs Options.Telnet on c, or closes c with a log line while
-// no telnet handler exists.
-func (s *Server) serveTelnet(c *conn) {
-	defer c.Close()
+// serveTLS starts the TLS session of c, or closes c (logging why) and
+// reports false.
+func (s *Server) serveTLS(c *conn) (*tlsConn, bool) {
+	client := ratelog.Client(c.RemoteAddr())
+	if s.certs == nil {
+		s.rlog.Warn("conn.tls_off", client,
+			"closing connection: it starts a TLS handshake but TLS is not configured (tsd.network.tls.cert_file)")
+		c.Close()
+		return nil, false
+	}
+	tc, err := s.startTLS(c)
+	if err != nil {
+		// A deadline was logged as such.
+		if !c.rd.timedOut && !errors.Is(err, errClosedAfterHandshake) {
+			s.rlog.Warn("conn.tls_handshake", client, "closing connection: TLS handshake failed", "err", err)
+		}
+		c.Close()
+		return nil, false
+	}
+	return tc, true
+}
+
+// serveTelnet runs Options.Telnet on nc (c, or the TLS session on it), or
+// closes c with a log line when the server was built without a telnet
+// handler. With TLSOptions.Required, a plaintext telnet connection gets
+// one error line and is closed.
+func (s *Server) serveTelnet(c *conn, nc net.Conn) {
+	defer nc.Close()
 	if s.opts.Telnet == nil {
 		s.rlog.Warn("conn.no_telnet", ratelog.Client(c.RemoteAddr()),
-			"closing non-HTTP connection: the telnet protocol is not served yet",
+			"closing non-HTTP connection: this server has no telnet handler",
 			"first_byte", strconv.QuoteRune(rune(c.first)))
 		return
 	}
-	s.opts.Telnet.ServeConn(c)
+	if s.opts.TLS.Required && nc == net.Conn(c) {
+		s.refusePlaintextTelnet(c)
+		return
+	}
+	s.opts.Telnet.ServeConn(nc)
+}
+
+// tlsRequiredLine is what a plaintext telnet client gets when TLS is
+// required.
+const tlsRequiredLine = "error: TLS is required on this port (tsd.network.tls.required=true); connect with TLS\n"
+
+func (s *Server) refusePlaintextTelnet(c *conn) {
+	s.counts.plainRefused.Add(1)
+	s.rlog.Warn("conn.tls_required", ratelog.Client(c.RemoteAddr()),
+		"closing plaintext telnet connection: TLS is required (tsd.network.tls.required)")
+	io.WriteString(c, tlsRequiredLine)
 }
 
 // connQueue is the net.Listener fasthttp accepts from: it yields the

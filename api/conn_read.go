@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -37,6 +38,7 @@ type readState struct {
 	// IdleTimeout away, so most reads cost one clock read.
 	armed    time.Time
 	timedOut bool // the deadline fired and was counted
+	failed   bool // a read failed otherwise and was counted
 }
 
 // startHead starts a request head at start: it must be read by
@@ -90,14 +92,23 @@ func (c *conn) progress(b []byte) {
 	}
 }
 
-// readFailed counts and logs a read that hit the deadline, once per
-// connection; the reader then closes the connection.
+// readFailed counts and logs a read that hit the deadline, and counts a
+// read the network failed (a reset), once per connection; the reader then
+// closes the connection. An orderly close, the client's or ours, is no
+// failure.
 func (c *conn) readFailed(err error) {
-	if c.rd.timedOut || !errors.Is(err, os.ErrDeadlineExceeded) {
+	if c.rd.timedOut || c.rd.failed {
 		return
 	}
-	c.rd.timedOut = true
-	c.srv.deadlineHit(c)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.rd.timedOut = true
+		c.srv.deadlineHit(c)
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	default:
+		c.rd.failed = true
+		c.srv.connFailed(err)
+	}
 }
 
 // SetReadDeadline does not set a deadline: the conn keeps its own. With

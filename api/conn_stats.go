@@ -1,8 +1,10 @@
 package api
 
 import (
+	"errors"
 	"net"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/tsd-db/tsd/internal/ratelog"
 )
@@ -20,11 +22,26 @@ type ConnStats struct {
 	// IdleTimeouts counts connections closed after a read waited
 	// Options.IdleTimeout without a byte.
 	IdleTimeouts int64
+	// TLSHandshakes counts TLS sessions started; TLSHandshakeFailures
+	// counts connections closed because their handshake failed (a client
+	// certificate refused, a protocol below TLS 1.2, a stalled handshake).
+	TLSHandshakes, TLSHandshakeFailures int64
+	// PlaintextRefused counts plaintext requests and telnet connections
+	// refused because TLSOptions.Required is set.
+	PlaintextRefused int64
+	// Resets counts connections whose read or write the client reset,
+	// Closed those written to after the client closed them (a broken
+	// pipe), Failed those whose read or write failed otherwise: OpenTSDB's
+	// connectionmgr.exceptions types reset, closed and unknown. A
+	// connection counts once per direction.
+	Resets, Closed, Failed int64
 }
 
 // connCounts are the counters behind ConnStats.
 type connCounts struct {
 	accepted, refused, headTimeouts, idleTimeouts atomic.Int64
+	tlsConns, tlsFailed, plainRefused             atomic.Int64
+	resets, closed, failed                        atomic.Int64
 }
 
 // ConnStats returns the connection counters; it is safe for concurrent
@@ -34,11 +51,17 @@ func (s *Server) ConnStats() ConnStats {
 	open := len(s.mu.conns)
 	s.mu.Unlock()
 	return ConnStats{
-		Open:               int64(open),
-		Accepted:           s.counts.accepted.Load(),
-		Refused:            s.counts.refused.Load(),
-		ReadHeaderTimeouts: s.counts.headTimeouts.Load(),
-		IdleTimeouts:       s.counts.idleTimeouts.Load(),
+		Open:                 int64(open),
+		Accepted:             s.counts.accepted.Load(),
+		Refused:              s.counts.refused.Load(),
+		ReadHeaderTimeouts:   s.counts.headTimeouts.Load(),
+		IdleTimeouts:         s.counts.idleTimeouts.Load(),
+		TLSHandshakes:        s.counts.tlsConns.Load(),
+		TLSHandshakeFailures: s.counts.tlsFailed.Load(),
+		PlaintextRefused:     s.counts.plainRefused.Load(),
+		Resets:               s.counts.resets.Load(),
+		Closed:               s.counts.closed.Load(),
+		Failed:               s.counts.failed.Load(),
 	}
 }
 
@@ -78,4 +101,25 @@ func (k connKind) String() string {
 		return "telnet"
 	}
 	return "unknown"
+}
+
+// connFailed counts a read or write the network failed, by kind.
+func (s *Server) connFailed(err error) {
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		s.counts.resets.Add(1)
+	case errors.Is(err, syscall.EPIPE):
+		s.counts.closed.Add(1)
+	default:
+		s.counts.failed.Add(1)
+	}
+}
+
+// writeFailed counts c's first failed write that is not our own close.
+func (c *conn) writeFailed(err error) {
+	if c.wfailed || errors.Is(err, net.ErrClosed) {
+		return
+	}
+	c.wfailed = true
+	c.srv.connFailed(err)
 }

@@ -452,3 +452,39 @@ func TestSlowlorisFlood(t *testing.T) {
 		t.Errorf("ConnStats = %+v, want %d read-header timeouts and none open", st, n)
 	}
 }
+
+// TestConnResetCounted: a client that resets its connection (SO_LINGER 0)
+// while the server waits for its next request is counted once as
+// OpenTSDB's connectionmgr.exceptions type=reset; an orderly close counts
+// nothing.
+func TestConnResetCounted(t *testing.T) {
+	s, base := startServer(t, Options{})
+	for _, c := range []struct{ send, reply string }{
+		{"GET /api/version HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200"},
+		{"GET /api/aggregators HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200"},
+	} {
+		conn := dial(t, base)
+		if _, err := conn.Write([]byte(c.send)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len(c.reply))
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != c.reply {
+			t.Fatalf("reply %q %v", buf, err)
+		}
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	}
+	orderly := dial(t, base)
+	orderly.Close()
+	deadline := time.Now().Add(30 * time.Second) // liveness only
+	for s.ConnStats().Open != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("connections still open: %+v", s.ConnStats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := s.ConnStats(); st.Resets != 2 || st.Closed != 0 || st.Failed != 0 || st.Accepted != 3 {
+		t.Errorf("ConnStats = %+v, want 2 resets of 3 connections, no other failure", st)
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -43,7 +43,7 @@ func benchWriter(b *testing.B) *service.Writer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log})
+	h, err := head.OpenHead(db.FS(), dir+"/wal", &head.HeadOptions{Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,8 +12,22 @@
 // Serve accepts connections and reads one byte from each. An ASCII capital
 // letter (A-Z, the first byte of every HTTP method) hands the connection, with
 // that byte replayed, to fasthttp; anything else is the telnet line protocol
-// and goes to Options.Telnet. Until the ingest package provides a telnet
-// handler, such a connection is closed and logged. Server.Close stops the
+// and goes to Options.Telnet (the daemon wires ingest/service's handler); a
+// Server built without one, as HTTP-only tests build it, closes such a
+// connection and logs it.
+//
+// A first byte 0x16 (a TLS handshake record) starts a TLS session when
+// Options.TLS names a certificate (tls.go; otherwise the connection is
+// logged and closed): crypto/tls runs over the tracked connection, so the
+// handshake reads under the head deadline and writes under the write
+// credit, and inside the session the first byte of plaintext picks HTTP
+// or telnet the same way. Certificates are read again every
+// TLSOptions.ReloadInterval and on Server.Reload (the daemon's SIGHUP); a
+// file that does not load keeps the old ones. With TLSOptions.Required a
+// plaintext HTTP request is answered 400 and a plaintext telnet
+// connection gets one error line and is closed. ConnTLSState,
+// RequestTLSState and ClientCertificate give handlers the verified client
+// certificate. Server.Close stops the
 // listeners, closes connections still being sniffed or served as telnet,
 // lets in-flight HTTP requests finish for at most Options.ShutdownTimeout,
 // then closes whatever is left and waits for every goroutine it started.
@@ -29,7 +43,7 @@
 //     trickling bytes is cut off. The first head starts at the accept and
 //     takes in the byte that tells HTTP from telnet (and a TLS handshake,
 //     when there is one, since it reads through the wrapper) and ends with
-//     HTTP's headers or telnet's first '\n'. Each later HTTP request's head
+//     HTTP's headers or telnet's first '\n' (of plaintext, under TLS). Each later HTTP request's head
 //     starts with its first byte. fasthttp reports the end of the headers
 //     through its HeaderReceived hook, before it reads any of the body, so
 //     a body however long and slow is never under this deadline. An HTTP
@@ -57,20 +71,61 @@
 //
 //  1. Exact paths of the other APIs (Prometheus /api/v1/query and friends,
 //     also under /prometheus/api/v1/...; InfluxDB /write, /api/v2/write,
-//     /ping, /query; /metrics; /), so a Prometheus path wins over OpenTSDB's
-//     versioned alias of the same name. The one shared path, /api/v1/query,
-//     is Prometheus's (package promapi) only when the request has a query
-//     parameter in the URL or a form body; otherwise it is OpenTSDB's
-//     /api/query (m, tsuid or a JSON body).
+//     /ping, /query; /metrics; /api/status and /api/status/series; /, and
+//     every path under /ui/, the web UI's files, package api/ui), so a
+//     Prometheus path wins over OpenTSDB's versioned alias of the same
+//     name. The one shared path, /api/v1/query, is Prometheus's (package
+//     promapi) only when the request has a query parameter in the URL or a
+//     form body; otherwise it is OpenTSDB's /api/query (m, tsuid or a JSON
+//     body).
 //  2. OpenTSDB's scheme: /api/<endpoint>[/...] or /api/v<N>/<endpoint>[/...],
 //     where <endpoint> is lower-cased and matched against the OpenTSDB table.
 //     N above 1 is 501 and a version that is not an integer is 400, with
 //     OpenTSDB's messages.
 //  3. Anything else is 404 {"error":{"code":404,"message":"Endpoint not found"}}.
 //
+// "/" answers a client whose Accept asks for HTML (a browser) with the
+// web UI's page, and any other with a text list of the endpoints
+// (index.go).
+//
+// Options.Mode (tsd.mode) removes the write routes (ReadOnly) or the
+// query routes (WriteOnly) from the tables, so they answer 404 as in
+// OpenTSDB (mode.go).
+//
+// Before routing, a server with Options.CORSDomains applies OpenTSDB's
+// CORS (browser.go): a listed Origin gets the Access-Control headers and
+// its preflight OPTIONS is answered 200; another origin is answered 200
+// with an error body. Handlers of requests that change data call
+// refuseStateChangingGET, which answers a GET (method_override included)
+// 405 unless Options.AllowStateChangingGET.
+//
 // Both tables live in routes.go. An endpoint whose issue has not landed has a
 // nil handler and answers 501 with OpenTSDB's error JSON naming it; an issue
-// that builds the endpoint replaces the nil with its handler method.
+// that builds the endpoint replaces the nil with its handler method. So does
+// an endpoint of a server built without the part it needs (no Query, no
+// meta service, no annotation store): the daemon always has them, and on
+// its port 501 is left for OpenTSDB's own (an API version above 1,
+// /api/uid/<other>); RouteNames lists the
+// routes for the test that walks them.
+//
+// # Access control
+//
+// With Options.Auth set (tsd.auth.config; package api/auth), a routed
+// request runs only when its credentials name a user whose role covers
+// the route: routeRoles in routes.go, next to the route tables, gives each
+// route's role for reading (GET, HEAD) and for changing (other methods, a
+// GET's method_override), and a route it does not list needs admin, so a
+// new route is closed until it is given a role. Credentials are an
+// Authorization header (Basic, Bearer, or Token as Telegraf's InfluxDB v2
+// output sends it), InfluxDB 1.x's u and p parameters on its paths, or a
+// verified TLS client certificate whose CN is a user. Missing or wrong
+// credentials are answered 401 with WWW-Authenticate, a role short of the
+// route's 403, each in the route's error form (OpenTSDB's, the
+// Prometheus API's, InfluxDB's, remote_write's text); a delete through
+// /api/query needs admin, checked once the query is parsed. Options.OpenPaths
+// are served without credentials, and a path that is no route is 404 for
+// anyone. Every refusal and every admin action let through goes to the
+// audit log (auth.Authenticator.Audit, rate-limited per client).
 //
 // # Request bodies
 //
@@ -114,7 +169,8 @@
 // Errors use OpenTSDB's shape {"error":{"code":C,"message":M[,"details":D]}}
 // with the HTTP status equal to C and Content-Type
 // "application/json; charset=UTF-8". tsd never adds OpenTSDB's Java "trace".
-// On OpenTSDB's endpoints (and their 404s and route errors) ?jsonp=fn
+// On OpenTSDB's endpoints (and their 404s and route errors), when
+// Options.JSONP is set (otherwise ?jsonp is answered 400), ?jsonp=fn
 // writes every JSON answer, errors included, as fn(<json>) with the same
 // status and content type (a gzipped answer is inflated first); unlike
 // OpenTSDB, a callback that is not a dotted JavaScript identifier is
@@ -126,7 +182,8 @@
 //
 // # Queries: slots and streamed answers
 //
-// /api/query (and /api/query/exp, /api/query/last, /api/search/lookup) and
+// /api/query (and /api/query/exp, /api/query/last, /api/search/*, GET
+// /api/uid/tsmeta?m=) and
 // the Prometheus query, query_range, series, labels and label values
 // endpoints share one set of Options.MaxConcurrentQueries slots (package
 // api/admit): a query takes one after its request parses and before it
@@ -167,9 +224,32 @@
 // # Write deadline
 //
 // Every connection, HTTP or telnet, writes under Options.WriteTimeout
-// (conn_write.go): a write to the socket may wait that long for the
-// client to take bytes, and starts the wait again each time it takes
-// some, so a slow reader is served and a stopped one is closed. The close
+// (conn_write.go): the connection holds a credit of that long, which
+// time spent waiting for the client spends and bytes the client takes
+// earn back at Options.MinWriteRate, so a slow reader is served and a
+// stopped one is closed, as is one taking a few bytes per wait. The close
 // frees what the connection holds (fasthttp's buffers, a streamed
 // answer's part and its query's paused state) and is counted and logged.
+//
+// # What each request leaves behind
+//
+// Once a handler returns, the server records the request (observe.go):
+// its duration in Metrics' histograms by route (the route table's name,
+// or name/sub for the sub-routes routeRoles lists, "unmatched" for none:
+// never the raw path, so the series are bounded) and status code, and by
+// ingest protocol or query API for those routes; a 4xx or 5xx answer
+// (but 401 and 403, which the audit log has) at INFO with its route and
+// the start of its body; a query slower than Options.SlowQueryThreshold
+// at WARN with its text; and a line of the access log when one is set
+// (accesslog.go: a bounded queue to one writer goroutine, lines dropped
+// and counted rather than waited for). A write request that refused
+// points logs one WARN line with its client, protocol, count and first
+// error (ingest_log.go). Every line a client can repeat goes through the
+// rate-limited log. The observers of each route are made in New, so a
+// request costs atomic adds, not a lookup by name.
+//
+// /metrics is Gather: Metrics' registry (Go runtime, process, the
+// histograms) and Options.Stats, the same list /api/stats serves, turned
+// into metrics by statsCollector; the two are gathered together, and a
+// name both define is an error.
 package api

@@ -12,6 +12,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/ingest/influx"
+	"github.com/tsd-db/tsd/ingest/promrw"
+	"github.com/tsd-db/tsd/ingest/putjson"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/internal/ratelog"
 )
@@ -36,9 +39,9 @@ type ingestAPI struct {
 	budget   int64 // decompressed bytes in flight across requests
 	inflight atomic.Int64
 	bufs     sync.Pool // *bodyBuf
-	putDecs  sync.Pool
-	lpDecs   sync.Pool
-	rwDecs   sync.Pool
+	putDecs  pool[*putjson.Decoder]
+	lpDecs   pool[*influx.Decoder]
+	rwDecs   pool[*promrw.Decoder]
 	streams  sync.Pool // *bodyStream
 }
 
@@ -52,7 +55,9 @@ func newIngestAPI(s *Server) *ingestAPI {
 	if budget <= 0 {
 		budget = DefaultMaxInflightBytes
 	}
-	return &ingestAPI{s: s, w: s.opts.Ingest, limit: s.opts.MaxRequestBodySize, budget: budget}
+	a := &ingestAPI{s: s, w: s.opts.Ingest, limit: s.opts.MaxRequestBodySize, budget: budget}
+	a.initDecoders()
+	return a
 }
 
 // route returns the endpoint of an ingest handler, planned (501) when the

@@ -68,7 +68,7 @@ func TestIngestTooLargeSaysWhatLanded(t *testing.T) {
 	}
 	// Each element is about 200 bytes: the limit cuts after about 20,000.
 	t.Logf("/api/put: %.300s", body)
-	if stored != success || success < 15_000 || success%putBatchPoints == 0 {
+	if stored != success || success < 15_000 || success%ingestBatchPoints == 0 {
 		t.Errorf("/api/put: %d points stored, the 413 says %d", stored, success)
 	}
 
@@ -82,7 +82,7 @@ func TestIngestTooLargeSaysWhatLanded(t *testing.T) {
 			t.Errorf("%s cut = %d %s", tc.path, resp.StatusCode, body)
 		}
 		t.Logf("%s: %s", tc.path, body)
-		if n := headPoints(t, h, u, tc.metric+"_v"); n != written || written < 100_000 || written%influxBatchPoints == 0 {
+		if n := headPoints(t, h, u, tc.metric+"_v"); n != written || written < 100_000 || written%ingestBatchPoints == 0 {
 			t.Errorf("%s: %d points stored, the 413 says %d", tc.path, n, written)
 		}
 	}

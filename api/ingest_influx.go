@@ -4,27 +4,19 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/ingest/influx"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // influxVersion is sent in X-Influxdb-Version: a 1.8 server is what
 // Telegraf's and Grafana's InfluxDB 1.x outputs expect.
 const influxVersion = "1.8.10"
-
-// maxInfluxErrors bounds the bad lines quoted in a partial-write error.
-const maxInfluxErrors = 10
-
-// influxResult counts one write request.
-type influxResult struct {
-	written, bad, throttled int
-	errs                    []byte // bad lines' messages, "\n"-separated
-	throttle                string
-}
 
 // handleWrite is InfluxDB 1.x POST /write.
 func (a *ingestAPI) handleWrite(ctx *fasthttp.RequestCtx) { a.influxWrite(ctx, false) }
@@ -44,6 +36,7 @@ func (a *ingestAPI) influxWrite(ctx *fasthttp.RequestCtx, v2 bool) {
 		return
 	}
 	res, err := a.influxBody(ctx, prec)
+	defer a.logRefused(ctx, ProtocolInflux, res.bad+res.throttled, res.firstErr)
 	if err != nil {
 		a.influxBodyError(ctx, v2, err, res.written)
 		return
@@ -55,7 +48,7 @@ func (a *ingestAPI) influxWrite(ctx *fasthttp.RequestCtx, v2 bool) {
 			"Please throttle writes: "+res.throttle+"; "+pointsWritten(res.written))
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
 	case res.bad > 0:
-		msg := "partial write: " + string(res.errs) + " dropped=" + strconv.Itoa(res.bad)
+		msg := "partial write: " + strings.TrimSuffix(string(res.errs), "\n") + " dropped=" + strconv.Itoa(res.bad)
 		influxError(ctx, v2, fasthttp.StatusBadRequest, "invalid", msg)
 	default:
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -98,77 +91,34 @@ const influxStreamBudget = 1 << 20
 // influxBody decodes and stores the request body as it streams in, so its
 // size costs no memory; past the decompressed limit the request fails
 // (errBodyTooLarge) once the lines before the limit are stored.
-func (a *ingestAPI) influxBody(ctx *fasthttp.RequestCtx, prec influx.Precision) (influxResult, error) {
+func (a *ingestAPI) influxBody(ctx *fasthttp.RequestCtx, prec influx.Precision) (pointCount, error) {
 	bb := a.getBuf()
 	defer a.release(bb)
 	if !a.reserve(bb, influxStreamBudget) {
-		return influxResult{}, errBudgetSpent
+		return pointCount{}, errBudgetSpent
 	}
 	bs, err := a.stream(ctx)
 	if err != nil {
-		return influxResult{}, err
+		return pointCount{}, err
 	}
 	defer a.putStream(bs)
-	dec := a.lpDecoder()
+	dec := a.lpDecs.get()
 	defer a.lpDecs.Put(dec)
 	dec.ResetReader(&bs.lim, prec, time.Now().UnixMilli())
-	return a.influxDecode(ctx, dec)
+	return a.influxDecode(dec)
 }
-
-// influxBatchPoints is how many points an Influx request adds before it
-// commits them, so that a long body holds a bounded batch in the head's
-// appender, not all its points.
-const influxBatchPoints = 4096
 
 // influxDecode stores the decoder's points, committing every
-// influxBatchPoints, and counts the bad lines. A read error (a broken or
+// ingestBatchPoints, and counts the bad lines. A read error (a broken or
 // oversized stream) stops it after the lines decoded before it are
 // committed: res.written counts exactly the points that landed.
-func (a *ingestAPI) influxDecode(ctx *fasthttp.RequestCtx, dec *influx.Decoder) (influxResult, error) {
+func (a *ingestAPI) influxDecode(dec *influx.Decoder) (pointCount, error) {
 	sess := a.w.Session(service.Influx)
 	defer sess.Release()
-	var res influxResult
-	for dec.Next() {
-		if le := dec.LineError(); le != nil {
-			sess.CountBad(1)
-			res.addError(le.Error())
-			continue
-		}
-		if err := sess.Add(a.s.work, dec.Point()); errors.Is(err, service.ErrThrottled) {
-			res.throttled++
-			res.throttle = service.ThrottleReason(err)
-		} else if err != nil {
-			res.addError(err.Error())
-		}
-		if sess.Pending() >= influxBatchPoints {
-			res.commit(sess)
-		}
-	}
-	res.commit(sess)
-	return res, dec.Err()
-}
-
-// commit commits the session's pending points and counts them written, or
-// throttled when the commit fails.
-func (r *influxResult) commit(sess *service.Session) {
-	n := sess.Pending()
-	if err := sess.Commit(false); err != nil {
-		r.throttled += n
-		r.throttle = service.ThrottleReason(err)
-		return
-	}
-	r.written += n
-}
-
-func (r *influxResult) addError(msg string) {
-	r.bad++
-	if r.bad > maxInfluxErrors {
-		return
-	}
-	if len(r.errs) > 0 {
-		r.errs = append(r.errs, '\n')
-	}
-	r.errs = append(r.errs, msg...)
+	var res pointCount
+	err := a.drain(dec, sess, ingestBatchPoints, &res)
+	commitPending(sess, &res)
+	return res, err
 }
 
 // influxError answers in InfluxDB's error shape: 1.x {"error":"..."},
@@ -179,12 +129,12 @@ func influxError(ctx *fasthttp.RequestCtx, v2 bool, status int, code, msg string
 	var b []byte
 	if v2 {
 		b = append(b, `{"code":`...)
-		b = appendJSONString(b, code)
+		b = jsonw.JSON.AppendString(b, code)
 		b = append(b, `,"message":`...)
 	} else {
 		b = append(b, `{"error":`...)
 	}
-	b = appendJSONString(b, msg)
+	b = jsonw.JSON.AppendString(b, msg)
 	ctx.SetBody(append(b, '}'))
 }
 
@@ -210,16 +160,7 @@ func handleInfluxQuery(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyString(`{"results":[{"statement_id":0,"series":[{"name":"databases","columns":["name"],"values":[["tsd"]]}]}]}`)
 	default:
 		ctx.SetStatusCode(fasthttp.StatusBadRequest)
-		b := appendJSONString([]byte(`{"error":`), "query not supported by tsd: "+string(q))
+		b := jsonw.JSON.AppendString([]byte(`{"error":`), "query not supported by tsd: "+string(q))
 		ctx.SetBody(append(b, '}'))
 	}
-}
-
-func (a *ingestAPI) lpDecoder() *influx.Decoder {
-	if d, ok := a.lpDecs.Get().(*influx.Decoder); ok {
-		return d
-	}
-	o := a.w.Options()
-	d, _ := influx.NewDecoder(&influx.Options{MaxTags: o.MaxTags, Separator: o.InfluxSeparator})
-	return d
 }

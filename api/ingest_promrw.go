@@ -11,23 +11,6 @@ import (
 	"github.com/tsd-db/tsd/ingest/service"
 )
 
-// maxRemoteWriteErrors bounds the bad series named in a 400 answer.
-const maxRemoteWriteErrors = 10
-
-// rwResult counts one remote_write request.
-type rwResult struct {
-	written, bad, throttled int
-	errs                    []byte
-	throttle                string
-}
-
-func (r *rwResult) addError(msg string) {
-	r.bad++
-	if r.bad <= maxRemoteWriteErrors {
-		r.errs = append(append(r.errs, msg...), '\n')
-	}
-}
-
 // handleRemoteWrite is Prometheus remote_write 1.0 and 2.0, POST
 // /api/v1/write: a snappy block-compressed protobuf body.
 //
@@ -53,7 +36,8 @@ func (a *ingestAPI) handleRemoteWrite(ctx *fasthttp.RequestCtx) {
 		setWritten(ctx, 0) // after the answer, which may have reset the headers
 		return
 	}
-	res, err := a.rwDecode(ctx, bb.b, v)
+	res, err := a.rwDecode(bb.b, v)
+	defer a.logRefused(ctx, ProtocolRemoteWrite, res.bad+res.throttled, res.firstErr)
 	if err != nil {
 		rwText(ctx, fasthttp.StatusBadRequest, err.Error()+"\n")
 		setWritten(ctx, 0)
@@ -112,36 +96,17 @@ func (a *ingestAPI) snappyBody(ctx *fasthttp.RequestCtx, bb *bodyBuf) bool {
 
 // rwDecode stores the samples of body; a malformed body is an error and
 // nothing of it is stored.
-func (a *ingestAPI) rwDecode(ctx *fasthttp.RequestCtx, body []byte, v promrw.Version) (rwResult, error) {
-	dec := a.rwDecoder()
+func (a *ingestAPI) rwDecode(body []byte, v promrw.Version) (pointCount, error) {
+	dec := a.rwDecs.get()
 	defer a.rwDecs.Put(dec)
 	sess := a.w.Session(service.RemoteWrite)
 	defer sess.Release()
-	var res rwResult
+	var res pointCount
 	dec.Reset(body, v)
-	for dec.Next() {
-		if se := dec.SeriesError(); se != nil {
-			sess.CountBad(1)
-			res.addError(se.Error())
-			continue
-		}
-		if err := sess.Add(a.s.work, dec.Point()); errors.Is(err, service.ErrThrottled) {
-			res.throttled++
-			res.throttle = service.ThrottleReason(err)
-		} else if err != nil {
-			res.addError(err.Error())
-		}
-	}
-	if err := dec.Err(); err != nil {
+	if err := a.drain(dec, sess, 0, &res); err != nil {
 		return res, err
 	}
-	n := sess.Pending()
-	if err := sess.Commit(false); err != nil {
-		res.throttled++
-		res.throttle = service.ThrottleReason(err)
-	} else {
-		res.written = n
-	}
+	commitPending(sess, &res)
 	return res, nil
 }
 
@@ -167,12 +132,4 @@ func rwText(ctx *fasthttp.RequestCtx, status int, msg string) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("text/plain; charset=utf-8")
 	ctx.SetBodyString(msg)
-}
-
-func (a *ingestAPI) rwDecoder() *promrw.Decoder {
-	if d, ok := a.rwDecs.Get().(*promrw.Decoder); ok {
-		return d
-	}
-	d, _ := promrw.NewDecoder(&promrw.Options{MaxTags: a.w.Options().MaxTags})
-	return d
 }

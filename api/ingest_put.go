@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -11,20 +10,24 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/putjson"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/uid"
 )
 
-// putResult counts one /api/put request and keeps its error details.
+// putResult counts one /api/put request and keeps its error details (a
+// tally).
 type putResult struct {
+	dec                        *putjson.Decoder // echoes the refused points
 	success, failed, throttled int
-	batch                      int  // successes since the last commit
 	timeouts                   int  // sync_timeout expired before the log sync
 	showTimeouts               bool // sync_timeout > 0: the summary has "timeouts"
 	details                    bool
+	rollup                     bool   // echo RollUpDataPoint's fields (/api/rollup)
 	errs                       []byte // JSON array elements, when details
 	omitted                    int    // refused points left out of errs
 	throttle                   string // why the first throttled point was refused
+	firstErr                   string // the first refusal, for the log (ingest_log.go)
 }
 
 // putDetailLimit bounds the error details one /api/put answer holds: each
@@ -35,7 +38,7 @@ const putDetailLimit = 4 << 20
 
 // addError records a refused point with OpenTSDB's detail shape, the
 // point echoed as OpenTSDB serializes it (putjson.Decoder.AppendEcho).
-func (r *putResult) addError(dec *putjson.Decoder, msg string) {
+func (r *putResult) addError(msg string) {
 	if !r.details {
 		return
 	}
@@ -44,9 +47,13 @@ func (r *putResult) addError(dec *putjson.Decoder, msg string) {
 		r.errs = append(r.errs, ',')
 	}
 	r.errs = append(r.errs, `{"datapoint":`...)
-	r.errs = dec.AppendEcho(r.errs)
+	if r.rollup {
+		r.errs = r.dec.AppendRollupEcho(r.errs)
+	} else {
+		r.errs = r.dec.AppendEcho(r.errs)
+	}
 	r.errs = append(r.errs, `,"error":`...)
-	r.errs = appendJSONString(r.errs, msg)
+	r.errs = jsonw.JSON.AppendString(r.errs, msg)
 	r.errs = append(r.errs, '}')
 	if len(r.errs) > putDetailLimit {
 		r.errs = r.errs[:start]
@@ -59,6 +66,7 @@ func (r *putResult) addError(dec *putjson.Decoder, msg string) {
 // the count, without a "datapoint".
 func (r *putResult) addCommitError(err error, n int) {
 	r.throttled += n
+	r.noteErr(err.Error())
 	if r.throttle == "" {
 		r.throttle = service.ThrottleReason(err)
 	}
@@ -69,14 +77,9 @@ func (r *putResult) addCommitError(err error, n int) {
 		r.errs = append(r.errs, ',')
 	}
 	r.errs = append(r.errs, `{"error":`...)
-	r.errs = appendJSONString(r.errs, err.Error()+" ("+strconv.Itoa(n)+" data points not written)")
+	r.errs = jsonw.JSON.AppendString(r.errs, err.Error()+" ("+strconv.Itoa(n)+" data points not written)")
 	r.errs = append(r.errs, '}')
 }
-
-// putBatchPoints is how many points a /api/put request adds before it
-// commits them, so a long body holds a bounded batch in the head's
-// appender, not all its points.
-const putBatchPoints = 4096
 
 // putStreamBudget is what a /api/put body holds of the in-flight budget
 // while it is decoded: the decoder's window (one data point of at most
@@ -85,10 +88,11 @@ const putBatchPoints = 4096
 const putStreamBudget = putjson.DefaultMaxElementBytes + putjson.WindowSlack
 
 // handlePut is POST /api/put, OpenTSDB's PutDataPointRpc with tsd's
-// status codes (docs/opentsdb.md, "Status codes and errors"). The body is decoded as it streams in and its points are
-// committed every putBatchPoints; a body that fails part way (bad JSON, a
+// status codes (docs/opentsdb.md, "Status codes and errors"). The body is
+// decoded as it streams in and its points are committed every
+// ingestBatchPoints; a body that fails part way (bad JSON, a
 // broken stream) is answered with that failure, and the batches committed
-// before it stay (fewer than putBatchPoints good points in all: nothing is
+// before it stay (fewer than ingestBatchPoints good points in all: nothing is
 // stored). A body or data point over its limit is answered 413 once the
 // points decoded before it are committed, and the answer counts them
 // (writePutTooLarge): every data point before the limit was either written
@@ -101,24 +105,13 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 	args := ctx.QueryArgs()
 	summary, sync := args.Has("summary"), args.Has("sync")
 	res := putResult{details: args.Has("details")}
-	bs, err := a.stream(ctx)
-	if errors.Is(err, errBodyTooLarge) {
-		a.putTooLarge(ctx, nil, err, &res)
+	defer func() { a.logRefused(ctx, ProtocolPut, res.failed+res.throttled, res.firstErr) }()
+	body, ok := a.openPut(ctx, &res)
+	if !ok {
 		return
 	}
-	if err != nil {
-		a.bodyError(ctx, err)
-		return
-	}
-	defer a.putStream(bs)
-	bb := a.getBuf()
-	defer a.release(bb)
-	if !a.reserve(bb, putStreamBudget) {
-		a.bodyError(ctx, errBudgetSpent)
-		return
-	}
-	dec := a.putDecoder()
-	defer a.putDecs.Put(dec)
+	defer a.closePut(body)
+	dec := body.dec
 	sess := a.w.Session(service.Put)
 	released := false
 	defer func() {
@@ -126,24 +119,11 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 			sess.Release()
 		}
 	}()
-	dec.ResetReader(&bs.lim)
-	for dec.Next() {
-		a.putPoint(a.s.work, dec, sess, &res)
-		if res.batch >= putBatchPoints {
-			res.committed(sess.Commit(false), false)
-		}
+	err := a.drain(dec, sess, ingestBatchPoints, &res)
+	if isPutTooLarge(err) {
+		res.commit(sess, sync) // the points before the cut are answered as written
 	}
-	if err := dec.Err(); err != nil {
-		if isPutTooLarge(err) {
-			res.committed(sess.Commit(sync), sync)
-			a.putTooLarge(ctx, &bs.lim, err, &res)
-			return
-		}
-		a.putBodyError(ctx, dec, &bs.lim, err)
-		return
-	}
-	if dec.Count() == 0 {
-		writeError(ctx, fasthttp.StatusBadRequest, "No datapoints found in content", "")
+	if a.refuseDrained(ctx, body, err, &res) {
 		return
 	}
 	timeout := time.Duration(args.GetUintOrZero("sync_timeout")) * time.Millisecond
@@ -154,27 +134,74 @@ func (a *ingestAPI) handlePut(ctx *fasthttp.RequestCtx) {
 		case errors.Is(err, errSyncTimeout):
 			res.timeouts, res.success = res.success, 0
 		case err != nil:
-			res.committed(err, true)
+			res.committed(res.success, err)
 		}
 	} else {
-		res.committed(sess.Commit(sync), sync)
+		res.commit(sess, sync)
 	}
 	writePutResult(ctx, &res, summary)
 }
 
-// committed counts a commit's outcome: on failure the points of the batch
-// it wrote, or with sync all the request's points (none was acknowledged
-// as synced), become throttled, and the details name the cause.
-func (r *putResult) committed(err error, sync bool) {
+// putBody is an /api/put-shaped request body being decoded: its stream,
+// the share of the ingest budget it holds, and the decoder reading it.
+type putBody struct {
+	bs  *bodyStream
+	bb  *bodyBuf
+	dec *putjson.Decoder
+}
+
+// openPut opens the body of an /api/put-shaped request (/api/put,
+// /api/rollup) for decoding and sets res.dec. When the body cannot be
+// read (too large, unreadable, or the ingest budget spent) it answers
+// the request and reports false; otherwise closePut releases the body.
+func (a *ingestAPI) openPut(ctx *fasthttp.RequestCtx, res *putResult) (putBody, bool) {
+	bs, err := a.stream(ctx)
+	if errors.Is(err, errBodyTooLarge) {
+		a.putTooLarge(ctx, nil, err, res)
+		return putBody{}, false
+	}
 	if err != nil {
-		n := r.batch
-		if sync {
-			n = r.success
-		}
+		a.bodyError(ctx, err)
+		return putBody{}, false
+	}
+	bb := a.getBuf()
+	if !a.reserve(bb, putStreamBudget) {
+		a.bodyError(ctx, errBudgetSpent)
+		a.release(bb)
+		a.putStream(bs)
+		return putBody{}, false
+	}
+	dec := a.putDecs.get()
+	dec.ResetReader(&bs.lim)
+	res.dec = dec
+	return putBody{bs: bs, bb: bb, dec: dec}, true
+}
+
+// closePut releases what openPut took, in the reverse order.
+func (a *ingestAPI) closePut(b putBody) {
+	a.putDecs.Put(b.dec)
+	a.release(b.bb)
+	a.putStream(b.bs)
+}
+
+// commit commits the session's pending points, synced when sync is set.
+// When it fails, the points it wrote, or with sync all the request's
+// points (none was acknowledged as synced), become throttled.
+func (r *putResult) commit(sess *service.Session, sync bool) {
+	n := sess.Pending()
+	if sync {
+		n = r.success
+	}
+	r.committed(n, sess.Commit(sync))
+}
+
+// committed counts a commit of n points: on failure they become
+// throttled, and the details name the cause.
+func (r *putResult) committed(n int, err error) {
+	if err != nil {
 		r.success -= n
 		r.addCommitError(err, n)
 	}
-	r.batch = 0
 }
 
 // isPutTooLarge reports a body or a data point over its limit.
@@ -229,6 +256,23 @@ func writePutTooLarge(ctx *fasthttp.RequestCtx, message, details string, res *pu
 	ctx.SetBody(append(b, '}'))
 }
 
+// refuseDrained answers a body whose drain failed, with err (too large,
+// or not OpenTSDB's JSON), or that held no point, and reports whether it
+// did; /api/put, /api/rollup and /api/histogram end their bodies alike.
+func (a *ingestAPI) refuseDrained(ctx *fasthttp.RequestCtx, body putBody, err error, res *putResult) bool {
+	switch {
+	case isPutTooLarge(err):
+		a.putTooLarge(ctx, &body.bs.lim, err, res)
+	case err != nil:
+		a.putBodyError(ctx, body.dec, &body.bs.lim, err)
+	case body.dec.Count() == 0:
+		writeError(ctx, fasthttp.StatusBadRequest, "No datapoints found in content", "")
+	default:
+		return false
+	}
+	return true
+}
+
 // putBodyError answers a body that stopped decoding. Bad data is answered
 // once the rest of the body is read (within its limit), so the client,
 // still sending, reads the answer.
@@ -271,35 +315,34 @@ func commitWithin(sess *service.Session, timeout time.Duration) error {
 	}
 }
 
-// putPoint stores one decoded element, counting it. ctx is the server's
-// work context, never the fasthttp.RequestCtx: a context derived from that
-// reads fasthttp's shutdown state while Close writes it (a data race), and
-// costs a goroutine per derived context.
-func (a *ingestAPI) putPoint(ctx context.Context, dec *putjson.Decoder, sess *service.Session, res *putResult) {
-	if perr := dec.PointError(); perr != nil {
-		sess.CountBad(1)
-		res.failed++
-		res.addError(dec, perr.Msg)
-		return
-	}
-	err := sess.Add(ctx, dec.Point())
+// refused counts a data point the decoder refused.
+func (r *putResult) refused(err error) {
+	r.failed++
+	r.noteErr(err.Error())
+	r.addError(err.Error())
+}
+
+// added counts Session.Add's answer for a data point.
+func (r *putResult) added(err error) {
 	switch {
 	case err == nil:
-		res.success++
-		res.batch++
+		r.success++
 	case errors.Is(err, service.ErrThrottled):
-		res.throttled++
-		if res.throttle == "" {
-			res.throttle = service.ThrottleReason(err)
+		r.throttled++
+		if r.throttle == "" {
+			r.throttle = service.ThrottleReason(err)
 		}
-		res.addError(dec, err.Error())
+		r.noteErr(err.Error())
+		r.addError(err.Error())
 	case errors.Is(err, uid.ErrNoSuchName):
 		// PutDataPointRpc's catch of NoSuchUniqueName, whichever name.
-		res.failed++
-		res.addError(dec, "Unknown metric")
+		r.failed++
+		r.noteErr("Unknown metric: " + err.Error())
+		r.addError("Unknown metric")
 	default:
-		res.failed++
-		res.addError(dec, err.Error())
+		r.failed++
+		r.noteErr(err.Error())
+		r.addError(err.Error())
 	}
 }
 
@@ -349,13 +392,4 @@ func writePutResult(ctx *fasthttp.RequestCtx, res *putResult, summary bool) {
 	}
 	ctx.SetContentType(contentTypeJSON)
 	ctx.SetBody(append(b, '}'))
-}
-
-func (a *ingestAPI) putDecoder() *putjson.Decoder {
-	if d, ok := a.putDecs.Get().(*putjson.Decoder); ok {
-		return d
-	}
-	o := a.w.Options()
-	d, _ := putjson.NewDecoder(&putjson.Options{MaxTags: o.MaxTags, AllowSpecialChars: o.AllowSpecialChars})
-	return d
 }

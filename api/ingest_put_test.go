@@ -115,7 +115,11 @@ func TestPutStreamsLargeBody(t *testing.T) {
 	}
 	grew := int64(r.peak) - int64(before)
 	t.Logf("%d points, %d MB decompressed: heap in use grew by at most %.1f MB", r.points, mb, float64(grew)/(1<<20))
-	if grew > int64(size)/4 {
+	// Buffering the body would grow the heap by at least its size; half
+	// of it leaves room for the head holding the points and the race
+	// detector's overhead (4.9 MB of 16 under -race after the metrics
+	// work, above the quarter this bound was).
+	if grew > int64(size)/2 {
 		t.Errorf("heap in use grew by %d bytes while streaming a %d-byte body", grew, size)
 	}
 	total := 0
@@ -229,12 +233,12 @@ func TestPutBodyFailsPartWay(t *testing.T) {
 	if n := hostPoints("few"); n != 0 {
 		t.Errorf("%d points stored of a body failing before its first commit", n)
 	}
-	resp, msg = post(t, base+"/api/put", body("many", putBatchPoints+100, `,{"metric":}]`))
+	resp, msg = post(t, base+"/api/put", body("many", ingestBatchPoints+100, `,{"metric":}]`))
 	if resp.StatusCode != 400 || !strings.Contains(msg, "invalid literal at byte") {
-		t.Errorf("bad JSON after %d points = %d %s", putBatchPoints+100, resp.StatusCode, msg)
+		t.Errorf("bad JSON after %d points = %d %s", ingestBatchPoints+100, resp.StatusCode, msg)
 	}
-	if n := hostPoints("many"); n != putBatchPoints {
-		t.Errorf("%d points stored, want the first batch's %d", n, putBatchPoints)
+	if n := hostPoints("many"); n != ingestBatchPoints {
+		t.Errorf("%d points stored, want the first batch's %d", n, ingestBatchPoints)
 	}
 	long := `,{"metric":"long","timestamp":1356998400,"value":1,"tags":{"k":"` + strings.Repeat("v", 2<<20) + `"}}]`
 	resp, msg = post(t, base+"/api/put", body("long", 3, long), "Content-Type", "application/json")

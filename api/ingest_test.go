@@ -18,27 +18,27 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/prometheus/prompb"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 )
 
 // newWriter opens a real pebble store, UIDs and head in a temp directory.
-func newWriter(t *testing.T, maxMemory int64) (*service.Writer, *ingest.Head, *uid.UIDs) {
+func newWriter(t *testing.T, maxMemory int64) (*service.Writer, *head.Head, *uid.UIDs) {
 	t.Helper()
 	return newWriterWith(t, maxMemory, uid.Options{})
 }
 
 // newWriterWith is newWriter with UID options (auto-create switches).
-func newWriterWith(t *testing.T, maxMemory int64, uo uid.Options) (*service.Writer, *ingest.Head, *uid.UIDs) {
+func newWriterWith(t *testing.T, maxMemory int64, uo uid.Options) (*service.Writer, *head.Head, *uid.UIDs) {
 	t.Helper()
 	return newWriterFS(t, maxMemory, uo, nil)
 }
 
 // newWriterFS is newWriterWith whose head writes its log through wrap(the
 // store's FS), when wrap is not nil.
-func newWriterFS(t *testing.T, maxMemory int64, uo uid.Options, wrap func(vfs.FS) vfs.FS) (*service.Writer, *ingest.Head, *uid.UIDs) {
+func newWriterFS(t *testing.T, maxMemory int64, uo uid.Options, wrap func(vfs.FS) vfs.FS) (*service.Writer, *head.Head, *uid.UIDs) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -64,7 +64,7 @@ func newWriterFS(t *testing.T, maxMemory int64, uo uid.Options, wrap func(vfs.FS
 	if wrap != nil {
 		fs = wrap(fs)
 	}
-	h, err := ingest.OpenHead(fs, dir+"/wal", &ingest.HeadOptions{Logger: log, MaxMemory: maxMemory})
+	h, err := head.OpenHead(fs, dir+"/wal", &head.HeadOptions{Logger: log, MaxMemory: maxMemory})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func newWriterFS(t *testing.T, maxMemory int64, uo uid.Options, wrap func(vfs.FS
 }
 
 // headPoints counts the head's points of metric (no tags unless given).
-func headPoints(t *testing.T, h *ingest.Head, u *uid.UIDs, metric string, tags ...string) int {
+func headPoints(t *testing.T, h *head.Head, u *uid.UIDs, metric string, tags ...string) int {
 	t.Helper()
 	var ut []uid.Tag
 	for i := 0; i+1 < len(tags); i += 2 {
@@ -87,7 +87,7 @@ func headPoints(t *testing.T, h *ingest.Head, u *uid.UIDs, metric string, tags .
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(h.AppendPoints(nil, key, 0, ingest.MaxTimestamp))
+	return len(h.AppendPoints(nil, key, 0, head.MaxTimestamp))
 }
 
 func sendReq(t *testing.T, method, url string, body []byte, hdr ...string) (*http.Response, string) {

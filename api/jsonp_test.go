@@ -13,7 +13,7 @@ import (
 // callback that is not an identifier is refused, and non-OpenTSDB paths
 // are not wrapped.
 func TestJSONP(t *testing.T) {
-	_, base := startServer(t, Options{Version: testVersion})
+	_, base := startServer(t, Options{Version: testVersion, JSONP: true})
 	const notFound = `{"error":{"code":404,"message":"Endpoint not found"}}`
 	for _, tc := range []struct {
 		method, path string

@@ -9,15 +9,15 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/tsd-db/tsd/query/meta"
 	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/uid/index/lookup"
 )
 
 // metaAPI serves the metadata endpoints: suggest, search, uid, dropcaches
 // (meta_*.go). It holds nothing per request.
 type metaAPI struct {
 	s     *Server
-	svc   *meta.Service // nil: the endpoints that need it answer 501
+	svc   *lookup.Service // nil: the endpoints that need it answer 501
 	valid *uid.Validator
 }
 
@@ -132,38 +132,4 @@ func writeJSON(ctx *fasthttp.RequestCtx, code int, body []byte) {
 	ctx.SetStatusCode(code)
 	ctx.SetContentType(contentTypeJSON)
 	ctx.SetBody(body)
-}
-
-// appendStringArray appends a JSON array of strings.
-func appendStringArray(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, s)
-	}
-	return append(dst, ']')
-}
-
-// appendStringMap appends a JSON object of strings in the order of keys.
-func appendStringMap(dst []byte, keys []string, m map[string]string) []byte {
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, k)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, m[k])
-	}
-	return append(dst, '}')
-}
-
-// appendNullableString appends s, or null when it is empty.
-func appendNullableString(dst []byte, s string) []byte {
-	if s == "" {
-		return append(dst, "null"...)
-	}
-	return appendJSONString(dst, s)
 }

@@ -1,10 +1,12 @@
 package api
 
 import (
-	"slices"
+	"maps"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/query/agg"
 	"github.com/tsd-db/tsd/query/tsquery"
 )
@@ -22,7 +24,7 @@ func getOrPost(ctx *fasthttp.RequestCtx) bool {
 // order.
 func (a *metaAPI) handleAggregators(ctx *fasthttp.RequestCtx) {
 	if getOrPost(ctx) {
-		writeJSON(ctx, fasthttp.StatusOK, appendStringArray(nil, agg.Names()))
+		writeJSON(ctx, fasthttp.StatusOK, jsonw.JSON.AppendStrings(nil, agg.Names()))
 	}
 }
 
@@ -36,13 +38,45 @@ func (a *metaAPI) handleConfig(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, appendFilterTypes(nil))
 		return
 	}
-	cfg := a.s.opts.Config
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
+	writeJSON(ctx, fasthttp.StatusOK, jsonw.JSON.AppendSortedMap(nil, hideSecrets(a.s.opts.Config)))
+}
+
+// hiddenValue stands for the value of a secret key in /api/config.
+const hiddenValue = "********"
+
+// secretWords, in a key's name, mark a value that must not be shown:
+// /api/config is readable by the read role and shown by the web UI. Keys
+// that name a file holding a secret (tsd.network.tls.key_file) show the
+// path, which is no secret.
+var secretWords = []string{"password", "passwd", "secret", "token", "credential", "apikey", "api_key", "private_key"}
+
+// hideSecrets returns config with the non-empty values of secret keys
+// replaced by hiddenValue; config itself is not changed.
+func hideSecrets(config map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range config {
+		if v == "" || !isSecretKey(k) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(config)
+		}
+		out[k] = hiddenValue
 	}
-	slices.Sort(keys)
-	writeJSON(ctx, fasthttp.StatusOK, appendStringMap(nil, keys, cfg))
+	if out == nil {
+		return config
+	}
+	return out
+}
+
+func isSecretKey(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendFilterTypes appends {"<type>":{"examples":..,"description":..}}.
@@ -52,11 +86,11 @@ func appendFilterTypes(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, f.Name)
-		dst = append(dst, `:{"examples":`...)
-		dst = appendJSONString(dst, f.Examples)
+		dst = jsonw.JSON.AppendKey(dst, f.Name)
+		dst = append(dst, `{"examples":`...)
+		dst = jsonw.JSON.AppendString(dst, f.Examples)
 		dst = append(dst, `,"description":`...)
-		dst = appendJSONString(dst, f.Description)
+		dst = jsonw.JSON.AppendString(dst, f.Description)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
@@ -67,6 +101,9 @@ func appendFilterTypes(dst []byte) []byte {
 func (a *metaAPI) handleDropCaches(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsGet() && !ctx.IsDelete() {
 		writeMethodNotAllowed(ctx)
+		return
+	}
+	if a.s.refuseStateChangingGET(ctx) {
 		return
 	}
 	if a.svc != nil {

@@ -9,16 +9,13 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/api/answer"
-	"github.com/tsd-db/tsd/query/meta"
-	"github.com/tsd-db/tsd/query/opentsdb"
+	"github.com/tsd-db/tsd/internal/jsonw"
+	"github.com/tsd-db/tsd/uid/index/lookup"
 )
 
-// searchPlanned are /api/search types that need a search plugin in
-// OpenTSDB; tsd has none yet, so they answer 501 naming the endpoint.
-var searchPlanned = map[string]bool{"tsmeta": true, "tsmeta_summary": true, "tsuids": true, "uidmeta": true, "annotation": true}
-
-// handleSearch is /api/search/<type> (OpenTSDB's SearchRpc). Only lookup
-// is built.
+// handleSearch is /api/search/<type> (OpenTSDB's SearchRpc): lookup, and
+// tsmeta, tsmeta_summary, tsuids, uidmeta and annotation answered from the
+// series index, the UID table and the annotations (meta_search_index.go).
 func (a *metaAPI) handleSearch(ctx *fasthttp.RequestCtx) {
 	if m := apiMethod(ctx); m != fasthttp.MethodGet && m != fasthttp.MethodPost {
 		writeError(ctx, fasthttp.StatusBadRequest, "Unsupported method: "+m, "")
@@ -27,8 +24,8 @@ func (a *metaAPI) handleSearch(ctx *fasthttp.RequestCtx) {
 	switch typ := subEndpoint(ctx.Path()); {
 	case typ == "lookup":
 		a.handleLookup(ctx)
-	case searchPlanned[typ]:
-		writeError(ctx, fasthttp.StatusNotImplemented, "Endpoint not implemented: /api/search/"+typ, "")
+	case searchTypes[typ] != "":
+		a.handleIndexSearch(ctx, searchTypes[typ])
 	default:
 		writeError(ctx, fasthttp.StatusBadRequest, "Invalid search query type supplied", "")
 	}
@@ -47,14 +44,14 @@ func (a *metaAPI) handleLookup(ctx *fasthttp.RequestCtx) {
 		a.s.queries.Release()
 	}
 	switch {
-	case errors.Is(err, meta.ErrMissingQuery):
+	case errors.Is(err, lookup.ErrMissingQuery):
 		writeError(ctx, fasthttp.StatusBadRequest, err.Error(), "")
 		return
-	case errors.Is(err, meta.ErrUnknownName):
-		writeError(ctx, fasthttp.StatusNotFound, meta.ErrUnknownName.Error(), causeText(err, meta.ErrUnknownName))
+	case errors.Is(err, lookup.ErrUnknownName):
+		writeError(ctx, fasthttp.StatusNotFound, lookup.ErrUnknownName.Error(), causeText(err, lookup.ErrUnknownName))
 		return
-	case errors.Is(err, meta.ErrUnknownUID):
-		writeError(ctx, fasthttp.StatusNotFound, meta.ErrUnknownUID.Error(), causeText(err, meta.ErrUnknownUID))
+	case errors.Is(err, lookup.ErrUnknownUID):
+		writeError(ctx, fasthttp.StatusNotFound, lookup.ErrUnknownUID.Error(), causeText(err, lookup.ErrUnknownUID))
 		return
 	case err != nil:
 		a.internalError(ctx, "lookup", err)
@@ -68,12 +65,12 @@ func (a *metaAPI) handleLookup(ctx *fasthttp.RequestCtx) {
 
 // lookupSource writes appendLookup's answer in parts, a series at a
 // time.
-func lookupSource(q *meta.Query, res *meta.Result, took time.Duration) *answer.List {
+func lookupSource(q *lookup.Query, res *lookup.Result, took time.Duration) *answer.List {
 	return &answer.List{Open: appendLookupHead(nil, q, res, took), End: []byte(`],"startIndex":0}`),
 		N: len(res.Series), Elem: func(dst []byte, i int) []byte { return appendLookupSeries(dst, &res.Series[i]) }}
 }
 
-// causeText is the text of the cause query/meta wrapped in sentinel
+// causeText is the text of the cause package lookup wrapped in sentinel
 // ("<sentinel>: <cause>"): SearchRpc's details are the cause's message
 // alone (BadRequestException(status, message, cause)).
 func causeText(err, sentinel error) string {
@@ -82,13 +79,13 @@ func causeText(err, sentinel error) string {
 
 // lookupRequest parses the JSON body or the query string; false when it
 // answered an error.
-func lookupRequest(ctx *fasthttp.RequestCtx) (meta.Query, bool) {
+func lookupRequest(ctx *fasthttp.RequestCtx) (lookup.Query, bool) {
 	if hasContent(ctx) {
 		b, ok := requestBody(ctx)
 		if !ok {
-			return meta.Query{}, false
+			return lookup.Query{}, false
 		}
-		q, err := meta.ParseJSON(b)
+		q, err := lookup.ParseJSON(b)
 		if err != nil {
 			writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse the given JSON", err.Error())
 			return q, false
@@ -97,9 +94,9 @@ func lookupRequest(ctx *fasthttp.RequestCtx) (meta.Query, bool) {
 	}
 	m, ok := requiredParam(ctx, "m")
 	if !ok {
-		return meta.Query{}, false
+		return lookup.Query{}, false
 	}
-	q, err := meta.ParseM(m)
+	q, err := lookup.ParseM(m)
 	if err != nil {
 		writeError(ctx, fasthttp.StatusBadRequest, "Unable to parse query", err.Error())
 		return q, false
@@ -118,18 +115,18 @@ func lookupRequest(ctx *fasthttp.RequestCtx) (meta.Query, bool) {
 // appendLookupHead appends OpenTSDB's lookup answer (type, metric, tags,
 // limit, time, totalResults, results, startIndex) up to the results'
 // array.
-func appendLookupHead(dst []byte, q *meta.Query, res *meta.Result, took time.Duration) []byte {
+func appendLookupHead(dst []byte, q *lookup.Query, res *lookup.Result, took time.Duration) []byte {
 	dst = append(dst, `{"type":"LOOKUP","metric":`...)
-	dst = appendNullableString(dst, q.Metric)
+	dst = jsonw.JSON.AppendNullable(dst, q.Metric)
 	dst = append(dst, `,"tags":[`...)
 	for i, p := range q.Tags {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"key":`...)
-		dst = appendNullableString(dst, p.Key)
+		dst = jsonw.JSON.AppendNullable(dst, p.Key)
 		dst = append(dst, `,"value":`...)
-		dst = appendNullableString(dst, p.Value)
+		dst = jsonw.JSON.AppendNullable(dst, p.Value)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"limit":`...)
@@ -137,25 +134,17 @@ func appendLookupHead(dst []byte, q *meta.Query, res *meta.Result, took time.Dur
 	// SearchQuery.time is a float that SearchRpc sets to the elapsed
 	// milliseconds, so Jackson writes "3.0".
 	dst = append(dst, `,"time":`...)
-	dst = opentsdb.AppendJavaFloat(dst, float32(took.Milliseconds()))
+	dst = jsonw.AppendJavaFloat(dst, float32(took.Milliseconds()))
 	dst = append(dst, `,"totalResults":`...)
 	dst = strconv.AppendInt(dst, int64(res.Total), 10)
 	return append(dst, `,"results":[`...)
 }
 
-func appendLookupSeries(dst []byte, s *meta.Series) []byte {
+func appendLookupSeries(dst []byte, s *lookup.Series) []byte {
 	dst = append(dst, `{"tsuid":`...)
-	dst = appendJSONString(dst, s.TSUID)
+	dst = jsonw.JSON.AppendString(dst, s.TSUID)
 	dst = append(dst, `,"metric":`...)
-	dst = appendJSONString(dst, s.Metric)
-	dst = append(dst, `,"tags":{`...)
-	for i, p := range s.Tags {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, p.Key)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, p.Value)
-	}
-	return append(dst, "}}"...)
+	dst = jsonw.JSON.AppendString(dst, s.Metric)
+	dst = append(dst, `,"tags":`...)
+	return append(jsonw.AppendTags(jsonw.JSON, dst, s.Tags), '}')
 }

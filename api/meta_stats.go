@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // Stat is one of tsd's own counters or gauges, as /api/stats and /metrics
@@ -50,19 +52,20 @@ func (a *metaAPI) stats() []Stat {
 	return a.s.opts.Stats()
 }
 
-// statsPages are StatsRpc's own sub-pages, not built yet (501); any other
-// path under /api/stats is the stats, as in StatsRpc.execute.
-var statsPages = map[string]bool{"jvm": true, "query": true, "threads": true, "region_clients": true}
-
 // handleStats is /api/stats: OpenTSDB's array of {"metric","timestamp",
-// "value","tags"}, values as strings. Its JVM, query, thread and region
-// client sub-pages answer 501.
+// "value","tags"}, values as strings. Its jvm, threads and region_clients
+// sub-pages answer with the Go runtime's equivalents (meta_stats_pages.go),
+// query with the running and recent queries (query_stats.go). Any other path under /api/stats is the
+// stats, as in StatsRpc.execute.
 func (a *metaAPI) handleStats(ctx *fasthttp.RequestCtx) {
 	if !getOrPost(ctx) {
 		return
 	}
-	if sub := subEndpoint(ctx.Path()); statsPages[sub] {
-		writeError(ctx, fasthttp.StatusNotImplemented, "Endpoint not implemented: /api/stats/"+sub, "")
+	switch sub := subEndpoint(ctx.Path()); {
+	case a.handleStatsPage(ctx, sub):
+		return
+	case sub == "query":
+		a.handleStatsQuery(ctx)
 		return
 	}
 	now := time.Now().Unix()
@@ -78,85 +81,36 @@ func (a *metaAPI) handleStats(ctx *fasthttp.RequestCtx) {
 
 func appendStatJSON(dst []byte, st *Stat, now int64) []byte {
 	dst = append(dst, `{"metric":`...)
-	dst = appendJSONString(dst, st.Name)
+	dst = jsonw.JSON.AppendString(dst, st.Name)
 	dst = append(dst, `,"timestamp":`...)
 	dst = strconv.AppendInt(dst, now, 10)
 	dst = append(dst, `,"value":`...)
-	dst = appendJSONString(dst, strconv.FormatFloat(st.Value, 'f', -1, 64))
+	dst = jsonw.JSON.AppendString(dst, strconv.FormatFloat(st.Value, 'f', -1, 64))
 	tags := append(slices.Clone(st.Tags), StatTag{"host", hostName()})
 	slices.SortFunc(tags, func(a, b StatTag) int { return strings.Compare(a.Key, b.Key) })
-	dst = append(dst, `,"tags":{`...)
-	for i, t := range tags {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, t.Key)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, t.Value)
-	}
-	return append(dst, "}}"...)
+	dst = append(dst, `,"tags":`...)
+	return append(jsonw.AppendTags(jsonw.JSON, dst, tags), '}')
 }
 
-// contentTypeProm is the Prometheus text exposition format, version 0.0.4.
-const contentTypeProm = "text/plain; version=0.0.4; charset=utf-8"
-
-// handleMetrics is GET /metrics: the same stats in Prometheus' text
-// format, one HELP and TYPE per name, names tsd_..., counters ending in
-// _total.
-func (a *metaAPI) handleMetrics(ctx *fasthttp.RequestCtx) {
-	if !ctx.IsGet() && !ctx.IsHead() {
-		writeMethodNotAllowed(ctx)
-		return
-	}
-	ctx.SetContentType(contentTypeProm)
-	ctx.SetBody(appendPromText(nil, a.stats()))
-}
-
-// appendPromText groups stats by name, in order of first appearance.
-func appendPromText(dst []byte, stats []Stat) []byte {
-	var order []string
-	byName := map[string][]int{}
+// AppendStatsASCII appends stats as OpenTSDB's StatsCollector writes them
+// for the telnet "stats" command, a line each: "tsd.<name> <now>
+// <value>[ <tag>=<v>...] host=<host>\n", the stat's own tags before the
+// host tag.
+func AppendStatsASCII(dst []byte, stats []Stat, now int64) []byte {
 	for i := range stats {
-		n := promName(&stats[i])
-		if _, ok := byName[n]; !ok {
-			order = append(order, n)
+		st := &stats[i]
+		dst = append(dst, st.Name...)
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, now, 10)
+		dst = append(dst, ' ')
+		dst = strconv.AppendFloat(dst, st.Value, 'f', -1, 64)
+		for _, t := range st.Tags {
+			dst = append(append(append(append(dst, ' '), t.Key...), '='), t.Value...)
 		}
-		byName[n] = append(byName[n], i)
-	}
-	for _, n := range order {
-		first := &stats[byName[n][0]]
-		typ := "gauge"
-		if first.Counter {
-			typ = "counter"
-		}
-		dst = append(dst, "# HELP "+n+" "...)
-		dst = append(dst, promEscapeHelp(first.Help)...)
-		dst = append(dst, "\n# TYPE "+n+" "+typ+"\n"...)
-		for _, i := range byName[n] {
-			dst = appendPromSample(dst, n, &stats[i])
-		}
+		dst = append(append(dst, " host="...), hostName()...)
+		dst = append(dst, '\n')
 	}
 	return dst
-}
-
-func appendPromSample(dst []byte, name string, st *Stat) []byte {
-	dst = append(dst, name...)
-	if len(st.Tags) > 0 {
-		dst = append(dst, '{')
-		for i, t := range st.Tags {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, promLabel(t.Key)...)
-			dst = append(dst, `="`...)
-			dst = append(dst, promEscapeValue(t.Value)...)
-			dst = append(dst, '"')
-		}
-		dst = append(dst, '}')
-	}
-	dst = append(dst, ' ')
-	dst = strconv.AppendFloat(dst, st.Value, 'g', -1, 64)
-	return append(dst, '\n')
 }
 
 // promName turns "tsd.uid.cache-hit" into "tsd_uid_cache_hit", adding
@@ -180,11 +134,3 @@ func promLabel(s string) string {
 	}
 	return string(b)
 }
-
-var (
-	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-	valueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-)
-
-func promEscapeHelp(s string) string  { return helpEscaper.Replace(s) }
-func promEscapeValue(s string) string { return valueEscaper.Replace(s) }

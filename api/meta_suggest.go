@@ -6,6 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -49,7 +50,7 @@ func (a *metaAPI) handleSuggest(ctx *fasthttp.RequestCtx) {
 		a.internalError(ctx, "suggest", err)
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, appendStringArray(nil, names))
+	writeJSON(ctx, fasthttp.StatusOK, jsonw.JSON.AppendStrings(nil, names))
 }
 
 // suggestRequest reads the parameters from the JSON body of a POST or the

@@ -13,15 +13,18 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
-	"github.com/tsd-db/tsd/query/meta"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
+	"github.com/tsd-db/tsd/uid/index/lookup"
+	"github.com/tsd-db/tsd/uid/tsmeta"
 )
 
 // metaStack is a real store, UID table, series index, head and writer
@@ -30,6 +33,7 @@ type metaStack struct {
 	base string
 	uids *uid.UIDs
 	w    *service.Writer
+	meta *tsmeta.Store
 }
 
 func newMetaStack(t testing.TB, extra Options) *metaStack {
@@ -45,10 +49,10 @@ func newMetaStack(t testing.TB, extra Options) *metaStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EnsureTable(ctx, uid.MetaTableSpec(uid.DefaultMetaTable)); err != nil {
+	if err := db.EnsureTable(ctx, schema.MetaTableSpec(schema.DefaultMetaTable)); err != nil {
 		t.Fatal(err)
 	}
-	metaTbl, err := db.Table(ctx, uid.DefaultMetaTable)
+	metaTbl, err := db.Table(ctx, schema.DefaultMetaTable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +61,7 @@ func newMetaStack(t testing.TB, extra Options) *metaStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, Registrar: ix})
+	h, err := head.OpenHead(db.FS(), dir+"/wal", &head.HeadOptions{Logger: log, Registrar: ix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +70,16 @@ func newMetaStack(t testing.TB, extra Options) *metaStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := meta.New(meta.Options{UIDs: u, Index: ix})
+	ts, err := tsmeta.New(metaTbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := lookup.New(lookup.Options{UIDs: u, Index: ix, TSMeta: ts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	extra.Ingest, extra.Meta = w, svc
-	return &metaStack{base: serveTB(t, extra), uids: u, w: w}
+	return &metaStack{base: serveTB(t, extra), uids: u, w: w, meta: ts}
 }
 
 // serveTB is startServer for a testing.TB (fuzz targets set up once).
@@ -327,7 +335,7 @@ func TestLookupEndpoint(t *testing.T) {
 			`{"error":{"code":404,"message":"Unable to resolve one or more UIDs","details":"No such name for 'tagv': 'web99'"}}`},
 		{"POST", "/api/search/lookup", `{"tags":[]}`, 400, `{"error":{"code":400,"message":"Missing metric and tags. Please supply at least one value."}}`},
 		{"POST", "/api/search/lookup", `{"metric":`, 400, `"message":"Unable to parse the given JSON"`},
-		{"GET", "/api/search/tsmeta?query=x", "", 501, `{"error":{"code":501,"message":"Endpoint not implemented: /api/search/tsmeta"}}`},
+		{"GET", "/api/search/annotation?query=x", "", 501, `{"error":{"code":501,"message":"Endpoint not implemented: /api/search/annotation"}}`},
 		{"GET", "/api/search/bogus", "", 400, `{"error":{"code":400,"message":"Invalid search query type supplied"}}`},
 		{"PUT", "/api/search/lookup?m=x", "", 400, `{"error":{"code":400,"message":"Unsupported method: PUT"}}`},
 	} {
@@ -339,7 +347,7 @@ func TestLookupEndpoint(t *testing.T) {
 }
 
 func TestUIDAssignEndpoint(t *testing.T) {
-	m := newMetaStack(t, Options{})
+	m := newMetaStack(t, Options{AllowStateChangingGET: true}) // OpenTSDB's GET forms
 	var got map[string]map[string]string
 	code, out := m.call(t, "GET", "/api/uid/assign?metric=sys.a,sys.b&tagv=v1", "", &got)
 	want := map[string]map[string]string{"metric": {"sys.a": "000001", "sys.b": "000002"}, "tagv": {"v1": "000001"}}
@@ -370,14 +378,14 @@ func TestUIDAssignEndpoint(t *testing.T) {
 			t.Errorf("%s %s %s = %d %s", tc.method, tc.path, tc.body, code, out)
 		}
 	}
-	if code, out := m.call(t, "GET", "/api/uid/tsmeta?tsuid=000001", "", nil); code != 501 ||
-		out != `{"error":{"code":501,"message":"Endpoint not implemented: /api/uid/tsmeta"}}` {
-		t.Errorf("tsmeta = %d %s", code, out)
+	if code, out := m.call(t, "GET", "/api/uid/tsmeta?tsuid=000001", "", nil); code != 404 ||
+		out != `{"error":{"code":404,"message":"Could not find Timeseries meta data"}}` {
+		t.Errorf("tsmeta = %d %s", code, out) // TestTSMetaEndpoint has the rest
 	}
 }
 
 func TestUIDRenameEndpoint(t *testing.T) {
-	m := newMetaStack(t, Options{})
+	m := newMetaStack(t, Options{AllowStateChangingGET: true}) // OpenTSDB's GET forms
 	m.put(t, metaSeries)
 	if code, out := m.call(t, "GET", "/api/uid/rename?metric=sys.mem&name=sys.memory", "", nil); code != 200 || out != `{"result":"true"}` {
 		t.Fatalf("rename = %d %s", code, out)
@@ -407,8 +415,8 @@ func TestUIDRenameEndpoint(t *testing.T) {
 }
 
 func TestUIDMetaEndpoint(t *testing.T) {
-	m := newMetaStack(t, Options{})
-	m.put(t, metaSeries[:1]) // sys.cpu.user is metric 000001
+	m := newMetaStack(t, Options{AllowStateChangingGET: true}) // OpenTSDB's GET forms
+	m.put(t, metaSeries[:1])                                   // sys.cpu.user is metric 000001
 	get := func() string {
 		_, out := m.call(t, "GET", "/api/uid/uidmeta?uid=000001&type=metric", "", nil)
 		return out
@@ -502,7 +510,7 @@ func TestAggregatorsConfigFilters(t *testing.T) {
 }
 
 func TestDropCachesEndpoint(t *testing.T) {
-	m := newMetaStack(t, Options{})
+	m := newMetaStack(t, Options{AllowStateChangingGET: true}) // OpenTSDB's GET forms
 	m.put(t, metaSeries)
 	entries := func() int {
 		n := 0
@@ -562,16 +570,21 @@ func TestStatsAndMetricsEndpoints(t *testing.T) {
 	}
 	code, ctype, out := do(t, "GET", base+"/metrics", "")
 	want := "# HELP tsd_uid_cache_hit_total UID cache hits.\n# TYPE tsd_uid_cache_hit_total counter\n" +
-		"tsd_uid_cache_hit_total{kind=\"metrics\"} 12\ntsd_uid_cache_hit_total{kind=\"tagk\"} 3\n" +
-		"# HELP tsd_head_series Series in the head.\n# TYPE tsd_head_series gauge\ntsd_head_series 7\n" +
+		"tsd_uid_cache_hit_total{kind=\"metrics\"} 12\ntsd_uid_cache_hit_total{kind=\"tagk\"} 3\n"
+	for _, w := range []string{want,
+		"# HELP tsd_head_series Series in the head.\n# TYPE tsd_head_series gauge\ntsd_head_series 7\n",
 		"# HELP tsd_odd_name Quote \" and back\\\\slash.\n# TYPE tsd_odd_name gauge\n" +
-		"tsd_odd_name{v=\"a\\\"b\\\\c\\nd\"} 0.5\n"
-	if code != 200 || ctype != contentTypeProm || out != want {
-		t.Errorf("/metrics = %d %q\n%s\nwant\n%s", code, ctype, out, want)
+			"tsd_odd_name{v=\"a\\\"b\\\\c\\nd\"} 0.5\n",
+		"# TYPE go_goroutines gauge\n", "# TYPE process_cpu_seconds_total counter\n",
+	} {
+		if code != 200 || ctype != contentTypeProm || !strings.Contains(out, w) {
+			t.Errorf("/metrics = %d %q\n%s\nlacks\n%s", code, ctype, out, w)
+		}
 	}
-	if code, _, out := do(t, "GET", base+"/api/stats/jvm", ""); code != 501 || !strings.Contains(out, "/api/stats/jvm") {
-		t.Errorf("stats/jvm = %d %s", code, out)
+	if code, _, out := do(t, "GET", base+"/api/stats/query", ""); code != 200 || out != `{"completed":[],"running":[]}` {
+		t.Errorf("stats/query = %d %s", code, out)
 	}
+	testStatsPages(t, base)
 	// StatsRpc serves its own sub-pages (jvm, query, threads,
 	// region_clients) and answers any other path under /api/stats with
 	// the stats themselves.
@@ -583,12 +596,15 @@ func TestStatsAndMetricsEndpoints(t *testing.T) {
 // FuzzMetaRequests sends arbitrary query strings and bodies to the
 // metadata endpoints: bad input is a 4xx (or 304), never a 5xx or a panic.
 func FuzzMetaRequests(f *testing.F) {
-	paths := []string{"/api/search/lookup", "/api/suggest", "/api/uid/assign", "/api/uid/rename", "/api/uid/uidmeta", "/api/config/filters"}
+	paths := []string{"/api/search/lookup", "/api/suggest", "/api/uid/assign", "/api/uid/rename", "/api/uid/uidmeta", "/api/config/filters",
+		"/api/uid/tsmeta", "/api/search/tsmeta", "/api/search/tsmeta_summary", "/api/search/tsuids", "/api/search/uidmeta"}
 	for i, seed := range []struct{ qs, body string }{
 		{"m=sys.cpu.user{host=*}", ""}, {"type=metrics&q=sys&max=3", ""}, {"metric=a,b,,c", ""},
 		{"metric=sys.mem&name=x", ""}, {"uid=000001&type=metric", ""}, {"", `{"metric":"m","tags":[{"key":"k"}]}`},
 		{"m={=}", ""}, {"m=%7B%7D", ""}, {"uid=zz&type=tagv&method_override=delete", ""}, {"", `{"uid":"1","type":"tagk","custom":{"a":1}}`},
 		{"type=tagv&max=-1", ""}, {"", `{"type":"metrics","max":1e99}`}, {"", `{"metric":[1]}`},
+		{"tsuid=000001000001000001", ""}, {"m=sys.cpu.user{host=web01,dc=lga}&create=true", `{"max":"NaN","retention":"3"}`},
+		{"query=sys.*{host=web0*}&limit=2&start_index=1", ""}, {"", `{"query":"*{*=lga}","limit":"1","startIndex":2}`},
 	} {
 		f.Add(uint8(i), seed.qs, seed.body)
 	}
@@ -617,3 +633,59 @@ func FuzzMetaRequests(f *testing.F) {
 
 // lookupTime is how Jackson writes a whole-millisecond float below 10^7.
 var lookupTime = regexp.MustCompile(`^[0-9]+\.0$`)
+
+// testStatsPages: StatsRpc's jvm, threads and region_clients pages in
+// OpenTSDB's shapes (StatsRpc.printJVMStats, printThreadStats,
+// printRegionClientStats), with the Go runtime's figures.
+func testStatsPages(t *testing.T, base string) {
+	code, _, out := do(t, "GET", base+"/api/stats/region_clients", "")
+	if code != 200 || out != "[]" {
+		t.Errorf("stats/region_clients = %d %s", code, out)
+	}
+	var jvm struct {
+		OS      struct{ SystemLoadAverage float64 }
+		Runtime struct {
+			StartTime, Uptime           int64
+			VMName, VMVendor, VMVersion string
+		}
+		Memory struct {
+			HeapMemoryUsage, NonHeapMemoryUsage struct{ Init, Used, Committed, Max int64 }
+			ObjectsPendingFinalization          int64
+		}
+		GC    map[string]struct{ CollectionCount, CollectionTime int64 }
+		Pools map[string]struct {
+			Usage struct{ Used, Committed int64 }
+			Type  string
+		}
+	}
+	code, _, out = do(t, "GET", base+"/api/stats/jvm", "")
+	if err := json.Unmarshal([]byte(out), &jvm); code != 200 || err != nil || jvm.Runtime.StartTime <= 0 ||
+		jvm.Runtime.VMName != "Go" || !strings.HasPrefix(jvm.Runtime.VMVersion, "go") || jvm.Memory.HeapMemoryUsage.Used <= 0 ||
+		jvm.Memory.HeapMemoryUsage.Committed < jvm.Memory.HeapMemoryUsage.Used || jvm.Memory.NonHeapMemoryUsage.Used <= 0 ||
+		len(jvm.GC) != 1 || jvm.Pools["heap"].Type != "HEAP" || jvm.Pools["stack"].Usage.Used <= 0 {
+		t.Errorf("stats/jvm = %d %s (%v)", code, out, err)
+	}
+	var threads []struct {
+		ThreadID    int64
+		Name, State string
+		Priority    int
+		Interrupted bool
+		Stack       []string
+	}
+	code, _, out = do(t, "GET", base+"/api/stats/threads", "")
+	if err := json.Unmarshal([]byte(out), &threads); code != 200 || err != nil || len(threads) < 2 {
+		t.Fatalf("stats/threads = %d %.500s (%v)", code, out, err)
+	}
+	running := false
+	for _, th := range threads {
+		if th.ThreadID <= 0 || th.Name != "goroutine "+strconv.FormatInt(th.ThreadID, 10) || th.Priority != 5 || len(th.Stack) == 0 ||
+			!slices.Contains([]string{"NEW", "RUNNABLE", "BLOCKED", "WAITING", "TIMED_WAITING", "TERMINATED"}, th.State) {
+			t.Errorf("thread %+v", th)
+		}
+		// The goroutine answering is running in the handler.
+		running = running || th.State == "RUNNABLE" && strings.Contains(strings.Join(th.Stack, "\n"), "appendGoroutines")
+	}
+	if !running {
+		t.Errorf("no running goroutine in appendGoroutines: %.2000s", out)
+	}
+}

@@ -9,11 +9,12 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/uid"
 )
 
-// handleUID is /api/uid/<sub> (OpenTSDB's UniqueIdRpc): assign, rename and
-// uidmeta are built; tsmeta answers 501 naming itself.
+// handleUID is /api/uid/<sub> (OpenTSDB's UniqueIdRpc): assign, rename,
+// uidmeta and tsmeta.
 func (a *metaAPI) handleUID(ctx *fasthttp.RequestCtx) {
 	switch sub := subEndpoint(ctx.Path()); sub {
 	case "assign":
@@ -23,7 +24,7 @@ func (a *metaAPI) handleUID(ctx *fasthttp.RequestCtx) {
 	case "uidmeta":
 		a.handleUIDMeta(ctx)
 	case "tsmeta":
-		writeError(ctx, fasthttp.StatusNotImplemented, "Endpoint not implemented: /api/uid/tsmeta", "")
+		a.handleTSMeta(ctx)
 	default:
 		writeError(ctx, fasthttp.StatusNotImplemented, "Other UID endpoints have not been implemented yet", "")
 	}
@@ -70,7 +71,7 @@ func (a *metaAPI) handleAssign(ctx *fasthttp.RequestCtx) {
 		writeMethodNotAllowed(ctx)
 		return
 	}
-	if writeReadOnly(ctx, a.s.opts.Gate) {
+	if a.s.refuseStateChangingGET(ctx) || writeReadOnly(ctx, a.s.opts.Gate) {
 		return
 	}
 	src, ok := assignRequest(ctx)
@@ -95,9 +96,9 @@ func (a *metaAPI) handleAssign(ctx *fasthttp.RequestCtx) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendNamedMap(out, typ, done)
+		out = jsonw.JSON.AppendSortedMap(jsonw.JSON.AppendKey(out, typ), done)
 		if len(errs) > 0 {
-			out = appendNamedMap(append(out, ','), typ+"_errors", errs)
+			out = jsonw.JSON.AppendSortedMap(jsonw.JSON.AppendKey(append(out, ','), typ+"_errors"), errs)
 		}
 	}
 	code := fasthttp.StatusOK
@@ -185,18 +186,6 @@ func (a *metaAPI) typedNameError(typ, name string) string {
 	return "Invalid " + typ + strings.TrimPrefix(e.Error(), "Invalid name")
 }
 
-// appendNamedMap appends "key":{...} with m's keys in byte order.
-func appendNamedMap(dst []byte, key string, m map[string]string) []byte {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = appendJSONString(dst, key)
-	dst = append(dst, ':')
-	return appendStringMap(dst, keys, m)
-}
-
 // handleRename is /api/uid/rename: GET metric|tagk|tagv=<old>&name=<new>
 // or POST {"metric":"old","name":"new"}; {"result":"true"}, or 400
 // {"result":"false","error":...}.
@@ -206,7 +195,7 @@ func (a *metaAPI) handleRename(ctx *fasthttp.RequestCtx) {
 			"The HTTP method["+string(ctx.Method())+"] is not permitted for this endpoint")
 		return
 	}
-	if writeReadOnly(ctx, a.s.opts.Gate) {
+	if a.s.refuseStateChangingGET(ctx) || writeReadOnly(ctx, a.s.opts.Gate) {
 		return
 	}
 	src := map[string]string{}
@@ -227,8 +216,8 @@ func (a *metaAPI) handleRename(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if msg := a.renameOne(ctx, typ, oldName, newName); msg != "" {
-		body := appendStringMap(nil, []string{"result", "error"}, map[string]string{"result": "false", "error": msg})
-		writeJSON(ctx, fasthttp.StatusBadRequest, body)
+		body := jsonw.JSON.AppendString([]byte(`{"result":"false","error":`), msg)
+		writeJSON(ctx, fasthttp.StatusBadRequest, append(body, '}'))
 		return
 	}
 	writeJSON(ctx, fasthttp.StatusOK, []byte(`{"result":"true"}`))

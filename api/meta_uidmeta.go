@@ -3,11 +3,11 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	"github.com/tsd-db/tsd/uid"
 )
 
@@ -57,7 +57,7 @@ func (a *metaAPI) getUIDMeta(ctx *fasthttp.RequestCtx) {
 
 // changeUIDMeta serves POST, PUT and DELETE.
 func (a *metaAPI) changeUIDMeta(ctx *fasthttp.RequestCtx, method string) {
-	if writeReadOnly(ctx, a.s.opts.Gate) {
+	if a.s.refuseStateChangingGET(ctx) || writeReadOnly(ctx, a.s.opts.Gate) {
 		return
 	}
 	if !hasContent(ctx) {
@@ -163,12 +163,11 @@ func (a *metaAPI) answerUIDMeta(ctx *fasthttp.RequestCtx, m *uid.UIDMeta, err er
 // appendUIDMeta appends OpenTSDB's UIDMeta JSON.
 func appendUIDMeta(dst []byte, m *uid.UIDMeta) []byte {
 	dst = append(dst, `{"uid":`...)
-	dst = appendJSONString(dst, m.UID)
+	dst = jsonw.JSON.AppendString(dst, m.UID)
 	dst = append(dst, `,"type":`...)
-	dst = appendJSONString(dst, uid.MetaTypeName(m.Kind))
+	dst = jsonw.JSON.AppendString(dst, uid.MetaTypeName(m.Kind))
 	for _, f := range [...]struct{ k, v string }{{"name", m.Name}, {"description", m.Description}, {"notes", m.Notes}} {
-		dst = append(append(append(dst, ','), appendJSONString(nil, f.k)...), ':')
-		dst = appendJSONString(dst, f.v)
+		dst = jsonw.JSON.AppendPair(append(dst, ','), f.k, f.v)
 	}
 	dst = append(dst, `,"created":`...)
 	dst = strconv.AppendInt(dst, m.Created, 10)
@@ -176,14 +175,9 @@ func appendUIDMeta(dst []byte, m *uid.UIDMeta) []byte {
 	if m.Custom == nil {
 		dst = append(dst, "null"...)
 	} else {
-		keys := make([]string, 0, len(m.Custom))
-		for k := range m.Custom {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = appendStringMap(dst, keys, m.Custom)
+		dst = jsonw.JSON.AppendSortedMap(dst, m.Custom)
 	}
 	dst = append(dst, `,"displayName":`...)
-	dst = appendJSONString(dst, m.DisplayName)
+	dst = jsonw.JSON.AppendString(dst, m.DisplayName)
 	return append(dst, '}')
 }

@@ -23,7 +23,7 @@ import (
 var querySubroutes = map[string]func(*Server, *fasthttp.RequestCtx){
 	"last": (*Server).handleQueryLast,
 	"exp":  (*Server).handleQueryExp,
-	"gexp": nil,
+	"gexp": (*Server).handleQueryGexp,
 }
 
 // handleQuery serves /api/query (GET with m= or tsuid=, POST with a JSON
@@ -51,21 +51,33 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	q, ok := s.parseQuery(ctx)
-	if !ok || !s.admitQuery(ctx) {
+	if !ok || (q.Delete && s.refuseStateChangingGET(ctx)) || !s.admitQuery(ctx) {
 		return
 	}
 	// Not ctx: a context derived from the RequestCtx reads fasthttp's
 	// Server.done while Close writes it (a race). Options.Timeout bounds
 	// the query instead.
+	run := s.qlog.start(ctx, opentsdb.AppendQueryJSON(nil, q), requestUser(ctx))
 	st, err := s.opts.Query.Stream(s.work, q, opentsdb.JSONOptions{Arrays: ctx.QueryArgs().Has("arrays")})
 	if err != nil {
 		s.queries.Release()
+		s.qlog.end(run, errStatus(err), err, false)
 		s.queryFailed(ctx, err)
 		return
 	}
-	if err := answer.Write(ctx, streamSource{st}, s.openTSDBAnswer(ctx, true)); err != nil {
-		s.queryFailed(ctx, err)
+	o := s.openTSDBAnswer(ctx, true)
+	o.Ended = func(err error, streamed bool) {
+		status := errStatus(err)
+		if streamed {
+			status = fasthttp.StatusOK // sent before the answer ended
+		}
+		s.qlog.end(run, status, err, err == nil)
 	}
+	if err := answer.Write(ctx, streamSource{st}, o); err != nil {
+		s.queryFailed(ctx, err)
+		return
+	}
+	s.qlog.wrote(run)
 }
 
 // minGzipBody is the smallest response worth compressing for a client
@@ -119,6 +131,9 @@ func (s *Server) parseQuery(ctx *fasthttp.RequestCtx) (*tsquery.TSQuery, bool) {
 	}
 	if err != nil {
 		writeQueryError(ctx, err)
+		return nil, false
+	}
+	if q.Delete && !s.allowAdmin(ctx, "/api/query") {
 		return nil, false
 	}
 	return q, true

@@ -45,6 +45,9 @@ func TestQueryExp(t *testing.T) {
 	}{
 		{"POST", "", 400, `"message":"Missing message content"`},
 		{"POST", `{"time":{"start":"1h-ago","aggregator":"sum"}}`, 400, `"message":"missing or empty metrics"`},
+		{"POST", `{"metrics":[{"id":"a","metric":"a.m"}]}`, 400, `{"error":{"code":400,"message":"missing time"}}`},
+		{"POST", `{"time":{"start":"1h-ago"},"metrics":[{"id":"a","metric":"a.m"}]}`, 400,
+			`{"error":{"code":400,"message":"Invalid time","details":"Missing or empty aggregator"}}`},
 		{"POST", strings.Replace(q, `"a * 2 + b"`, `"a * (2"`, 1), 400, `"message":"Unable to parse expression [a * (2] at 6: missing ')'"`},
 		{"POST", strings.Replace(q, `"a.m"`, `"nope"`, 1), 400, `"message":"No such name for 'metrics': 'nope'"`},
 		{"GET", "", 405, `"message":"Method not allowed"`},

@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -40,25 +41,21 @@ func newReadStackWith(t testing.TB, ro read.Options) *readStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	tbl := map[string]storage.Table{}
-	for _, spec := range []storage.TableSpec{{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}},
-		uid.TableSpec(uid.DefaultTable), uid.MetaTableSpec(uid.DefaultMetaTable)} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-		if tbl[spec.Name], err = db.Table(ctx, spec.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st := &readStack{}
-	if st.u, err = uid.New(tbl[uid.DefaultTable], &uid.Options{Logger: log}); err != nil {
+	tbl, err := storage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable),
+		uid.TableSpec(uid.DefaultTable), schema.MetaTableSpec(schema.DefaultMetaTable))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ix, err = index.Open(ctx, tbl[uid.DefaultMetaTable], st.u, &index.Options{Logger: log}); err != nil {
+	data, uids, meta := tbl[0], tbl[1], tbl[2]
+	st := &readStack{}
+	if st.u, err = uid.New(uids, &uid.Options{Logger: log}); err != nil {
+		t.Fatal(err)
+	}
+	if st.ix, err = index.Open(ctx, meta, st.u, &index.Options{Logger: log}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.ix.Close() })
-	h, err := ingest.OpenHead(db.FS(), dir+"/wal", &ingest.HeadOptions{Logger: log, Registrar: st.ix})
+	h, err := head.OpenHead(db.FS(), dir+"/wal", &head.HeadOptions{Logger: log, Registrar: st.ix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +63,7 @@ func newReadStackWith(t testing.TB, ro read.Options) *readStack {
 	if st.w, err = service.NewWriter(service.Options{UIDs: st.u, Head: h, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	ro.Data, ro.Layout, ro.Head, ro.Logger = tbl["tsdb"], rowkey.DefaultLayout(), h, log
+	ro.Data, ro.Layout, ro.Head, ro.Logger = data, rowkey.DefaultLayout(), h, log
 	if st.r, err = read.New(&ro); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package api
 import (
 	"bufio"
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -11,12 +10,6 @@ import (
 
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
-	"github.com/tsd-db/tsd/query/annotation"
-	"github.com/tsd-db/tsd/rowkey"
-	"github.com/tsd-db/tsd/salt"
-	"github.com/tsd-db/tsd/series"
-	"github.com/tsd-db/tsd/storage"
-	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/storage/pebble/diskfull"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -60,7 +53,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, base := startServer(t, Options{Ingest: w, Telnet: mustTelnet(t, w), Gate: g,
-		Annotations: readOnlyNotes(t)})
+		Annotations: noteStore(t)})
 	g.SetMode("disk: 1 MiB free in /data, under min_free_bytes 256 MiB")
 	const reason = "read-only: disk: 1 MiB free in /data, under min_free_bytes 256 MiB"
 	for _, c := range []struct{ path, body, want string }{
@@ -108,29 +101,4 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	if n := headPoints(t, h, u, "ro.m", "host", "a"); n != 1 {
 		t.Errorf("head holds %d points, want 1", n)
 	}
-}
-
-// readOnlyNotes is an annotation store on a real pebble data table.
-func readOnlyNotes(t *testing.T) *annotation.Store {
-	t.Helper()
-	db, err := pebble.Open(t.TempDir(), &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ctx := context.Background()
-	spec := storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
-	if err := db.EnsureTable(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := db.Table(ctx, "tsdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := rowkey.Layout{Widths: series.DefaultWidths(), Salt: salt.Default(), MaxTags: 8}
-	store, err := annotation.NewStore(annotation.Options{Table: tbl, Layout: &l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store
 }

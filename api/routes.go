@@ -2,11 +2,15 @@ package api
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/auth"
 	"github.com/tsd-db/tsd/api/promapi"
+	"github.com/tsd-db/tsd/api/ui"
 )
 
 // endpoint is one routed API. A nil handle marks an endpoint that a later
@@ -49,6 +53,9 @@ func (s *Server) newRouter() *router {
 	return &router{
 		paths: map[string]endpoint{
 			"/":                        {name: "/", handle: s.handleIndex},
+			ui.Prefix:                  {name: ui.Prefix, handle: handleUIFile}, // every path under it
+			"/api/status":              {name: "/api/status", handle: s.handleStatus},
+			"/api/status/series":       meta.route("/api/status/series", (*metaAPI).handleSeriesSpan),
 			"/metrics":                 meta.always("/metrics", (*metaAPI).handleMetrics),
 			"/api/v1/query":            prom.queryRoute(s),
 			"/api/v1/query_range":      prom.route("/api/v1/query_range", (*promapi.API).QueryRange),
@@ -65,6 +72,11 @@ func (s *Server) newRouter() *router {
 			"/api/v2/write":            ing.route("/api/v2/write", false, (*ingestAPI).handleWriteV2),
 			"/ping":                    {name: "/ping", handle: handlePing},
 			"/query":                   {name: "/query", handle: handleInfluxQuery},
+
+			// Prometheus's status pages, for Grafana's and promtool's views.
+			"/api/v1/status/flags":       prom.route("/api/v1/status/flags", (*promapi.API).Flags),
+			"/api/v1/status/runtimeinfo": prom.route("/api/v1/status/runtimeinfo", (*promapi.API).RuntimeInfo),
+			"/api/v1/status/tsdb":        prom.route("/api/v1/status/tsdb", (*promapi.API).TSDBStatus),
 		},
 		openTSDB: map[string]endpoint{
 			"version":     {name: "/api/version", handle: s.handleVersion},
@@ -79,9 +91,10 @@ func (s *Server) newRouter() *router {
 			"config":      meta.always("/api/config", (*metaAPI).handleConfig),
 			"stats":       meta.always("/api/stats", (*metaAPI).handleStats),
 			"dropcaches":  meta.always("/api/dropcaches", (*metaAPI).handleDropCaches),
-			"tree":        planned("/api/tree"),
-			"rollup":      planned("/api/rollup"),
-			"histogram":   planned("/api/histogram"),
+			"compact":     {name: "/api/compact", handle: s.handleCompact},
+			"tree":        s.treeRoute("/api/tree"),
+			"rollup":      ing.route("/api/rollup", false, (*ingestAPI).handleRollup),
+			"histogram":   ing.route("/api/histogram", false, (*ingestAPI).handleHistogram),
 		},
 	}
 }
@@ -103,8 +116,13 @@ func (r *router) lookupExact(path []byte) (endpoint, bool) {
 	if e, ok := r.paths[string(path)]; ok {
 		return e, true
 	}
+	if bytes.HasPrefix(path, []byte(ui.Prefix)) {
+		e, ok := r.paths[ui.Prefix]
+		return e, ok
+	}
 	if isLabelValuesPath(path) {
-		return r.paths[labelValuesPath], true
+		e, ok := r.paths[labelValuesPath] // absent in a write-only server
+		return e, ok
 	}
 	return endpoint{}, false
 }
@@ -199,16 +217,33 @@ func appendLower(dst, s []byte) []byte {
 
 // handle is the fasthttp handler: it routes as the package doc describes.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	if s.opts.TLS.Required && !ctx.IsTLS() {
+		s.refusePlaintextHTTP(ctx)
+		return
+	}
+	if s.cors.domains != nil {
+		if s.cors.apply(ctx) {
+			return
+		}
+		if len(ctx.Request.Header.Peek("Origin")) > 0 {
+			defer s.cors.reapply(ctx)
+		}
+	}
 	path := ctx.Path()
 	if e, ok := s.routes.lookupPath(path); ok {
 		s.serve(ctx, e)
 		return
 	}
-	// OpenTSDB's endpoints and errors answer ?jsonp=fn as fn(<json>).
+	// OpenTSDB's endpoints and errors answer ?jsonp=fn as fn(<json>), when
+	// JSONP is on.
 	cb, ok := jsonpCallback(ctx)
 	if !ok {
 		writeError(ctx, fasthttp.StatusBadRequest, "Invalid jsonp callback",
 			"The jsonp parameter must be a JavaScript identifier, optionally dotted")
+		return
+	}
+	if cb != nil && !s.opts.JSONP {
+		writeError(ctx, fasthttp.StatusBadRequest, "JSONP disabled", jsonpOffDetails)
 		return
 	}
 	if cb != nil {
@@ -222,7 +257,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 	if isAPI && ctx.IsOptions() {
 		// RpcHandler without tsd.http.request.cors_domains refuses OPTIONS
-		// before it looks the endpoint up.
+		// before it looks the endpoint up (with them, cors.apply answered).
 		writeError(ctx, fasthttp.StatusMethodNotAllowed, "Method not allowed",
 			"The HTTP method [OPTIONS] is not permitted")
 		return
@@ -241,4 +276,145 @@ func serveEndpoint(ctx *fasthttp.RequestCtx, e endpoint) {
 		return
 	}
 	e.handle(ctx)
+}
+
+// access is the role a route needs when access control is on
+// (Options.Auth): read for GET and HEAD (a GET with method_override
+// counts as the method it names), change for every other method.
+type access struct{ read, change auth.Role }
+
+var (
+	readAccess  = access{auth.Read, auth.Read}
+	writeAccess = access{auth.Write, auth.Write}
+	adminAccess = access{auth.Admin, auth.Admin}
+	// readOrAdmin reads with read and changes state with admin.
+	readOrAdmin = access{auth.Read, auth.Admin}
+)
+
+// routeRoles is the role every route needs when access control is on,
+// the one place that says so (docs/operations.md, Securing tsd, lists
+// it). Keys are an endpoint's canonical name, or name/sub for an
+// OpenTSDB sub-endpoint, which wins over its endpoint's line. A route
+// with no line needs admin, so a new route is closed to all but admins
+// until it gets a line here. A delete through /api/query needs admin
+// too, checked once the query is parsed (Server.allowAdmin).
+var routeRoles = map[string]access{
+	"/":        readAccess,
+	"/metrics": readAccess,
+	// The web UI's files, and what its Status and Series pages read.
+	ui.Prefix:            readAccess,
+	"/api/status":        readAccess,
+	"/api/status/series": readAccess,
+	// OpenTSDB.
+	"/api/version":        readAccess,
+	"/api/aggregators":    readAccess,
+	"/api/config":         readAccess,
+	"/api/stats":          readAccess,
+	"/api/stats/query":    readAccess, // lists queries with their headers, cookies and credentials hidden
+	"/api/suggest":        readAccess,
+	"/api/search":         readAccess,
+	"/api/query":          readAccess,
+	"/api/query/gexp":     readAccess, // GET only; it never deletes
+	"/api/annotation":     readOrAdmin,
+	"/api/annotations":    readOrAdmin,
+	"/api/tree":           readOrAdmin,
+	"/api/uid":            adminAccess,
+	"/api/uid/assign":     adminAccess,
+	"/api/uid/rename":     adminAccess,
+	"/api/uid/uidmeta":    readOrAdmin,
+	"/api/uid/tsmeta":     readOrAdmin,
+	"/api/dropcaches":     adminAccess,
+	"/api/compact":        adminAccess, // POST only: tsd compact --url
+	"/api/put":            writeAccess,
+	"/api/rollup":         writeAccess,
+	"/api/rollup/rebuild": adminAccess, // tsd rollup rebuild --url
+	"/api/histogram":      writeAccess,
+	"/api/v1/write":       writeAccess,
+	"/write":              writeAccess,
+	"/api/v2/write":       writeAccess,
+	"/query":              writeAccess, // InfluxDB 1.x: Telegraf's CREATE DATABASE before it writes
+	"/ping":               readAccess,
+	"/api/v1/query":       readAccess, // also OpenTSDB's /api/query without a PromQL query
+	"/api/v1/query_range": readAccess,
+	// The Prometheus HTTP API reads; Grafana POSTs its queries as forms.
+	"/api/v1/series":             readAccess,
+	"/api/v1/labels":             readAccess,
+	labelValuesPath:              readAccess,
+	"/api/v1/metadata":           readAccess,
+	"/api/v1/rules":              readAccess,
+	"/api/v1/alerts":             readAccess,
+	"/api/v1/query_exemplars":    readAccess,
+	"/api/v1/format_query":       readAccess,
+	"/api/v1/parse_query":        readAccess,
+	"/api/v1/status/buildinfo":   readAccess,
+	"/api/v1/status/config":      readAccess,
+	"/api/v1/status/flags":       readAccess,
+	"/api/v1/status/runtimeinfo": readAccess,
+	"/api/v1/status/tsdb":        readAccess,
+	"/api/v1/status/walreplay":   readAccess,
+	"/api/v1/targets":            readAccess,
+	// Tree sub-endpoints that read whatever the method: /test runs the
+	// rules over TSMeta and writes nothing.
+	"/api/tree/test":       readAccess,
+	"/api/tree/collisions": readAccess,
+	"/api/tree/notmatched": readAccess,
+}
+
+// RouteNames lists every route as routeRoles names it: endpoint names,
+// endpoint/sub for OpenTSDB sub-endpoints, and /api/v1/label/<name>/values
+// for the label values paths; sorted.
+func RouteNames() []string {
+	names := make([]string, 0, len(routeRoles))
+	for n := range routeRoles {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// routeRole returns the route the request reaches, as routeRoles names
+// it, and the role it needs.
+func routeRole(ctx *fasthttp.RequestCtx, e endpoint) (string, auth.Role) {
+	route := e.name
+	acc, ok := routeRoles[route]
+	if sub := apiSub(ctx.Path()); sub != "" && strings.HasPrefix(route, "/api/") {
+		if a, subOK := routeRoles[route+"/"+sub]; subOK {
+			route, acc, ok = route+"/"+sub, a, true
+		}
+	}
+	if !ok {
+		return route, auth.Admin
+	}
+	if isReadMethod(ctx) {
+		return route, acc.read
+	}
+	return route, acc.change
+}
+
+// isReadMethod reports GET and HEAD, a GET with method_override counting
+// as the method it names, as OpenTSDB's endpoints read it.
+func isReadMethod(ctx *fasthttp.RequestCtx) bool {
+	switch {
+	case ctx.IsGet():
+		o := ctx.QueryArgs().Peek("method_override")
+		return len(o) == 0 || bytes.EqualFold(o, []byte("get"))
+	case ctx.IsHead():
+		return true
+	}
+	return false
+}
+
+// apiSub returns the lower-cased segment after an OpenTSDB endpoint's
+// (/api/uid/assign and /api/v1/uid/assign: "assign"), "" for none.
+func apiSub(path []byte) string {
+	seg, rest := nextSegment(path)
+	if !bytes.EqualFold(seg, []byte("api")) {
+		return ""
+	}
+	seg, rest = nextSegment(rest)
+	if len(seg) > 1 && (seg[0] == 'v' || seg[0] == 'V') && isDigit(seg[1]) {
+		_, rest = nextSegment(rest)
+	}
+	sub, _ := nextSegment(rest)
+	return string(appendLower(nil, sub))
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/api/admit"
@@ -31,7 +32,16 @@ type Server struct {
 	versionJSON []byte // /api/version body, immutable
 	indexPage   []byte // "/" body, immutable
 	http        *fasthttp.Server
-	httpConns   *connQueue // sniffed HTTP connections, accepted by http
+	httpConns   *connQueue       // sniffed HTTP connections, accepted by http
+	latency     latencyHistogram // every HTTP request's handling time
+	// routeStats are every route's observers by name (observe.go);
+	// unmatched counts requests no route served.
+	routeStats map[string]*routeMetrics
+	unmatched  *routeMetrics
+	access     *accessLog // nil without Options.AccessLog
+	// statsReg holds the collector of Options.Stats, gathered with
+	// Options.Metrics for /metrics (metrics_expo.go).
+	statsReg *prometheus.Registry
 	// work is the parent context of the queries handlers run (not the
 	// fasthttp.RequestCtx: see promapi.Options.Context). stopWork cancels
 	// it when Close's grace period for in-flight requests runs out.
@@ -55,9 +65,21 @@ type Server struct {
 	// share; answers counts what became of their answers (answers.go).
 	queries *admit.Limiter
 	answers answerCounts
+	// qlog lists running and recent OpenTSDB queries (/api/stats/query).
+	qlog queryLog
+
+	// openPaths are Options.OpenPaths, served without credentials.
+	openPaths map[string]struct{}
+	// cors is the parsed CORSDomains and CORSHeaders (browser.go).
+	cors cors
+	// certs are the TLS certificates, nil without TLS; its reload
+	// goroutine runs from New to Close.
+	certs *tlsCerts
 }
 
-// New returns a Server for opts after EnsureDefaults and Validate.
+// New returns a Server for opts after EnsureDefaults and Validate. With
+// TLS configured it loads the certificates (an error if they do not load)
+// and starts the goroutine that reloads them, which Close stops.
 func New(opts Options) (*Server, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
@@ -68,8 +90,19 @@ func New(opts Options) (*Server, error) {
 	if s.queries, err = admit.New(admit.Options{MaxConcurrent: opts.MaxConcurrentQueries, MaxQueued: opts.MaxQueuedQueries}); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
+	if s.cors, err = newCORS(opts.CORSDomains, opts.CORSHeaders); err != nil {
+		return nil, err
+	}
 	s.work, s.stopWork = context.WithCancel(context.Background())
+	s.openPaths = make(map[string]struct{}, len(opts.OpenPaths))
+	for _, p := range opts.OpenPaths {
+		s.openPaths[p] = struct{}{}
+	}
 	s.routes = s.newRouter()
+	s.routes.applyMode(opts.Mode)
+	s.initRouteMetrics()
+	s.statsReg = prometheus.NewRegistry()
+	s.statsReg.MustRegister(statsCollector{opts.Stats})
 	s.versionJSON = appendVersionJSON(nil, opts.Version)
 	s.indexPage = s.routes.appendIndex(nil, opts.Version.Version)
 	s.httpConns = newConnQueue()
@@ -94,6 +127,15 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mu.listeners = make(map[net.Listener]struct{})
 	s.mu.conns = make(map[*conn]connKind)
+	if opts.TLS.enabled() {
+		if s.certs, err = newTLSCerts(opts.TLS, s.log); err != nil {
+			return nil, err
+		}
+		go s.certs.run()
+	}
+	if opts.AccessLog != nil {
+		s.access = newAccessLog(opts.AccessLog, opts.Metrics.dropped)
+	}
 	return s, nil
 }
 
@@ -210,6 +252,12 @@ func (s *Server) Close() error {
 	s.closeConnsLocked(func(connKind) bool { return true })
 	s.mu.Unlock()
 	s.wg.Wait()
+	if s.certs != nil {
+		s.certs.close()
+	}
+	if s.access != nil {
+		s.access.close()
+	}
 	return nil
 }
 
@@ -264,13 +312,20 @@ func isTimeout(err error) bool {
 // serveHTTP is the fasthttp handler: the router, then the end of a body
 // the handler left unread.
 func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
 	s.handle(ctx)
 	finishBody(ctx)
+	s.finishRequest(ctx, start)
 }
 
-// serve runs e, first buffering the request body (within
-// MaxRequestBodySize) unless e reads it as a stream.
+// serve runs e, once the request's credentials allow it (authorize),
+// first buffering the request body (within MaxRequestBodySize) unless e
+// reads it as a stream.
 func (s *Server) serve(ctx *fasthttp.RequestCtx, e endpoint) {
+	ctx.SetUserValue(routeKey{}, s.routeOf(ctx.Path(), e))
+	if !s.authorize(ctx, e) {
+		return
+	}
 	if !e.stream && e.handle != nil && !s.bufferBody(ctx) {
 		return
 	}

@@ -1,6 +1,10 @@
 package api
 
-import "github.com/valyala/fasthttp"
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
+)
 
 // appendVersionJSON appends v as OpenTSDB's /api/version object, fields in
 // the order OpenTSDB documents them.
@@ -21,9 +25,7 @@ func appendVersionJSON(dst []byte, v VersionInfo) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, f.k)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, f.v)
+		dst = jsonw.JSON.AppendPair(dst, f.k, f.v)
 	}
 	return append(dst, '}')
 }

@@ -51,7 +51,18 @@ type Options struct {
 	// Source or a lost slot, to count and log it; nil ignores it. A client
 	// that stops reading is the write deadline's business, not this.
 	Failed func(err error)
+	// Ended is told once that the answer is over: err is nil when the
+	// whole body was set as the response (whole) or reached the
+	// connection (streamed), else why not: the first part's failure, a
+	// cut, a failed write, or a response fasthttp dropped unwritten (a
+	// HEAD). It runs on the handler's goroutine for a whole answer and on
+	// the connection's once a streamed one is done; nil ignores it.
+	Ended func(err error, streamed bool)
 }
+
+// errNotSent ends a streamed answer released before its last part was
+// written.
+var errNotSent = errors.New("answer released before it was written in full")
 
 // Write makes the first part of src and answers the request with it:
 // whole when src ends within ChunkSize bytes, else streamed (chunked, or
@@ -72,6 +83,9 @@ func Write(ctx *fasthttp.RequestCtx, src Source, o Options) error {
 			writeWhole(ctx, part, &o)
 		}
 		putBuf(bp)
+		if o.Ended != nil {
+			o.Ended(err, false)
+		}
 		return err
 	}
 	b := &body{src: src, o: o, part: bp, first: true}
@@ -139,6 +153,7 @@ type body struct {
 	first bool    // part holds the first part, made by Write
 	done  bool    // the last part is made
 	cut   error   // the Source failed: the answer ends cut short
+	werr  error   // writing to the connection failed
 	zw    *gzip.Writer
 	out   outBuf // the bytes for the wire: part, or its compressed form
 	rd    int    // what Read has handed out of out
@@ -167,8 +182,10 @@ func (b *body) WriteTo(w io.Writer) (int64, error) {
 			k, werr := w.Write(b.out.b)
 			n += int64(k)
 			if werr != nil {
+				b.werr = werr
 				return n, werr
 			}
+			b.rd = len(b.out.b) // handed out, as Read counts it
 		}
 		switch {
 		case err != nil:
@@ -283,12 +300,29 @@ func (b *body) Close() error {
 	}
 	b.src.Close()
 	b.src = nil
+	if b.o.Ended != nil {
+		b.o.Ended(b.endErr(), true)
+	}
 	if b.zw != nil {
 		putGzip(b.zw)
 		b.zw = nil
 	}
 	putBuf(b.part)
 	b.part, b.out.b = nil, nil
+	return nil
+}
+
+// endErr is why a streamed answer did not reach the connection whole, or
+// nil.
+func (b *body) endErr() error {
+	switch {
+	case b.cut != nil:
+		return b.cut
+	case b.werr != nil:
+		return b.werr
+	case !b.done || b.zw != nil || b.rd < len(b.out.b):
+		return errNotSent
+	}
 	return nil
 }
 

@@ -112,3 +112,45 @@ func TestBodyReadMatchesWriteTo(t *testing.T) {
 		t.Errorf("cut: %v, reported %v, %d bytes ending %q", err, reported, got.Len(), got.Bytes()[max(0, got.Len()-20):])
 	}
 }
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("peer gone") }
+
+// TestBodyEnded: Close tells Options.Ended once how a streamed answer
+// ended: nil when every part was written, the Source's error for a cut,
+// the write's error for a failed write, and errNotSent when the body was
+// released unwritten.
+func TestBodyEnded(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		src  *counter
+		w    io.Writer // nil: never written
+		want func(error) bool
+	}{
+		{"whole", &counter{n: 100_000}, io.Discard, func(err error) bool { return err == nil }},
+		{"cut", &counter{n: 100_000, failAt: 50_000, err: boom}, io.Discard, func(err error) bool { return errors.Is(err, boom) }},
+		{"write failed", &counter{n: 100_000}, failWriter{}, func(err error) bool { return err != nil && err.Error() == "peer gone" }},
+		{"unwritten", &counter{n: 100_000}, nil, func(err error) bool { return errors.Is(err, errNotSent) }},
+	} {
+		var ended []error
+		part, _, _ := tc.src.Next(context.Background(), nil, ChunkSize)
+		b := &body{src: tc.src, part: &part, first: true, o: Options{Context: context.Background(),
+			Ended: func(err error, streamed bool) {
+				if !streamed {
+					t.Errorf("%s: told streamed=false", tc.name)
+				}
+				ended = append(ended, err)
+			}}}
+		if tc.w != nil {
+			b.WriteTo(tc.w)
+		}
+		b.Close()
+		b.Close()
+		if len(ended) != 1 || !tc.want(ended[0]) {
+			t.Errorf("%s: Ended told %v, want once", tc.name, ended)
+		}
+	}
+}

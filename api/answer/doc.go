@@ -40,4 +40,9 @@
 // client returns io.ErrUnexpectedEOF) rather than a complete answer; a
 // person reading the body sees why it stopped (an HTTP/1.0 client, whose
 // body ends with the close anyway, has only that text).
+//
+// Options.Ended learns once how each answer ended, whole or streamed:
+// a streamed answer is over when its last part reached the connection,
+// not when its first part was made, so a caller listing running
+// queries (/api/stats/query) keeps a slow reader's query listed.
 package answer

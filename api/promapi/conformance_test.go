@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // The expected bodies in this file are written from Prometheus
@@ -125,8 +127,8 @@ func TestAppendHTMLString(t *testing.T) {
 		"\u2028\u2029é":  `"\u2028\u2029é"`,
 		"a\xffb\x7f":     "\"a\\ufffdb\x7f\"",
 	} {
-		if got := string(appendHTMLString(nil, in)); got != want {
-			t.Errorf("appendHTMLString(%q) = %s, want %s", in, got, want)
+		if got := string(jsonw.HTML.AppendString(nil, in)); got != want {
+			t.Errorf("jsonw.HTML.AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -2,7 +2,18 @@
 // Prometheus's web/api/v1) on tsd's port, with fasthttp handlers that
 // package api routes: /api/v1/query, query_range, series, labels,
 // label/<name>/values, metadata, rules, query_exemplars, format_query and
-// status/buildinfo, also under /prometheus/api/v1/.
+// status/buildinfo, flags, runtimeinfo and tsdb, also under
+// /prometheus/api/v1/.
+//
+// The status pages: flags lists the Prometheus flags tsd has a setting
+// for (enable-feature, query.lookback-delta, query.max-samples,
+// query.timeout, storage.tsdb.retention.time); runtimeinfo has
+// Prometheus's fields, with reloadConfigSuccess true, lastConfigTime the
+// start and corruptionCount 0; tsdb's headStats.numSeries is the series
+// with points in tsd's head, seriesCountByMetricName the metrics with the
+// most series in the series index, and the figures tsd does not keep
+// (numLabelPairs, chunkCount, minTime, maxTime, the other lists) are 0 or
+// empty.
 //
 // Queries run on Prometheus's own promql.Engine over the
 // storage.Queryable in Options (tsd's, from query/promql, in the daemon),

@@ -4,13 +4,13 @@ import (
 	"context"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 
 	"github.com/tsd-db/tsd/api/answer"
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // appendSuccess appends {"status":"success","data":<data>[,"warnings":..]
@@ -26,11 +26,11 @@ func appendSuccess(dst []byte, warnings, infos []string, data func([]byte) []byt
 func appendNotices(dst []byte, warnings, infos []string) []byte {
 	if len(warnings) > 0 {
 		dst = append(dst, `,"warnings":`...)
-		dst = appendStrings(dst, warnings)
+		dst = jsonw.HTML.AppendStrings(dst, warnings)
 	}
 	if len(infos) > 0 {
 		dst = append(dst, `,"infos":`...)
-		dst = appendStrings(dst, infos)
+		dst = jsonw.HTML.AppendStrings(dst, infos)
 	}
 	return dst
 }
@@ -38,30 +38,17 @@ func appendNotices(dst []byte, warnings, infos []string) []byte {
 // appendErrorJSON appends Prometheus's error body.
 func appendErrorJSON(dst []byte, e *apiError) []byte {
 	dst = append(dst, `{"status":"error","errorType":`...)
-	dst = appendHTMLString(dst, e.typ.name)
+	dst = jsonw.HTML.AppendString(dst, e.typ.name)
 	dst = append(dst, `,"error":`...)
-	dst = appendHTMLString(dst, e.err.Error())
+	dst = jsonw.HTML.AppendString(dst, e.err.Error())
 	return append(dst, '}')
-}
-
-// appendStrings appends a JSON array of strings, escaped as Prometheus
-// escapes a []string.
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendHTMLString(dst, s)
-	}
-	return append(dst, ']')
 }
 
 // appendQueryData appends {"resultType":T,"result":R[,"stats":S]} for an
 // engine result; stats is the encoded statistics, nil for none.
 func appendQueryData(dst []byte, v promql.Result, stats []byte) []byte {
 	dst = append(dst, `{"resultType":`...)
-	dst = appendHTMLString(dst, string(v.Value.Type()))
+	dst = jsonw.HTML.AppendString(dst, string(v.Value.Type()))
 	dst = append(dst, `,"result":`...)
 	dst = appendValue(dst, v)
 	if stats != nil {
@@ -107,7 +94,7 @@ func newResultSource(v promql.Result, stats []byte, warnings, infos []string, do
 func (r *resultSource) Next(_ context.Context, dst []byte, max int) ([]byte, bool, error) {
 	if r.i < 0 {
 		dst = append(dst, `{"status":"success","data":{"resultType":`...)
-		dst = appendHTMLString(dst, string(r.v.Value.Type()))
+		dst = jsonw.HTML.AppendString(dst, string(r.v.Value.Type()))
 		dst = append(dst, `,"result":`...)
 		r.i = 0
 		if r.elements() < 0 { // a scalar, a string: whole
@@ -458,86 +445,7 @@ func appendLabels(dst []byte, ls labels.Labels) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendJSONString(dst, l.Name)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, l.Value)
+		dst = jsonw.JSON.AppendPair(dst, l.Name, l.Value)
 	})
 	return append(dst, '}')
 }
-
-// appendJSONString appends a label name or value as a JSON string
-// literal the way Prometheus's marshalLabelsJSON does (jsoniter's
-// Stream.WriteString: no HTML escaping), except that invalid UTF-8 bytes
-// become U+FFFD so the output is always valid JSON (Prometheus copies
-// them).
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			dst = utf8.AppendRune(dst, r)
-			i += n
-			continue
-		}
-		dst = appendJSONByte(dst, c)
-		i++
-	}
-	return append(dst, '"')
-}
-
-func appendJSONByte(dst []byte, c byte) []byte {
-	switch c {
-	case '"', '\\':
-		return append(dst, '\\', c)
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
-	}
-	if c < 0x20 {
-		return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-	}
-	return append(dst, c)
-}
-
-// appendHTMLString appends s as a JSON string literal the way Prometheus
-// writes every other string (warnings, errors, label name and value
-// lists, format_query: jsoniter's standard-library mode, its
-// writeStringSlowPathWithHTMLEscaped): <, > and & escaped as \u003c,
-// \u003e and \u0026, U+2028 and U+2029 escaped, invalid UTF-8 bytes as
-// \ufffd.
-func appendHTMLString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			dst = appendHTMLByte(dst, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			dst = append(dst, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(dst, '"')
-}
-
-func appendHTMLByte(dst []byte, c byte) []byte {
-	switch c {
-	case '<', '>', '&':
-		return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-	}
-	return appendJSONByte(dst, c)
-}
-
-const hexDigits = "0123456789abcdef"

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // lookup holds the parameters the series, labels and label values
@@ -265,7 +267,7 @@ func (a *API) respondStrings(ctx *fasthttp.RequestCtx, q storage.Querier, ss []s
 		warns.Add(errTruncated)
 	}
 	warnings, infos := noticeStrings(warns, "")
-	list := successList(warnings, infos, len(ss), func(b []byte, i int) []byte { return appendHTMLString(b, ss[i]) })
+	list := successList(warnings, infos, len(ss), func(b []byte, i int) []byte { return jsonw.HTML.AppendString(b, ss[i]) })
 	list.OnClose = func() { q.Close() }
 	a.respondSource(ctx, list)
 }

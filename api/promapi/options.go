@@ -45,6 +45,17 @@ type Options struct {
 	// LookbackDelta is how far back an instant selector looks for a
 	// series' last sample. Default 5 minutes.
 	LookbackDelta time.Duration
+	// Features is the comma list of PromQL features on, shown as
+	// enable-feature by /api/v1/status/flags. Default empty.
+	Features string
+	// Runtime is what /api/v1/status/runtimeinfo reports of the process
+	// beside the Go runtime's figures. Default zero: empty strings and
+	// the zero time.
+	Runtime RuntimeInfo
+	// TSDBStatus returns /api/v1/status/tsdb's figures, with at most limit
+	// metrics in SeriesCountByMetricName, the most series first. Default
+	// nil: every figure 0 and every list empty.
+	TSDBStatus func(ctx context.Context, limit int) (TSDBStatus, error)
 	// BuildVersion is data.version in /api/v1/status/buildinfo. Default
 	// DefaultBuildVersion.
 	BuildVersion string

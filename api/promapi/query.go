@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/prometheus/util/stats"
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/internal/jsonw"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 )
 
@@ -176,7 +177,7 @@ func (a *API) FormatQuery(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	pretty := expr.Pretty(0)
-	a.respond(ctx, nil, nil, func(b []byte) []byte { return appendHTMLString(b, pretty) })
+	a.respond(ctx, nil, nil, func(b []byte) []byte { return jsonw.HTML.AppendString(b, pretty) })
 }
 
 // QueryExemplars serves /api/v1/query_exemplars. tsd stores no exemplars,

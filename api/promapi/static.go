@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // Metadata serves /api/v1/metadata. tsd keeps no metric help or type, so
@@ -87,11 +89,11 @@ func (a *API) BuildInfo(ctx *fasthttp.RequestCtx) {
 	}
 	a.respond(ctx, nil, nil, func(b []byte) []byte {
 		b = append(b, `{"version":`...)
-		b = appendHTMLString(b, a.opts.BuildVersion)
+		b = jsonw.HTML.AppendString(b, a.opts.BuildVersion)
 		b = append(b, `,"revision":`...)
-		b = appendHTMLString(b, a.opts.Revision)
+		b = jsonw.HTML.AppendString(b, a.opts.Revision)
 		b = append(b, `,"branch":"","buildUser":"","buildDate":"","goVersion":`...)
-		b = appendHTMLString(b, runtime.Version())
+		b = jsonw.HTML.AppendString(b, runtime.Version())
 		return append(b, '}')
 	})
 }
