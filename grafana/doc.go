@@ -27,4 +27,11 @@
 // /api/annotation; every expected value is computed by the test's own
 // model of OpenTSDB's downsample, rate and group-by. They run for both row
 // formats, from the head and again from the store after a restart.
+//
+// dashboards/tsd.json is a dashboard of tsd's own health on the Prometheus
+// data source, loaded by provisioning/dashboards/tsd.yaml; its series are
+// those a tsd scraping itself (tsd.stats.self_scrape_interval) stores,
+// job="tsd". dashboard_test.go runs each panel's query against such a
+// daemon: every metric a panel names must be on /metrics, every panel
+// must answer a series.
 package grafana

@@ -27,13 +27,13 @@ func TestGrafanaOpenTSDBDataSource(t *testing.T) {
 			args := []string{"--data", t.TempDir(), "--tsd.storage.format=" + format}
 			d := startDaemon(t, args...)
 			data := newOTSData(time.Now())
-			data.load(t, d.addr)
-			t.Run("head", func(t *testing.T) { runOpenTSDBFixtures(t, "http://"+d.addr, data) })
-			if err := d.stop(); err != nil {
-				t.Fatalf("stop: %v\n%s", err, d.logs)
+			data.load(t, d.Addr)
+			t.Run("head", func(t *testing.T) { runOpenTSDBFixtures(t, "http://"+d.Addr, data) })
+			if err := d.Stop(t); err != nil {
+				t.Fatalf("stop: %v\n%s", err, d.Logs)
 			}
 			d = startDaemon(t, args...)
-			t.Run("restarted", func(t *testing.T) { runOpenTSDBFixtures(t, "http://"+d.addr, data) })
+			t.Run("restarted", func(t *testing.T) { runOpenTSDBFixtures(t, "http://"+d.Addr, data) })
 		})
 	}
 }

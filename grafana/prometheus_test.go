@@ -195,10 +195,10 @@ func secs(sec float64) string { return strconv.FormatFloat(sec, 'f', -1, 64) }
 // against a real tsd, at the root URL and under /prometheus.
 func TestGrafanaPrometheusDataSource(t *testing.T) {
 	d := startDaemon(t)
-	loadData(t, d.addr)
+	loadData(t, d.Addr)
 	for _, prefix := range []string{"", "/prometheus"} {
 		t.Run("url="+prefix+"/", func(t *testing.T) {
-			g := grafana{t: t, url: "http://" + d.addr + prefix}
+			g := grafana{t: t, url: "http://" + d.Addr + prefix}
 			t.Run("health check", g.healthCheck)
 			t.Run("range queries", g.rangeQueries)
 			t.Run("instant queries", g.instantQueries)

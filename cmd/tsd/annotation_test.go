@@ -11,7 +11,7 @@ import (
 func TestDaemonAnnotations(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 	resp, body := post(t, "POST", base+"/api/put",
 		[]byte(`{"metric":"sys.cpu.user","timestamp":1356998400,"value":42,"tags":{"host":"web01"}}`), false)
 	if resp.StatusCode != 204 {
@@ -31,18 +31,18 @@ func TestDaemonAnnotations(t *testing.T) {
 	}
 	check := func(d *daemon) {
 		t.Helper()
-		if code, body := d.get(t, "/api/annotation?tsuid=000001000001000001&start_time=1356998523"); code != 200 || body != series {
+		if code, body := d.Get(t, "/api/annotation?tsuid=000001000001000001&start_time=1356998523"); code != 200 || body != series {
 			t.Errorf("GET series note = %d %s", code, body)
 		}
-		if code, body := d.get(t, "/api/annotation?start_time=1356998400"); code != 200 || body != global {
+		if code, body := d.Get(t, "/api/annotation?start_time=1356998400"); code != 200 || body != global {
 			t.Errorf("GET global note = %d %s", code, body)
 		}
-		if code, body := d.get(t, "/api/annotation?start_time=1356998401"); code != 404 || !strings.Contains(body, "Unable to locate annotation in storage") {
+		if code, body := d.Get(t, "/api/annotation?start_time=1356998401"); code != 404 || !strings.Contains(body, "Unable to locate annotation in storage") {
 			t.Errorf("GET missing note = %d %s", code, body)
 		}
 	}
 	check(d)
-	if err := d.stop(t); err != nil {
+	if err := d.Stop(t); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	check(startDaemon(t, "--data", data))

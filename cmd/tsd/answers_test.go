@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,7 +24,7 @@ const ansT0 = 1_700_002_800
 // the version barrier: every point is acknowledged.
 func loadTelnet(t *testing.T, d *daemon, m string, hosts, span int) {
 	t.Helper()
-	c, err := net.Dial("tcp", d.addr)
+	c, err := net.Dial("tcp", d.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func loadTelnet(t *testing.T, d *daemon, m string, hosts, span int) {
 // io.ErrUnexpectedEOF).
 func rawGet(t *testing.T, d *daemon, path string) (*http.Response, string, error) {
 	t.Helper()
-	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true, DisableKeepAlives: true}}).Get("http://" + d.addr + path)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true, DisableKeepAlives: true}}).Get("http://" + d.Addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func rawGet(t *testing.T, d *daemon, path string) (*http.Response, string, error
 // metricValue reads a counter or gauge line of /metrics, -1 if absent.
 func metricValue(t *testing.T, d *daemon, line string) float64 {
 	t.Helper()
-	_, body := d.get(t, "/metrics")
+	_, body := d.Get(t, "/metrics")
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + ` (\S+)$`).FindStringSubmatch(body)
 	if m == nil {
 		return -1
@@ -95,16 +96,12 @@ func TestDaemonStalledClient(t *testing.T) {
 	loadTelnet(t, d, "big", 2000, 3600)
 	loadTelnet(t, d, "small", 2, 600)
 	small := fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:small", ansT0, ansT0+599)
-	code, want := d.get(t, small)
+	code, want := d.Get(t, small)
 	if code != 200 || !strings.HasPrefix(want, `[{"metric":"small"`) {
 		t.Fatalf("small query: %d %s", code, want)
 	}
-	c, err := net.Dial("tcp", d.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialSmallWindow(t, d.Addr)
 	defer c.Close()
-	c.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprintf(c, "GET /api/query?start=%d&end=%d&m=sum:big%%7Bhost=*%%7D HTTP/1.1\r\nHost: x\r\n\r\n", ansT0, ansT0+3599)
 	c.SetReadDeadline(time.Now().Add(time.Minute))
 	head, err := http.ReadResponse(bufio.NewReaderSize(c, 512), nil) // the head only; the body is never read
@@ -112,7 +109,7 @@ func TestDaemonStalledClient(t *testing.T) {
 		t.Fatalf("the large answer's head: %v %+v, want 200 chunked", err, head)
 	}
 	eventually(t, "a query to run beside the stalled answer", func() bool {
-		code, body := d.get(t, small)
+		code, body := d.Get(t, small)
 		return code == 200 && body == want
 	})
 	if n := metricValue(t, d, "tsd_connection_write_timeouts_total"); n != 0 {
@@ -121,7 +118,7 @@ func TestDaemonStalledClient(t *testing.T) {
 	eventually(t, "the write timeout", func() bool {
 		return metricValue(t, d, "tsd_connection_write_timeouts_total") == 1
 	})
-	if code, body := d.get(t, small); code != 200 || body != want {
+	if code, body := d.Get(t, small); code != 200 || body != want {
 		t.Errorf("after the close: %d %s", code, body)
 	}
 	if n := metricValue(t, d, "tsd_query_running"); n != 0 {
@@ -143,12 +140,8 @@ func slicesHas(ss []string, s string) bool {
 // its own writes then fail, and /metrics counts it.
 func TestDaemonTelnetWriteTimeout(t *testing.T) {
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.network.write_timeout=1s")
-	c, err := net.Dial("tcp", d.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialSmallWindow(t, d.Addr)
 	defer c.Close()
-	c.(*net.TCPConn).SetReadBuffer(4096)
 	lines := []byte(strings.Repeat("version\n", 4096))
 	c.SetWriteDeadline(time.Now().Add(time.Minute)) // liveness only: the server must close first
 	var werr error
@@ -188,7 +181,7 @@ func TestDaemonOutputLimit(t *testing.T) {
 			t.Errorf("output limit %s: %v, want %v", when, n, want)
 		}
 	}
-	eventually(t, "the abort logged", func() bool { return strings.Contains(d.logs.String(), "answer cut short: it passed the output limit") })
+	eventually(t, "the abort logged", func() bool { return strings.Contains(d.Logs.String(), "answer cut short: it passed the output limit") })
 }
 
 // TestDaemonQueueFull: with one query slot and no queue, twenty clients
@@ -238,4 +231,30 @@ func TestDaemonQueueFull(t *testing.T) {
 	if n := metricValue(t, d, "tsd_query_refused_total"); n < 2 {
 		t.Errorf("tsd_query_refused_total %v, want the refusals counted", n)
 	}
+}
+
+// dialSmallWindow dials addr with a 4 KiB receive buffer set before the
+// connection opens, so the server sees a small window from the first
+// segment. Set after connecting, a buffer below the window already
+// advertised makes the client's kernel drop the server's segments, their
+// ACKs with them, and the two can stall in retransmission backoff with
+// every reply already taken by the server's kernel: the server then
+// rightly waits for input and never meets its write timeout (a telnet
+// test failed so about one run in eight).
+func dialSmallWindow(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -148,7 +148,7 @@ func (l *faultLoad) batch(metric string, n int) ([]byte, map[string]int64) {
 func (l *faultLoad) put(t *testing.T, d *daemon, metric string, n int) (*http.Response, string) {
 	t.Helper()
 	body, vals := l.batch(metric, n)
-	resp, out := post(t, http.MethodPost, "http://"+d.addr+"/api/put?sync", body, false)
+	resp, out := post(t, http.MethodPost, "http://"+d.Addr+"/api/put?sync", body, false)
 	if resp.StatusCode == http.StatusNoContent {
 		for k, v := range vals {
 			l.acked[k] = v
@@ -162,9 +162,9 @@ func (l *faultLoad) put(t *testing.T, d *daemon, metric string, n int) (*http.Re
 func (l *faultLoad) check(t *testing.T, d *daemon, metric string) {
 	t.Helper()
 	got := map[string]map[string]float64{}
-	code, body := d.get(t, fmt.Sprintf("/api/query?start=%d&end=%d&ms&m=sum:%s{host=*}", l.t0, l.t0+3600_000, metric))
+	code, body := d.Get(t, fmt.Sprintf("/api/query?start=%d&end=%d&ms&m=sum:%s{host=*}", l.t0, l.t0+3600_000, metric))
 	if code != http.StatusOK {
-		t.Fatalf("query on %s: %d %.300s", d.addr, code, body)
+		t.Fatalf("query on %s: %d %.300s", d.Addr, code, body)
 	}
 	var res []struct {
 		Tags map[string]string  `json:"tags"`
@@ -181,12 +181,12 @@ func (l *faultLoad) check(t *testing.T, d *daemon, metric string) {
 		host, ts, _ := strings.Cut(k, "/")
 		if g, ok := got[host][ts]; !ok || g != float64(v) {
 			if missing++; missing <= 5 {
-				t.Errorf("%s: acknowledged %s at %s = %d, read %v (present %v)", d.addr, host, ts, v, g, ok)
+				t.Errorf("%s: acknowledged %s at %s = %d, read %v (present %v)", d.Addr, host, ts, v, g, ok)
 			}
 		}
 	}
 	if missing > 0 {
-		t.Fatalf("%s: %d of %d acknowledged points missing or wrong", d.addr, missing, len(l.acked))
+		t.Fatalf("%s: %d of %d acknowledged points missing or wrong", d.Addr, missing, len(l.acked))
 	}
 }
 
@@ -239,9 +239,9 @@ func TestBigtableOutage(t *testing.T) {
 		}
 	}
 	if !throttled {
-		t.Fatalf("no 503 after %d acknowledged points with the store down\n%s", len(l.acked), d.logs)
+		t.Fatalf("no 503 after %d acknowledged points with the store down\n%s", len(l.acked), d.Logs)
 	}
-	got := telnetSession(t, d.addr, fmt.Sprintf("put %s %d 1 host=h0", metric, l.t0+3599_000))
+	got := telnetSession(t, d.Addr, fmt.Sprintf("put %s %d 1 host=h0", metric, l.t0+3599_000))
 	if len(got) != 3 || !strings.HasPrefix(got[0], "put: Please throttle writes: ") {
 		t.Errorf("telnet put while throttled: %q", got)
 	}
@@ -260,7 +260,7 @@ func TestBigtableOutage(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ingest still refused 90s after the store came back: %d %s\n%s", resp.StatusCode, out, d.logs)
+			t.Fatalf("ingest still refused 90s after the store came back: %d %s\n%s", resp.StatusCode, out, d.Logs)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -271,7 +271,7 @@ func TestBigtableOutage(t *testing.T) {
 	for d.stat(t, "tsd.flush.points") < flushedAtCut+100_000 || d.stat(t, "tsd.head.memory-bytes") > 512<<10 {
 		if time.Now().After(deadline) {
 			t.Fatalf("flushed %d points since the cut, head %d bytes, 90s after the store came back\n%s",
-				d.stat(t, "tsd.flush.points")-flushedAtCut, d.stat(t, "tsd.head.memory-bytes"), d.logs)
+				d.stat(t, "tsd.flush.points")-flushedAtCut, d.stat(t, "tsd.head.memory-bytes"), d.Logs)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -279,8 +279,8 @@ func TestBigtableOutage(t *testing.T) {
 	putOne(t, d, "fault.new", "h0", l.t0, http.StatusNoContent)
 	putOne(t, d, "fault.other", "h1", l.t0, http.StatusNoContent)
 	l.check(t, d, metric)
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	t.Logf("%v: flushed and stopped; %d points acknowledged", elapsed(), len(l.acked))
 	// A daemon with an empty log reads only the store.
@@ -292,7 +292,7 @@ func TestBigtableOutage(t *testing.T) {
 // that name).
 func (d *daemon) stat(t *testing.T, metric string) int64 {
 	t.Helper()
-	code, body := d.get(t, "/api/stats")
+	code, body := d.Get(t, "/api/stats")
 	var stats []struct {
 		Metric string `json:"metric"`
 		Value  string `json:"value"`
@@ -318,7 +318,7 @@ func putOne(t *testing.T, d *daemon, metric, host string, t0 int64, want int) {
 	t.Helper()
 	body := fmt.Sprintf(`{"metric":%q,"timestamp":%d,"value":1,"tags":{"host":%q}}`, metric, t0, host)
 	c := &http.Client{Timeout: 20 * time.Second}
-	resp, err := c.Post("http://"+d.addr+"/api/put?sync", "application/json", strings.NewReader(body))
+	resp, err := c.Post("http://"+d.Addr+"/api/put?sync", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("put of %s{host=%s}: %v", metric, host, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/schema"
 )
 
 // newConfig returns a config holding every key's default.
@@ -106,12 +106,11 @@ func (c *config) validate() error {
 }
 
 // storeSettings returns the settings recorded with the store, marking the
-// ones the operator set so uid.EnsureRecord checks only those.
-func (c *config) storeSettings() uid.Settings {
+// ones the operator set so schema.EnsureRecord checks only those.
+func (c *config) storeSettings() schema.Settings {
 	s := c.settings
 	s.Given = 0
-	for _, one := range []uid.Setting{uid.SettingFormat, uid.SettingSaltWidth, uid.SettingSaltBuckets,
-		uid.SettingWidthMetric, uid.SettingWidthTagK, uid.SettingWidthTagV} {
+	for _, one := range schema.AllSettings.Each() {
 		if c.byName[one.String()].given {
 			s.Given |= one
 		}

@@ -5,11 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tsd-db/tsd/uid"
+	"github.com/tsd-db/tsd/schema"
 )
 
 // loadArgs loads a config from command-line args, with conf (if not empty)
@@ -39,7 +40,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil || logs != "" {
 		t.Fatalf("load: %v, logs %q", err, logs)
 	}
-	want := uid.DefaultSettings()
+	want := schema.DefaultSettings()
 	if c.port != 4242 || c.bind != "0.0.0.0" || c.engine != "pebble" || c.dataDir != "./data" ||
 		c.settings != want || !c.autoCreateMetrics || c.maxTags != 32 || c.dataTable != "tsdb" ||
 		c.uidTable != "tsdb-uid" || c.metaTable != "tsdb-meta" || !c.noDieDieDie ||
@@ -62,13 +63,13 @@ func TestFileThenFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.port != 6000 || c.dataDir != "/var/lib/tsd" || c.settings.Format != uid.FormatOpenTSDB ||
+	if c.port != 6000 || c.dataDir != "/var/lib/tsd" || c.settings.Format != schema.FormatOpenTSDB ||
 		c.settings.SaltWidth != 0 || c.autoCreateMetrics || c.allowSpecialChars != "!~/" ||
 		c.settings.Widths.TagV != 4 {
 		t.Errorf("file then flags: %+v", c)
 	}
 	s := c.storeSettings()
-	if want := uid.SettingFormat | uid.SettingSaltWidth | uid.SettingWidthTagV; s.Given != want {
+	if want := schema.SettingFormat | schema.SettingSaltWidth | schema.SettingWidthTagV; s.Given != want {
 		t.Errorf("Given = %v, want %v", s.Given, want)
 	}
 }
@@ -150,7 +151,7 @@ func TestHelpListsEveryKey(t *testing.T) {
 	writeHelp(&out, c)
 	for _, k := range c.keys {
 		if !strings.Contains(out.String(), "  "+k.name+" ("+k.typ) ||
-			!strings.Contains(out.String(), k.desc+` [default "`+k.def+`"]`) {
+			!strings.Contains(out.String(), k.desc+" [default "+strconv.Quote(k.def)+"]") {
 			t.Errorf("--help lacks %s with its default %q", k.name, k.def)
 		}
 	}

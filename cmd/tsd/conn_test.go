@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"github.com/tsd-db/tsd/internal/daemontest"
 	"io"
 	"log/slog"
 	"net"
@@ -49,7 +50,7 @@ func telnetVersionOK(c net.Conn, r *bufio.Reader) bool {
 
 func dialDaemon(t *testing.T, d *daemon) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", d.addr)
+	c, err := net.Dial("tcp", d.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +69,14 @@ func TestDaemonConnDeadlinesAndLimit(t *testing.T) {
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.network.read_header_timeout=300ms",
 		"--tsd.core.socket.timeout=1", "--tsd.core.connections.limit=3")
 	if !regexp.MustCompile(`msg="connection limit" limit=3 configured=3 open_file_limit=\d+ reserved=1256`).
-		MatchString(d.logs.String()) {
-		t.Errorf("no start line with the connection limit:\n%s", d.logs)
+		MatchString(d.Logs.String()) {
+		t.Errorf("no start line with the connection limit:\n%s", d.Logs)
 	}
 
-	slow := dialDaemon(t, d)
+	// Each start is taken before the dial: the daemon's head deadline runs
+	// from its accept, which a start taken after the dial can follow.
 	start := time.Now()
+	slow := dialDaemon(t, d)
 	go func() {
 		for _, b := range []byte("GET /api/version HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("y", 200)) {
 			if _, err := slow.Write([]byte{b}); err != nil {
@@ -85,8 +88,8 @@ func TestDaemonConnDeadlinesAndLimit(t *testing.T) {
 	if got, after := awaitClose(t, slow, start); !strings.HasPrefix(got, "HTTP/1.1 408 ") || after < head {
 		t.Errorf("slowloris HTTP client: read %q, closed after %v; want a 408 after %v", got, after, head)
 	}
-	partial := dialDaemon(t, d)
 	start = time.Now()
+	partial := dialDaemon(t, d)
 	io.WriteString(partial, "put sys.cpu.user 1356998400 1 host=a")
 	if _, after := awaitClose(t, partial, start); after < head {
 		t.Errorf("telnet line without its end: closed after %v, before %v", after, head)
@@ -121,20 +124,21 @@ func TestDaemonConnDeadlinesAndLimit(t *testing.T) {
 	body := metricsOnceServed(t, d)
 	// The /metrics request itself may be refused until the daemon sees
 	// the close, so the refusals are 1 or more.
-	if m := regexp.MustCompile(`tsd_connections_refused_total{reason="limit"} (\d+)\n`).FindStringSubmatch(body); m == nil || m[1] == "0" {
-		t.Errorf("/metrics counts no refusal:\n%s", grepLines(body, "tsd_connections"))
+	if m := regexp.MustCompile(`tsd_connectionmgr_connections_total{type="rejected"} (\d+)\n`).FindStringSubmatch(body); m == nil || m[1] == "0" {
+		t.Errorf("/metrics counts no refusal:\n%s", grepLines(body, "tsd_connection"))
 	}
 	for _, want := range []string{
 		`tsd_connections_timeouts_total{deadline="read_header"} 2`,
 		`tsd_connections_timeouts_total{deadline="idle"} 1`,
-		"# TYPE tsd_connections_open gauge",
+		"# TYPE tsd_connectionmgr_connections gauge",
+		`tsd_connectionmgr_exceptions_total{type="timeout"} 3`,
 	} {
 		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "tsd_connections"))
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "tsd_connection"))
 		}
 	}
-	if n := strings.Count(d.logs.String(), "kind=conn.limit"); n != 1 {
-		t.Errorf("%d conn.limit log lines, want 1:\n%s", n, d.logs)
+	if n := strings.Count(d.Logs.String(), "kind=conn.limit"); n != 1 {
+		t.Errorf("%d conn.limit log lines, want 1:\n%s", n, d.Logs)
 	}
 }
 
@@ -179,8 +183,8 @@ func TestDaemonConnLimitFitsOpenFiles(t *testing.T) {
 	const reserve = 1256 // pebble.DefaultMaxOpenFiles + fdMargin
 	d := startDaemonUlimit(t, reserve+20, "--data", t.TempDir())
 	if !regexp.MustCompile(`level=WARN msg="tsd.core.connections.limit lowered to fit the open-file limit less the store's reserve" limit=20 configured=10000 open_file_limit=1276 reserved=1256`).
-		MatchString(d.logs.String()) {
-		t.Errorf("no warning of the lowered limit:\n%s", d.logs)
+		MatchString(d.Logs.String()) {
+		t.Errorf("no warning of the lowered limit:\n%s", d.Logs)
 	}
 	var open []net.Conn
 	for i := range 20 {
@@ -202,8 +206,8 @@ func TestDaemonConnLimitFitsOpenFiles(t *testing.T) {
 	// pebble's 1,000 open sstables beside clients: the store and clients
 	// share what is left, and the daemon serves.
 	low := startDaemonUlimit(t, 1024, "--data", t.TempDir())
-	if !strings.Contains(low.logs.String(), "store_open_files=384") || !strings.Contains(low.logs.String(), "limit=384") {
-		t.Errorf("under ulimit -n 1024, no warning of the shared limit:\n%s", low.logs)
+	if !strings.Contains(low.Logs.String(), "store_open_files=384") || !strings.Contains(low.Logs.String(), "limit=384") {
+		t.Errorf("under ulimit -n 1024, no warning of the shared limit:\n%s", low.Logs)
 	}
 	if c := dialDaemon(t, low); !telnetVersionOK(c, bufio.NewReader(c)) {
 		t.Error("under ulimit -n 1024, a connection was not served")
@@ -224,25 +228,7 @@ func startDaemonUlimit(t *testing.T, n int, args ...string) *daemon {
 	t.Helper()
 	args = append([]string{"-c", `ulimit -n ` + strconv.Itoa(n) + ` && exec "$0" "$@"`, tsdBinary(t),
 		"--port=0", "--tsd.network.bind=127.0.0.1"}, args...)
-	d := &daemon{cmd: exec.Command("sh", args...), logs: &logBuffer{}, done: make(chan error, 1)}
-	stderr, err := d.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.stop(t) })
-	found := make(chan string, 1)
-	go d.readLogs(stderr, found)
-	select {
-	case d.addr = <-found:
-	case err := <-d.done:
-		t.Fatalf("tsd exited before listening: %v\n%s", err, d.logs)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("tsd did not log its address within 60s:\n%s", d.logs)
-	}
-	return d
+	return &daemon{daemontest.StartCommand(t, exec.Command("sh", args...))}
 }
 
 func TestPlanFDs(t *testing.T) {

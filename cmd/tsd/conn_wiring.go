@@ -12,9 +12,11 @@ import (
 
 // networkConfig holds the connection keys.
 type networkConfig struct {
-	readHeaderTimeout time.Duration // tsd.network.read_header_timeout, 0 none
-	socketTimeout     int           // tsd.core.socket.timeout, seconds, 0 none
-	connLimit         int           // tsd.core.connections.limit, 0 none but the descriptors'
+	readHeaderTimeout time.Duration  // tsd.network.read_header_timeout, 0 none
+	socketTimeout     int            // tsd.core.socket.timeout, seconds, 0 none
+	connLimit         int            // tsd.core.connections.limit, 0 none but the descriptors'
+	tls               api.TLSOptions // tsd.network.tls.*
+	tlsReload         time.Duration  // tsd.network.tls.reload_interval, 0 only SIGHUP
 }
 
 // fdMargin is the descriptors kept from clients besides the pebble
@@ -92,6 +94,8 @@ func (c *config) wireConns(opts *api.Options, log *slog.Logger) {
 		opts.IdleTimeout = time.Duration(n.socketTimeout) * time.Second
 	}
 	opts.MaxConns = c.fds.conns
+	opts.TLS = n.tls
+	opts.TLS.ReloadInterval = noneIfZero(n.tlsReload)
 	args := []any{"limit", c.fds.conns, "configured", n.connLimit, "open_file_limit", openFileLimit(),
 		"reserved", fdMargin + c.fds.storeFiles}
 	switch {
@@ -114,12 +118,25 @@ func (l *statList) connStats(srv *api.Server) {
 		return
 	}
 	s := srv.ConnStats()
-	l.add("tsd.connections.open", "Client connections open, telnet and HTTP.", false, s.Open)
-	l.add("tsd.connections.accepted", "Client connections accepted and served.", true, s.Accepted)
-	l.add("tsd.connections.refused", "Client connections closed at once, by reason.", true, s.Refused,
-		api.StatTag{Key: "reason", Value: "limit"})
+	// OpenTSDB's ConnectionManager stats.
+	l.add("tsd.connectionmgr.connections", "Client connections, telnet and HTTP, by type: open now.", false, s.Open,
+		api.StatTag{Key: "type", Value: "open"})
+	l.add("tsd.connectionmgr.connections", "Client connections, telnet and HTTP, by type: rejected at once (tsd.network.max_connections), accepted in total.", true, s.Refused,
+		api.StatTag{Key: "type", Value: "rejected"})
+	l.add("tsd.connectionmgr.connections", "Client connections, telnet and HTTP, by type: rejected at once (tsd.network.max_connections), accepted in total.", true, s.Accepted,
+		api.StatTag{Key: "type", Value: "total"})
+	const excHelp = "Client connections closed by a failure, by type: a read deadline (timeout: a request head not sent in time, or idle), reset by the client, written to after the client closed them (closed), other read or write failures (unknown)."
+	for _, e := range []struct {
+		typ string
+		n   int64
+	}{{"timeout", s.ReadHeaderTimeouts + s.IdleTimeouts}, {"reset", s.Resets}, {"closed", s.Closed}, {"unknown", s.Failed}} {
+		l.add("tsd.connectionmgr.exceptions", excHelp, true, e.n, api.StatTag{Key: "type", Value: e.typ})
+	}
 	l.add("tsd.connections.timeouts", "Client connections closed by a read deadline, by deadline.", true,
 		s.ReadHeaderTimeouts, api.StatTag{Key: "deadline", Value: "read_header"})
 	l.add("tsd.connections.timeouts", "Client connections closed by a read deadline, by deadline.", true,
 		s.IdleTimeouts, api.StatTag{Key: "deadline", Value: "idle"})
+	l.add("tsd.connections.tls.handshakes", "TLS sessions started on the port.", true, s.TLSHandshakes)
+	l.add("tsd.connections.tls.handshake_failures", "Connections closed because their TLS handshake failed.", true, s.TLSHandshakeFailures)
+	l.add("tsd.connections.tls.plaintext_refused", "Plaintext HTTP requests and telnet connections refused by tsd.network.tls.required.", true, s.PlaintextRefused)
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -37,13 +36,6 @@ type crashClient struct {
 	acked [][2]int // [first, end) seq spans answered 204
 }
 
-// kill sends SIGKILL and waits for the process to end.
-func (d *daemon) kill() {
-	d.cmd.Process.Signal(syscall.SIGKILL)
-	err := <-d.done
-	d.done <- err
-}
-
 // TestDaemonCrashUnderPutLoad SIGKILLs tsd at a random moment while
 // clients post /api/put batches (every other one with ?sync), restarts it
 // on the same directory and checks that every acknowledged point is
@@ -67,8 +59,8 @@ func TestDaemonCrashUnderPutLoad(t *testing.T) {
 		if round%2 == 0 && round != *crashIters-1 {
 			continue
 		}
-		if err := d.stop(t); err != nil {
-			t.Fatalf("stop after round %d: %v\n%s", round, err, d.logs)
+		if err := d.Stop(t); err != nil {
+			t.Fatalf("stop after round %d: %v\n%s", round, err, d.Logs)
 		}
 		for _, r := range pending {
 			checkCrashRound(t, data, r, clients[r])
@@ -90,11 +82,11 @@ func crashRound(t *testing.T, d *daemon, round int) []crashClient {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cs[g].load(t, "http://"+d.addr, round, g, stop)
+			cs[g].load(t, "http://"+d.Addr, round, g, stop)
 		}()
 	}
 	time.Sleep(time.Duration(100+rand.IntN(900)) * time.Millisecond)
-	d.kill()
+	d.Kill()
 	close(stop)
 	wg.Wait()
 	return cs
@@ -159,9 +151,9 @@ var replayRE = regexp.MustCompile(`msg="head replayed its log" .* samples=(\d+) 
 // the log (none of their rows was due to be flushed).
 func checkReplay(t *testing.T, d *daemon, cs []crashClient) {
 	t.Helper()
-	m := replayRE.FindStringSubmatch(d.logs.String())
+	m := replayRE.FindStringSubmatch(d.Logs.String())
 	if m == nil {
-		t.Fatalf("no replay line:\n%s", d.logs)
+		t.Fatalf("no replay line:\n%s", d.Logs)
 	}
 	samples, _ := strconv.Atoi(m[1])
 	acked := 0

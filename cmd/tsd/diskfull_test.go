@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tsd-db/tsd/internal/daemontest"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -25,8 +26,8 @@ import (
 
 // memDaemon is serve running in this process.
 type memDaemon struct {
-	addr   string
-	logs   *logBuffer
+	Addr   string
+	Logs   *daemontest.Logs
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -45,8 +46,8 @@ func startMem(t *testing.T, disk vfs.FS, args ...string) *memDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &memDaemon{logs: &logBuffer{}, done: make(chan error, 1)}
-	log := slog.New(slog.NewTextHandler(d.logs, nil))
+	d := &memDaemon{Logs: &daemontest.Logs{}, done: make(chan error, 1)}
+	log := slog.New(slog.NewTextHandler(d.Logs, nil))
 	if err := c.load(cl, log); err != nil {
 		t.Fatal(err)
 	}
@@ -54,40 +55,40 @@ func startMem(t *testing.T, disk vfs.FS, args ...string) *memDaemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	go func() { d.done <- serve(ctx, c, log) }()
-	t.Cleanup(func() { d.stop(t) })
+	t.Cleanup(func() { d.Stop(t) })
 	deadline := time.Now().Add(30 * time.Second)
-	for d.addr == "" {
-		if m := listeningRE.FindStringSubmatch(d.logs.String()); m != nil {
-			d.addr = m[1]
+	for d.Addr == "" {
+		if addr, ok := daemontest.ListenAddr(d.Logs.String()); ok {
+			d.Addr = addr
 			break
 		}
 		select {
 		case err := <-d.done:
 			d.done <- err
-			t.Fatalf("serve returned before listening: %v\n%s", err, d.logs)
+			t.Fatalf("serve returned before listening: %v\n%s", err, d.Logs)
 		case <-time.After(5 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the daemon did not listen within 30s:\n%s", d.logs)
+			t.Fatalf("the daemon did not listen within 30s:\n%s", d.Logs)
 		}
 	}
 	return d
 }
 
 // stop shuts the daemon down as SIGTERM does and returns serve's error.
-func (d *memDaemon) stop(t *testing.T) error {
+func (d *memDaemon) Stop(t *testing.T) error {
 	d.cancel()
 	select {
 	case err := <-d.done:
 		d.done <- err
 		return err
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the daemon did not stop within 30s:\n%s", d.logs)
+		t.Fatalf("the daemon did not stop within 30s:\n%s", d.Logs)
 		return nil
 	}
 }
 
-func (d *memDaemon) base() string { return "http://" + d.addr }
+func (d *memDaemon) base() string { return "http://" + d.Addr }
 
 // putPoint sends one /api/put point and returns the status, the
 // Retry-After header and the body.
@@ -193,7 +194,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // line answered.
 func telnetLine(t *testing.T, d *memDaemon, line string) string {
 	t.Helper()
-	return telnetSession(t, d.addr, line)[0]
+	return telnetSession(t, d.Addr, line)[0]
 }
 
 // TestDiskFullDaemonNoPanic: another process fills the disk behind the
@@ -236,14 +237,14 @@ func TestDiskFullDaemonNoPanic(t *testing.T) {
 		t.Errorf("tsd_storage_read_only = %v after space came back", v)
 	}
 	acked2 := putAcked(t, d, "disk.acked", 30, false)
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	d = startMem(t, disk, diskArgs...)
 	samePoints(t, "acknowledged points after a restart", d.points(t, "disk.acked"), acked2)
 	samePoints(t, "the point written after space came back", d.points(t, "disk.new"), map[int64]float64{diskT0: 1})
-	if strings.Contains(d.logs.String(), "panic") {
-		t.Errorf("log mentions a panic:\n%s", d.logs)
+	if strings.Contains(d.Logs.String(), "panic") {
+		t.Errorf("log mentions a panic:\n%s", d.Logs)
 	}
 }
 
@@ -294,8 +295,8 @@ func TestDiskLowDaemon(t *testing.T) {
 		t.Errorf(`tsd_ingest_read_only_total{protocol="put"} = %v, want at least 3`, v)
 	}
 	time.Sleep(300 * time.Millisecond) // fifteen checks
-	if n := len(refusingRE.FindAllString(d.logs.String(), -1)); n != 1 {
-		t.Errorf("%d refusal warnings, want 1 a minute:\n%s", n, d.logs)
+	if n := len(refusingRE.FindAllString(d.Logs.String(), -1)); n != 1 {
+		t.Errorf("%d refusal warnings, want 1 a minute:\n%s", n, d.Logs)
 	}
 
 	disk.SetAvail(diskfull.Roomy)
@@ -324,7 +325,7 @@ func TestDiskFullDaemonStart(t *testing.T) {
 	// Power lost: only what was synced survives. The UIDs and series are
 	// in pebble's log, the points in tsd's.
 	crashed := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-	if err := d.stop(t); err != nil {
+	if err := d.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 
@@ -348,8 +349,8 @@ func TestDiskFullDaemonStart(t *testing.T) {
 		code, _, _ := d.putPoint(t, "", "start.new", diskT0, 1)
 		return code == 204
 	})
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	d = startMem(t, disk, diskArgs...)
 	samePoints(t, "acknowledged points after a restart", d.points(t, "start.acked"), acked)
@@ -365,11 +366,11 @@ func TestDiskFullDaemonStop(t *testing.T) {
 	acked := putAcked(t, d, "stop.acked", 20, false)
 	disk.SetAvail(1 << 20)
 	waitFor(t, "read-only", func() bool { return d.metric(t, "tsd_storage_read_only") == 1 })
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop while read-only: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop while read-only: %v\n%s", err, d.Logs)
 	}
-	if !strings.Contains(d.logs.String(), "read-only at shutdown") {
-		t.Errorf("no line saying the points wait in the log:\n%s", d.logs)
+	if !strings.Contains(d.Logs.String(), "read-only at shutdown") {
+		t.Errorf("no line saying the points wait in the log:\n%s", d.Logs)
 	}
 	disk.Free()
 	d = startMem(t, disk, diskArgs...)

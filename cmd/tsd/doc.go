@@ -3,7 +3,9 @@
 // tsd.storage.directory, or Cloud Bigtable), makes sure the data, UID and
 // meta tables and the settings record exist, and serves every API on
 // tsd.network.port (4242) through package api until SIGINT or SIGTERM,
-// when it shuts the server down and closes the store.
+// when it shuts the server down and closes the store. SIGHUP reloads the
+// TLS certificates (api.Server.Reload). With tsd.mode=ro it only checks
+// the tables and the record, and opens no write path.
 //
 // # Configuration
 //
@@ -58,6 +60,12 @@
 // lost key ranges into what an operator can act on: metrics and hours of the
 // data table per salt bucket, names from the UID table, and the UID and
 // series index rows lost with the command that rebuilds them.
+// `tsd rollup rebuild` (rollup_cmd.go) runs flush.RebuildRollups on the
+// stopped daemon's store (--data), or asks a running daemon to
+// (--url: POST /api/rollup/rebuild, wired by wireRollupRebuild).
+// `tsd compact` (compact_cmd.go) compacts a stopped daemon's store, or asks
+// a running daemon to flush its head, drain its compaction queue and
+// compact (--url: POST /api/compact, wired by wireCompact).
 //
 // # Damage
 //

@@ -12,7 +12,14 @@ func writeHelp(w io.Writer, c *config) {
        tsd uid [--config FILE] [--KEY=VALUE]... COMMAND [ARGS]
        tsd scan [--config FILE] [--KEY=VALUE]... START [END] METRIC [TAGK=TAGV]...
        tsd index [--config FILE] [--KEY=VALUE]... rebuild
+       tsd rollup [--config FILE] [--KEY=VALUE]... rebuild [--data DIR | --url URL] START [END] [METRIC...]
        tsd repair [--config FILE] [--KEY=VALUE]...
+       tsd tree [--config FILE] [--KEY=VALUE]... sync
+       tsd import [--url URL | --data DIR] [--strict] FILE...
+       tsd export [--data DIR | --url URL] [--format=F] START [END] [METRIC[{FILTERS}]]...
+       tsd fsck [--data DIR] [--fix] [--resolve-duplicates] [START END] [METRIC...]
+       tsd version | tsd --version
+       tsd compact [--config FILE] [--KEY=VALUE]... [--data DIR | --url URL]
 
 tsd is a time-series database in the lineage of OpenTSDB. "serve" (the
 default command) runs the daemon: OpenTSDB's telnet protocol and HTTP API,
@@ -29,7 +36,14 @@ Commands:
   uid ...        read and repair the UID table (tsd uid --help)
   scan ...       print a metric's raw rows and points (tsd scan --help)
   index rebuild  build the series index from the data table (tsd index --help)
+  rollup rebuild build rollup cells for stored raw data (tsd rollup --help)
   repair         rebuild a store's damaged sstables, say what was lost (tsd repair --help)
+  tree sync      file every series in every enabled tree (tsd tree --help)
+  import FILE... load OpenTSDB's import text format into a daemon or a store (tsd import --help)
+  export ...     write points as OpenTSDB, Prometheus or Influx text (tsd export --help)
+  fsck ...       check the data table and the series index, and repair (tsd fsck --help)
+  version        print the version and source revision (also --version)
+  compact        flush, drain and compact a store to its settled size (tsd compact --help)
   help           print this help
 
 Flags:

@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/rowkey"
-	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
+	"github.com/tsd-db/tsd/uid/index/rebuild"
 )
 
 // indexUsage documents `tsd index`.
@@ -116,35 +116,22 @@ func cutFlag(a string) (name, value string, has bool) {
 }
 
 // rebuild opens the store, the UID table (recording the settings of a store
-// that has none) and the index, and runs ingest.RebuildIndex.
+// that has none) and the index, and runs rebuild.RebuildIndex.
 func (ic *indexCmd) rebuild(ctx context.Context, c *config, log *slog.Logger, out io.Writer) (int, error) {
 	db, err := openUIDStore(ctx, c, log)
 	if err != nil {
 		return exitFailed, err
 	}
 	defer db.Close()
-	for _, spec := range []storage.TableSpec{uid.TableSpec(c.uidTable), uid.MetaTableSpec(c.metaTable)} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			return exitFailed, fmt.Errorf("ensure table %s: %w", spec.Name, err)
-		}
-	}
-	uidTbl, err := db.Table(ctx, c.uidTable)
-	if err != nil {
-		return exitFailed, err
-	}
-	st, err := storeRecord(ctx, c, db, uidTbl, true)
-	if err != nil {
-		return exitFailed, err
-	}
-	u, err := uid.New(uidTbl, &uid.Options{Widths: st.Widths, Format: st.Format, Logger: log})
+	u, st, err := openUIDTable(ctx, c, db, true, log)
 	if err != nil {
 		return exitFailed, err
 	}
 	return ic.rebuildWith(ctx, c, db, u, st, log, out)
 }
 
-func (ic *indexCmd) rebuildWith(ctx context.Context, c *config, db storage.DB, u *uid.UIDs, st uid.Settings, log *slog.Logger, out io.Writer) (int, error) {
-	sl, err := salt.New(st.SaltWidth, st.SaltBuckets)
+func (ic *indexCmd) rebuildWith(ctx context.Context, c *config, db storage.DB, u *uid.UIDs, st schema.Settings, log *slog.Logger, out io.Writer) (int, error) {
+	sl, err := st.Salt()
 	if err != nil {
 		return exitFailed, err
 	}
@@ -160,7 +147,7 @@ func (ic *indexCmd) rebuildWith(ctx context.Context, c *config, db storage.DB, u
 	if err != nil {
 		return exitFailed, fmt.Errorf("open series index: %w", err)
 	}
-	rs, err := ingest.RebuildIndex(ctx, &ingest.RebuildOptions{Data: data, Index: ix, Batch: ic.batch, Logger: log,
+	rs, err := rebuild.RebuildIndex(ctx, &rebuild.RebuildOptions{Data: data, Index: ix, Batch: ic.batch, Logger: log,
 		Layout: rowkey.Layout{Widths: st.Widths, Salt: sl, MaxTags: c.maxTags}})
 	n := ix.Len()
 	if cerr := ix.Close(); err == nil && cerr != nil {

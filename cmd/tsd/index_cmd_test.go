@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -35,14 +36,12 @@ func buildOpenTSDBStore(t *testing.T, dir string, hours int) [][]byte {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, spec := range []storage.TableSpec{dataTableSpec("tsdb"), uid.TableSpec(uid.DefaultTable)} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
+	tbls, err := storage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable), uid.TableSpec(uid.DefaultTable))
+	if err != nil {
+		t.Fatal(err)
 	}
-	data, _ := db.Table(ctx, "tsdb")
-	uidTbl, _ := db.Table(ctx, uid.DefaultTable)
-	u, err := uid.New(uidTbl, &uid.Options{Format: uid.FormatOpenTSDB})
+	data, uidTbl := tbls[0], tbls[1]
+	u, err := uid.New(uidTbl, &uid.Options{Format: schema.FormatOpenTSDB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +85,7 @@ func checkIndexSpans(t *testing.T, dir string, tsuids [][]byte, hours int) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	meta, err := db.Table(ctx, uid.DefaultMetaTable)
+	meta, err := db.Table(ctx, schema.DefaultMetaTable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +173,7 @@ func TestIndexRebuildBinary(t *testing.T) {
 	// The daemon on the rebuilt store answers /api/query/last from the
 	// index spans: web01's point in its last hour (hour 2, value 2).
 	d := startDaemon(t, "--data", dir)
-	code, body := d.get(t, "/api/query/last?resolve&timeseries="+url.QueryEscape("sys.cpu.user{host=web01}"))
+	code, body := d.Get(t, "/api/query/last?resolve&timeseries="+url.QueryEscape("sys.cpu.user{host=web01}"))
 	wantLast := fmt.Sprintf(`[{"metric":"sys.cpu.user","timestamp":%d,"value":"2","tags":{"host":"web01"},"tsuid":"%X"}]`,
 		(hourH+2*3600+1)*1000, tsuids[0])
 	if code != 200 || body != wantLast {
@@ -186,7 +185,7 @@ func TestIndexRebuildBinary(t *testing.T) {
 	q := fmt.Sprintf(`{"time":{"start":"%d","end":"%d","aggregator":"sum"},"filters":[{"id":"w1","tags":[{"type":"literal_or","tagk":"host","filter":"web01"}]},`+
 		`{"id":"w2","tags":[{"type":"literal_or","tagk":"host","filter":"web02"}]}],"metrics":[{"id":"a","metric":"sys.cpu.user","filter":"w1"},`+
 		`{"id":"b","metric":"sys.cpu.user","filter":"w2"}],"expressions":[{"id":"e","expr":"a + b * 10","join":{"operator":"intersection","useQueryTags":true}}]}`, hourH, hourH+3*3600)
-	resp, body := post(t, "POST", "http://"+d.addr+"/api/query/exp", []byte(q), false)
+	resp, body := post(t, "POST", "http://"+d.Addr+"/api/query/exp", []byte(q), false)
 	ms := func(h int64) int64 { return (hourH + h*3600 + 1) * 1000 }
 	wantDPS := fmt.Sprintf(`"dps":[[%d,0.0],[%d,11.0],[%d,22.0]]`, ms(0), ms(1), ms(2))
 	if resp.StatusCode != 200 || !strings.Contains(body, wantDPS) {

@@ -50,7 +50,7 @@ func post(t *testing.T, method, url string, body []byte, chunked bool, hdr ...st
 func TestDaemonHTTPIngest(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 
 	// Telegraf's /api/put: gzip, Go's json.Encoder newline after each element.
 	telegraf := `[{"metric":"put.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}}` + "\n" +
@@ -132,8 +132,8 @@ func TestDaemonHTTPIngest(t *testing.T) {
 		t.Errorf("remote_write garbage = %d %s", resp.StatusCode, body)
 	}
 
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	for metric, want := range map[string][]string{
 		"put.m":     {"1356998400000 1 int", "1356998401000 2.5 float32", "1356998403000 7 int"},

@@ -15,13 +15,13 @@ import (
 func TestDaemonIngestConfiguredLimits(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data, "--tsd.storage.max_tags=2", "--tsd.core.tag.allow_specialchars=!")
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 
-	got := telnetSession(t, d.addr,
+	got := telnetSession(t, d.Addr,
 		"put lim.telnet 1356998400 1 a=1 b=2",
 		"put lim.telnet 1356998401 2 a=1 b=2 c=3",
 		"put lim!telnet 1356998402 3 a=1")
-	if len(got) != 3 || !strings.HasPrefix(got[0], "put: illegal argument: Too many tags: 3 maximum allowed: 2") {
+	if len(got) != 3 || got[0] != "put: illegal argument: Too many tags: 3 maximum allowed: 2, tags: {a=1, b=2, c=3}" {
 		t.Errorf("telnet replies %q", got)
 	}
 
@@ -29,8 +29,11 @@ func TestDaemonIngestConfiguredLimits(t *testing.T) {
 		`[{"metric":"lim.put","timestamp":1356998400,"value":1,"tags":{"a":"1","b":"2"}},`+
 			`{"metric":"lim.put","timestamp":1356998401,"value":2,"tags":{"a":"1","b":"2","c":"3"}},`+
 			`{"metric":"lim!put","timestamp":1356998402,"value":3,"tags":{"a":"1"}}]`), false)
+	// Every tag is listed, and the point is echoed in OpenTSDB's datapoint
+	// form (the value a string), not as sent.
 	if resp.StatusCode != 400 || !strings.HasPrefix(body, `{"success":2,"failed":1,"errors":[{"datapoint":{"metric":"lim.put","timestamp":1356998401`) ||
-		!strings.Contains(body, `"error":"Too many tags: 3 maximum allowed: 2`) {
+		!strings.Contains(body, `{"datapoint":{"metric":"lim.put","timestamp":1356998401,"value":"2","tags":{"a":"1","b":"2","c":"3"}},`+
+			`"error":"Too many tags: 3 maximum allowed: 2, tags: {a=1, b=2, c=3}"}`) {
 		t.Errorf("/api/put 3 tags = %d %s", resp.StatusCode, body)
 	}
 
@@ -67,8 +70,8 @@ func TestDaemonIngestConfiguredLimits(t *testing.T) {
 		t.Errorf("remote_write 3 labels = %d %s", resp.StatusCode, body)
 	}
 
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	for metric, want := range map[string][]string{
 		"lim.telnet": {"1356998400000 1 int"},
@@ -95,12 +98,12 @@ func TestDaemonIngestConfiguredLimits(t *testing.T) {
 func TestDaemonLongNamesAreBadData(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 	long := strings.Repeat("n", 4097)
 	fields := []string{"metric name of 4097 bytes exceeds 4096", "tag name of 4097 bytes exceeds 4096",
 		"tag value of 4097 bytes exceeds 4096"}
 
-	got := telnetSession(t, d.addr,
+	got := telnetSession(t, d.Addr,
 		"put ln.telnet 1356998400 1 host=a",
 		"put "+long+" 1356998401 2 host=a",
 		"put ln.telnet 1356998402 3 "+long+"=a",
@@ -179,8 +182,8 @@ func TestDaemonLongNamesAreBadData(t *testing.T) {
 		}
 	}
 
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	for metric, want := range map[string][]string{
 		"ln.telnet": {"1356998400000 1 int", "1356998404000 5 int"},
@@ -202,7 +205,7 @@ func TestDaemonLongNamesAreBadData(t *testing.T) {
 func TestDaemonSeriesLimits(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data, "--tsd.core.max_hourly_series=6", "--tsd.core.max_series_per_metric=3")
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 	const perMetric, hourly = "tsd.core.max_series_per_metric", "tsd.core.max_hourly_series"
 
 	// Per metric: card.pm's fourth series is refused; 3 series in the hour.
@@ -221,7 +224,7 @@ func TestDaemonSeriesLimits(t *testing.T) {
 	if resp.StatusCode != 204 {
 		t.Errorf("/write = %d %s", resp.StatusCode, body)
 	}
-	got := telnetSession(t, d.addr,
+	got := telnetSession(t, d.Addr,
 		"put card.h1 1356998400 1 host=a",
 		"put card.h2 1356998400 2 host=a",
 		"put card.h3 1356998400 3 host=a",
@@ -251,7 +254,7 @@ func TestDaemonSeriesLimits(t *testing.T) {
 		resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "1" {
 		t.Errorf("remote_write = %d %v %s", resp.StatusCode, resp.Header, body)
 	}
-	code, metrics := d.get(t, "/metrics")
+	code, metrics := d.Get(t, "/metrics")
 	for _, want := range []string{
 		`tsd_ingest_series_limit_refused_total{limit="` + hourly + `"} 3`,
 		`tsd_ingest_series_limit_refused_total{limit="` + perMetric + `"} 1`,
@@ -263,8 +266,8 @@ func TestDaemonSeriesLimits(t *testing.T) {
 		}
 	}
 
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	for metric, want := range map[string][]string{
 		"card.pm": {"1356998400000 1 int", "1356998401000 5 int", "1356998400000 2 int", "1356998402000 6 int",

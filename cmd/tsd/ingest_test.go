@@ -68,7 +68,7 @@ func TestDaemonTelnetIngest(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
 	long := "put sys.cpu.user 1356998405 1 host=" + strings.Repeat("x", 70<<10)
-	got := telnetSession(t, d.addr,
+	got := telnetSession(t, d.Addr,
 		"put sys.cpu.user 1356998400 42 host=web01",
 		"put sys.cpu.user 1356998401",
 		"put sys.cpu.user 1356998401 42.5 host=web01",
@@ -90,11 +90,11 @@ func TestDaemonTelnetIngest(t *testing.T) {
 		"diediedie: disabled (tsd.no_diediedie=true)",
 	})
 	// tcollector's heartbeat: version alone on a long-lived connection.
-	if got := telnetSession(t, d.addr); len(got) != 2 {
+	if got := telnetSession(t, d.Addr); len(got) != 2 {
 		t.Errorf("heartbeat version = %q", got)
 	}
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	equalLines(t, "stored points", scanPoints(t, data, "sys.cpu.user"), []string{
 		"1356998400000 42 int", "1356998401000 42.5 float32", "1356998402000 0.1 float64",
@@ -105,7 +105,7 @@ func TestDaemonTelnetIngest(t *testing.T) {
 func TestDaemonTelnetDieDieDie(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data, "--tsd.no_diediedie=false")
-	c, err := net.Dial("tcp", d.addr)
+	c, err := net.Dial("tcp", d.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +116,10 @@ func TestDaemonTelnetDieDieDie(t *testing.T) {
 	if line != "Cleaning up and exiting now.\n" {
 		t.Fatalf("diediedie reply %q (%v)", line, err)
 	}
-	select {
-	case err := <-d.done:
-		d.done <- err
-		if err != nil {
-			t.Fatalf("tsd exited with %v after diediedie\n%s", err, d.logs)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("tsd still running 30s after diediedie\n%s", d.logs)
+	if err, exited := d.Wait(30 * time.Second); !exited {
+		t.Fatalf("tsd still running 30s after diediedie\n%s", d.Logs)
+	} else if err != nil {
+		t.Fatalf("tsd exited with %v after diediedie\n%s", err, d.Logs)
 	}
 	equalLines(t, "stored points", scanPoints(t, data, "die.m"), []string{"1356998400000 5 int"})
 }

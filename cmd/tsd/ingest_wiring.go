@@ -14,6 +14,8 @@ import (
 
 	"github.com/tsd-db/tsd/api"
 	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/ingest/telnet"
 	"github.com/tsd-db/tsd/ingest/wal"
@@ -24,6 +26,7 @@ import (
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
+	"github.com/tsd-db/tsd/uid/tsmeta"
 )
 
 // ingestConfig holds the write path's settings (keys in keys.go).
@@ -35,7 +38,23 @@ type ingestConfig struct {
 	autoCreateTagV bool
 	telnetMaxLine  int
 	retention      string // tsd.storage.retention, checked by retention.Parse
-	seriesLimits   ingest.SeriesLimits
+	seriesLimits   head.SeriesLimits
+	// TSMeta tracking, OpenTSDB's tsd.core.meta keys.
+	realtimeTS, tsuidTracking, tsuidIncrementing bool
+	realtimeUID                                  bool // UIDMeta created times
+}
+
+// trackMode maps OpenTSDB's tracking keys to what the flusher keeps:
+// incrementing (or realtime TSMeta, which OpenTSDB maintains by
+// incrementing) counts points; tracking alone marks the series with 1.
+func (c *ingestConfig) trackMode() tsmeta.Mode {
+	switch {
+	case c.tsuidIncrementing || c.realtimeTS:
+		return tsmeta.TrackCount
+	case c.tsuidTracking:
+		return tsmeta.TrackLast
+	}
+	return tsmeta.TrackOff
 }
 
 // ingestStack is the write path, opened in dependency order and closed in
@@ -46,12 +65,17 @@ type ingestStack struct {
 	gate      *ingest.Gate // read-only state, consulted by every write path
 	uids      *uid.UIDs
 	index     *index.Index
-	head      *ingest.Head
-	flusher   *ingest.Flusher
-	compactor *ingest.Compactor
-	retention *ingest.Retention
+	head      *head.Head
+	flusher   *flush.Flusher
+	compactor *flush.Compactor
+	retention *flush.Retention
+	tsmeta    *tsmeta.Store // the series' TSMeta in the meta table
+	trees     treeFeed      // new series to the tree processor (tree_wiring.go)
 	writer    *service.Writer
 	telnet    *service.TelnetHandler
+	// stats is the daemon's one list of stats (collectStats), set by
+	// wireMeta before anything is served; telnet's "stats" answers it.
+	stats func() []api.Stat
 }
 
 // storeFS is the file system the head's log lives on: pebble's own, so a
@@ -74,6 +98,13 @@ func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger
 	if err = st.openUIDs(ctx, c, db, log); err != nil {
 		return nil, err
 	}
+	if c.access.mode == modeReadOnly {
+		// No head, log, flusher, compactor or retention job: nothing of
+		// this daemon's reaches the store. Telnet answers only what
+		// reads (version, stats, help, dropcaches, exit).
+		st.telnet, err = service.NewTelnetHandler(nil, c.telnetOptions(shutdown, st))
+		return st, err
+	}
 	if err = st.openHead(ctx, c, db, log); err != nil {
 		return nil, err
 	}
@@ -89,9 +120,10 @@ func (st *ingestStack) openUIDs(ctx context.Context, c *config, db storage.DB, l
 		return err
 	}
 	s := c.settings
+	ro := c.access.mode == modeReadOnly // assigns nothing
 	st.uids, err = uid.New(uidTbl, &uid.Options{Widths: s.Widths, Format: s.Format, Logger: log,
-		NoAutoCreateMetrics: !c.autoCreateMetrics, NoAutoCreateTagKs: !c.ingest.autoCreateTagK,
-		NoAutoCreateTagVs: !c.ingest.autoCreateTagV})
+		NoAutoCreateMetrics: ro || !c.autoCreateMetrics, NoAutoCreateTagKs: ro || !c.ingest.autoCreateTagK,
+		NoAutoCreateTagVs: ro || !c.ingest.autoCreateTagV, CreatedFromName: c.ingest.realtimeUID})
 	if err != nil {
 		return fmt.Errorf("open uids: %w", err)
 	}
@@ -99,7 +131,7 @@ func (st *ingestStack) openUIDs(ctx context.Context, c *config, db storage.DB, l
 	if err != nil {
 		return err
 	}
-	st.index, err = index.Open(ctx, meta, st.uids, &index.Options{Widths: s.Widths})
+	st.index, err = index.Open(ctx, meta, st.uids, &index.Options{Widths: s.Widths, OnNewSeries: st.trees.offer})
 	if err != nil {
 		return fmt.Errorf("open series index: %w", err)
 	}
@@ -111,11 +143,11 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 	if err := fs.MkdirAll(c.dataDir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	writerID, err := ingest.LoadWriterID(fs, c.dataDir)
+	writerID, err := flush.LoadWriterID(fs, c.dataDir)
 	if err != nil {
 		return err
 	}
-	st.head, err = ingest.OpenHead(fs, filepath.Join(c.dataDir, "wal"), &ingest.HeadOptions{
+	st.head, err = head.OpenHead(fs, filepath.Join(c.dataDir, "wal"), &head.HeadOptions{
 		Widths: s.Widths, MaxTags: c.maxTags, Registrar: st.index, Logger: log,
 		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log), SeriesLimits: c.ingest.seriesLimits})
 	if err != nil {
@@ -128,7 +160,7 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 // logReplay reports what the head rebuilt from its log: after a crash,
 // the acknowledged points not yet in the store are these samples. The log
 // and the head have named each damaged place in lines of their own.
-func logReplay(log *slog.Logger, rs ingest.ReplayStats) {
+func logReplay(log *slog.Logger, rs head.ReplayStats) {
 	log.Info("head replayed its log", "segments", rs.WAL.Segments, "records", rs.WAL.Records,
 		"series", rs.Series, "samples", rs.Samples, "bad_records", rs.BadRecords,
 		"orphan_samples", rs.OrphanSamples, "corrupt_records", rs.WAL.CorruptRecords,
@@ -136,7 +168,7 @@ func logReplay(log *slog.Logger, rs ingest.ReplayStats) {
 }
 
 func walOptions(c *config, log *slog.Logger) wal.Options {
-	return wal.Options{FsyncInterval: c.ingest.fsyncInterval, Logger: log}
+	return wal.Options{FsyncInterval: c.ingest.fsyncInterval, Logger: log, ObserveSync: c.obs.walSyncObserver()}
 }
 
 func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB, writerID uint32) error {
@@ -152,8 +184,16 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 	if err != nil {
 		return err
 	}
-	st.flusher, err = st.head.NewFlusher(&ingest.FlushOptions{Table: data, Meta: meta, Layout: &layout,
-		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace, Gate: st.gate})
+	if st.tsmeta, err = tsmeta.New(meta); err != nil {
+		return err
+	}
+	rollups, err := c.flushRollups(ctx, db)
+	if err != nil {
+		return err
+	}
+	st.flusher, err = flush.NewFlusher(st.head, &flush.FlushOptions{Table: data, Meta: meta, Layout: &layout,
+		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace, Gate: st.gate, Rollups: rollups,
+		Tracker: tsmeta.NewTracker(st.tsmeta, c.ingest.trackMode(), writerID)})
 	if err != nil {
 		return fmt.Errorf("flusher: %w", err)
 	}
@@ -176,24 +216,57 @@ func (st *ingestStack) openRetention(c *config, data storage.Table, layout *rowk
 	if err != nil {
 		return fmt.Errorf("tsd.storage.retention: %w", err)
 	}
-	st.retention, err = ingest.NewRetention(&ingest.RetentionOptions{Table: data, UIDs: st.uids, Rules: rules,
-		Layout: layout, Gate: st.gate})
+	rollups, err := c.rollupRetention(context.Background(), st.db, rules)
+	if err != nil {
+		return err
+	}
+	st.retention, err = flush.NewRetention(&flush.RetentionOptions{Table: data, UIDs: st.uids, Rules: rules.ForInterval(""),
+		Layout: layout, Gate: st.gate, Rollups: rollups})
 	return err
 }
 
 func (st *ingestStack) openWriter(c *config, log *slog.Logger, rl *ratelog.Logger, shutdown func()) error {
-	var err error
-	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log, RateLog: rl,
-		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars, Gate: st.gate})
+	rollups, err := c.serviceRollups(context.Background(), st.db, st.index)
 	if err != nil {
 		return err
 	}
-	st.telnet, err = service.NewTelnetHandler(st.writer, service.TelnetOptions{
+	data, err := st.db.Table(context.Background(), c.dataTable)
+	if err != nil {
+		return err
+	}
+	histograms, err := c.serviceHistograms(data, st.index)
+	if err != nil {
+		return err
+	}
+	st.writer, err = service.NewWriter(service.Options{UIDs: st.uids, Head: st.head, Logger: log, RateLog: rl,
+		MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars, Gate: st.gate, Rollups: rollups, Histograms: histograms})
+	if err != nil {
+		return err
+	}
+	st.telnet, err = service.NewTelnetHandler(st.writer, c.telnetOptions(shutdown, st))
+	return err
+}
+
+// telnetOptions are the telnet handler's settings; a read-only daemon's
+// dropcaches empties the UID caches itself (it has no writer).
+func (c *config) telnetOptions(shutdown func(), st *ingestStack) service.TelnetOptions {
+	o := service.TelnetOptions{
 		Parser:       telnet.Options{MaxTags: c.maxTags, AllowSpecialChars: c.allowSpecialChars},
 		MaxLineBytes: c.ingest.telnetMaxLine, Version: telnetVersion(versionInfo()),
 		NoDieDieDie: c.noDieDieDie, Shutdown: shutdown,
-	})
-	return err
+		Auth: c.telnetAuth(),
+		Stats: func(dst []byte) []byte {
+			if st.stats == nil {
+				return dst
+			}
+			return api.AppendStatsASCII(dst, st.stats(), time.Now().Unix())
+		},
+	}
+	if st.writer == nil {
+		o.DropCaches = st.uids.DropCaches
+	}
+	c.obs.wireTelnet(&o)
+	return o
 }
 
 // telnetVersion is the telnet version reply, OpenTSDB's two lines

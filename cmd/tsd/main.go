@@ -33,8 +33,29 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	if len(args) > 0 && args[0] == "index" {
 		return runIndex(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "rollup" {
+		return runRollup(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "tree" {
+		return runTree(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "repair" {
 		return runRepair(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		return runVersion(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "import" {
+		return runImport(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "export" {
+		return runExport(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "fsck" {
+		return runFsck(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "compact" {
+		return runCompact(args[1:], stdout, stderr)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	c := newConfig()
@@ -51,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		fmt.Fprintf(stderr, "tsd: %v\n", err)
 		return exitUsage
 	}
+	log = c.obs.newLogger(stderr) // tsd.log.level and tsd.log.format
 	// The emulator is the Bigtable client's convention, not a tsd key.
 	c.bigtableEmulator = getenv("BIGTABLE_EMULATOR_HOST")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

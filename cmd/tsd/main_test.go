@@ -1,170 +1,43 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
+	"github.com/tsd-db/tsd/internal/daemontest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
-// These tests run the real tsd binary, built once per test run.
-var (
-	binDir    string
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
+// These tests run the real tsd binary, built once per test run
+// (internal/daemontest).
 func TestMain(m *testing.M) {
-	var err error
-	if binDir, err = os.MkdirTemp("", "tsd-test-bin"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(binDir)
+	daemontest.Cleanup()
 	os.Exit(code)
 }
 
-// tsdBinary builds cmd/tsd (cgo off, as shipped) on first use.
-func tsdBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binPath = filepath.Join(binDir, "tsd")
-		// -buildvcs=false: a checkout git refuses to read (another owner)
-		// must not fail the build; no test reads the revision.
-		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", binPath, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// logBuffer collects a process's stderr for assertions while it runs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// daemon is a running tsd process.
-type daemon struct {
-	cmd  *exec.Cmd
-	addr string // the bound host:port, from the "listening on" log line
-	logs *logBuffer
-	done chan error
-}
-
-var listeningRE = regexp.MustCompile(`listening on (\S+?)"? `)
+// daemon is a running tsd process; this package's tests add methods.
+type daemon struct{ *daemontest.Daemon }
 
 // startDaemon runs tsd with args on an ephemeral 127.0.0.1 port and waits
 // for it to log its address. The process is stopped when the test ends.
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
-	args = append([]string{"--port=0", "--tsd.network.bind=127.0.0.1"}, args...)
-	d := &daemon{cmd: exec.Command(tsdBinary(t), args...), logs: &logBuffer{}, done: make(chan error, 1)}
-	stderr, err := d.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.stop(t) })
-	found := make(chan string, 1)
-	go d.readLogs(stderr, found)
-	select {
-	case d.addr = <-found:
-	case err := <-d.done:
-		t.Fatalf("tsd exited before listening: %v\n%s", err, d.logs)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("tsd did not log its address within 60s:\n%s", d.logs)
-	}
-	return d
+	return &daemon{daemontest.Start(t, args...)}
 }
 
-// readLogs copies stderr into d.logs, reports the listening address, and
-// reports the exit once stderr closes.
-func (d *daemon) readLogs(stderr io.Reader, found chan<- string) {
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(d.logs, line)
-		if m := listeningRE.FindStringSubmatch(line); m != nil {
-			found <- m[1]
-		}
-	}
-	d.done <- d.cmd.Wait()
-}
-
-// stop sends SIGTERM and returns the exit error; it kills the process if
-// it does not stop within 20s.
-func (d *daemon) stop(t *testing.T) error { return d.stopWithin(t, 20*time.Second) }
-
-// stopWithin is stop with a longer wait, for daemons whose shutdown flush
-// and compaction drain have much to write.
-func (d *daemon) stopWithin(t *testing.T, wait time.Duration) error {
-	if d.cmd.ProcessState != nil {
-		return nil
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-d.done:
-		d.done <- err // later callers see it too
-		return err
-	case <-time.After(wait):
-		d.cmd.Process.Kill()
-		t.Errorf("tsd did not stop within %v of SIGTERM:\n%s", wait, d.logs)
-		return errors.New("killed")
-	}
-}
-
-func (d *daemon) get(t *testing.T, path string) (int, string) {
-	t.Helper()
-	resp, err := http.Get("http://" + d.addr + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
+// tsdBinary is the built daemon, for tests that run it themselves.
+func tsdBinary(t *testing.T) string { return daemontest.Binary(t) }
 
 func TestDaemonServesAndStops(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
-	code, body := d.get(t, "/api/version")
+	code, body := d.Get(t, "/api/version")
 	var v map[string]string
 	if err := json.Unmarshal([]byte(body), &v); code != 200 || err != nil {
 		t.Fatalf("GET /api/version = %d %s (%v)", code, body, err)
@@ -178,22 +51,22 @@ func TestDaemonServesAndStops(t *testing.T) {
 	if v["version"] == "" || v["repo"] != "github.com/tsd-db/tsd" {
 		t.Errorf("/api/version = %s", body)
 	}
-	code, body = d.get(t, "/nope")
+	code, body = d.Get(t, "/nope")
 	if want := `{"error":{"code":404,"message":"Endpoint not found"}}`; code != 404 || body != want {
 		t.Errorf("GET /nope = %d %s, want 404 %s", code, body, want)
 	}
-	if err := d.stop(t); err != nil {
-		t.Fatalf("tsd exited with %v after SIGTERM:\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("tsd exited with %v after SIGTERM:\n%s", err, d.Logs)
 	}
-	if !strings.Contains(d.logs.String(), `msg="shutting down"`) {
-		t.Errorf("no shutdown line:\n%s", d.logs)
+	if !strings.Contains(d.Logs.String(), `msg="shutting down"`) {
+		t.Errorf("no shutdown line:\n%s", d.Logs)
 	}
 	// The store was closed (its lock released) and its settings recorded:
 	// a second start on the same directory works, and one that asks for
 	// another salt width is refused naming the key.
 	d2 := startDaemon(t, "--data", data)
-	if err := d2.stop(t); err != nil {
-		t.Fatalf("restart: %v\n%s", err, d2.logs)
+	if err := d2.Stop(t); err != nil {
+		t.Fatalf("restart: %v\n%s", err, d2.Logs)
 	}
 	out, code2 := runTSD(t, "--port=0", "--tsd.network.bind=127.0.0.1", "--data", data, "--tsd.storage.salt.width=2")
 	if code2 != exitFailed || !strings.Contains(out, "tsd.storage.salt.width") {
@@ -231,11 +104,11 @@ hbase.rpc.timeout = 60000
 	for _, key := range []string{"tsd.network.keep_alive", "tsd.http.staticroot", "tsd.storage.hbase.zk_quorum",
 		"hbase.rpc.timeout", "tsd.storage.enable_compaction"} {
 		if !regexp.MustCompile(`level=WARN .* key=` + regexp.QuoteMeta(key) + ` at=\S+opentsdb.conf:\d+`).
-			MatchString(d.logs.String()) {
-			t.Errorf("no warning naming %s:\n%s", key, d.logs)
+			MatchString(d.Logs.String()) {
+			t.Errorf("no warning naming %s:\n%s", key, d.Logs)
 		}
 	}
-	if code, _ := d.get(t, "/api/version"); code != 200 {
+	if code, _ := d.Get(t, "/api/version"); code != 200 {
 		t.Errorf("GET /api/version = %d", code)
 	}
 }
@@ -281,7 +154,7 @@ func TestDaemonHelp(t *testing.T) {
 		t.Fatalf("tsd --help: exit %d\n%s", code, out)
 	}
 	for _, k := range newConfig().keys {
-		if !strings.Contains(out, "  "+k.name+" (") || !strings.Contains(out, `[default "`+k.def+`"]`) {
+		if !strings.Contains(out, "  "+k.name+" (") || !strings.Contains(out, "[default "+strconv.Quote(k.def)+"]") {
 			t.Errorf("tsd --help lacks %s [default %q]", k.name, k.def)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 func TestDaemonMetaEndpoints(t *testing.T) {
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 	pts := `[{"metric":"m.a","timestamp":1700000000,"value":1,"tags":{"host":"h1"}},` +
 		`{"metric":"m.a","timestamp":1700000001,"value":2,"tags":{"host":"h1"}},` +
 		`{"metric":"m.a","timestamp":1700000000,"value":3,"tags":{"host":"h2"}},` +
@@ -22,12 +22,12 @@ func TestDaemonMetaEndpoints(t *testing.T) {
 		t.Fatalf("put = %d %s", resp.StatusCode, body)
 	}
 	var sugg []string
-	if code, body := d.get(t, "/api/suggest?type=metrics&q="); code != 200 || json.Unmarshal([]byte(body), &sugg) != nil ||
+	if code, body := d.Get(t, "/api/suggest?type=metrics&q="); code != 200 || json.Unmarshal([]byte(body), &sugg) != nil ||
 		!slices.Equal(sugg, []string{"m.a", "m.b"}) {
 		t.Errorf("suggest = %d %s", code, body)
 	}
 	var look struct{ TotalResults int }
-	if code, body := d.get(t, "/api/search/lookup?m=m.a{host=*}"); code != 200 || json.Unmarshal([]byte(body), &look) != nil ||
+	if code, body := d.Get(t, "/api/search/lookup?m=m.a{host=*}"); code != 200 || json.Unmarshal([]byte(body), &look) != nil ||
 		look.TotalResults != 2 {
 		t.Errorf("lookup = %d %s", code, body)
 	}
@@ -35,7 +35,7 @@ func TestDaemonMetaEndpoints(t *testing.T) {
 		Metric, Value string
 		Tags          map[string]string
 	}
-	code, body := d.get(t, "/api/stats")
+	code, body := d.Get(t, "/api/stats")
 	if code != 200 || json.Unmarshal([]byte(body), &stats) != nil {
 		t.Fatalf("stats = %d %s", code, body)
 	}
@@ -54,7 +54,7 @@ func TestDaemonMetaEndpoints(t *testing.T) {
 			t.Errorf("%s{%s=%s} = %s, want %s", c[0], c[1], c[2], got, c[3])
 		}
 	}
-	code, body = d.get(t, "/metrics")
+	code, body = d.Get(t, "/metrics")
 	for _, want := range []string{"# TYPE tsd_head_series gauge\ntsd_head_series 3\n",
 		"tsd_ingest_points_total{protocol=\"put\"} 4\n", "tsd_uid_assigned_total{kind=\"tagk\"} 2\n"} {
 		if code != 200 || !strings.Contains(body, want) {
@@ -62,7 +62,7 @@ func TestDaemonMetaEndpoints(t *testing.T) {
 		}
 	}
 	var cfg map[string]string
-	if code, body := d.get(t, "/api/config"); code != 200 || json.Unmarshal([]byte(body), &cfg) != nil ||
+	if code, body := d.Get(t, "/api/config"); code != 200 || json.Unmarshal([]byte(body), &cfg) != nil ||
 		cfg["tsd.storage.directory"] != data || cfg["tsd.network.bind"] != "127.0.0.1" || cfg["tsd.storage.salt.buckets"] != "20" {
 		t.Errorf("config = %d %s", code, body)
 	}

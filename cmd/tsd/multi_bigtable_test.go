@@ -15,6 +15,7 @@ import (
 	"cloud.google.com/go/bigtable/bttest"
 	"google.golang.org/grpc"
 
+	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/storage/bigtable"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -51,9 +52,9 @@ func (d *daemon) putJSON(t *testing.T, pts []map[string]any) {
 		t.Error(err)
 		return
 	}
-	resp, out := post(t, http.MethodPost, "http://"+d.addr+"/api/put?sync", body, false)
+	resp, out := post(t, http.MethodPost, "http://"+d.Addr+"/api/put?sync", body, false)
 	if resp.StatusCode != http.StatusNoContent {
-		t.Errorf("put to %s: %d %s", d.addr, resp.StatusCode, out)
+		t.Errorf("put to %s: %d %s", d.Addr, resp.StatusCode, out)
 	}
 }
 
@@ -61,9 +62,9 @@ func (d *daemon) putJSON(t *testing.T, pts []map[string]any) {
 // value of tag k.
 func (d *daemon) queryDPS(t *testing.T, m string, start, end int64) map[string]map[string]float64 {
 	t.Helper()
-	code, body := d.get(t, fmt.Sprintf("/api/query?start=%d&end=%d&ms&m=%s", start, end, m))
+	code, body := d.Get(t, fmt.Sprintf("/api/query?start=%d&end=%d&ms&m=%s", start, end, m))
 	if code != http.StatusOK {
-		t.Fatalf("query %s on %s: %d %s", m, d.addr, code, body)
+		t.Fatalf("query %s on %s: %d %s", m, d.Addr, code, body)
 	}
 	var res []struct {
 		Tags map[string]string  `json:"tags"`
@@ -149,13 +150,14 @@ func TestTwoDaemonsOneBigtable(t *testing.T) {
 	for _, i := range []int{1, 0} {
 		// SIGTERM flushes the head and drains the compaction queue (every
 		// row was flushed early, mid-hour): give it time on a loaded box.
-		if err := ds[i].stopWithin(t, 5*time.Minute); err != nil {
-			t.Fatalf("daemon %d stop: %v\n%s", i, err, ds[i].logs)
+		if err := ds[i].StopWithin(t, 5*time.Minute); err != nil {
+			t.Fatalf("daemon %d stop: %v\n%s", i, err, ds[i].Logs)
 		}
 	}
 	t.Logf("%v: both daemons stopped", time.Since(begin).Round(time.Millisecond))
 	checkUIDsUnique(t, emulator)
 	t.Logf("%v: uids checked", time.Since(begin).Round(time.Millisecond))
+	checkRollupTables(t, emulator, int64(2**multiNames+100), float64(3**multiNames+200))
 	ds = []*daemon{startBTDaemon(t, dirs[0]), startBTDaemon(t, dirs[1])}
 	t.Logf("%v: both daemons restarted", time.Since(begin).Round(time.Millisecond))
 	for i, d := range ds {
@@ -178,6 +180,25 @@ func TestTwoDaemonsOneBigtable(t *testing.T) {
 			if v != 2 {
 				t.Fatalf("daemon %d: collide at %s = %v, want the later write 2", i, ts, v)
 			}
+		}
+	}
+}
+
+// checkRollupTables opens the rollup tables on the emulator: the hour
+// and the day cells both daemons computed add up to every raw point
+// (multi.names: one point of each daemon per name; multi.collide: 100
+// points, the later write of each), whichever daemon flushed which rows.
+func checkRollupTables(t *testing.T, emulator string, count int64, sum float64) {
+	t.Helper()
+	db, err := bigtable.Open(context.Background(), bigtable.Options{Project: "proj", Instance: "inst", EmulatorHost: emulator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{"1h", "1d"} {
+		_, n, s, _ := rollupTotals(t, db, rollup.DefaultConfig(), name)
+		if n != count || s != sum {
+			t.Errorf("%s cells: count %d sum %v, want %d and %v", name, n, s, count, sum)
 		}
 	}
 }

@@ -13,21 +13,17 @@ var openTSDBKeys = setOf(
 	// core
 	"tsd.core.authentication.enable", "tsd.core.authentication.plugin",
 	"tsd.core.bulk.allow_out_of_order_timestamps",
-	"tsd.core.enable_api", "tsd.core.enable_ui", "tsd.core.histograms.config",
+	"tsd.core.enable_api", "tsd.core.enable_ui",
 	"tsd.core.meta.cache.enable", "tsd.core.meta.cache.plugin",
-	"tsd.core.meta.enable_realtime_ts", "tsd.core.meta.enable_realtime_uid",
-	"tsd.core.meta.enable_tracking", "tsd.core.meta.enable_tsuid_incrementing",
-	"tsd.core.meta.enable_tsuid_tracking", "tsd.core.plugin_path",
+	"tsd.core.meta.enable_tracking", "tsd.core.plugin_path",
 	"tsd.core.preload_uid_cache", "tsd.core.preload_uid_cache.max_entries",
 	"tsd.core.stats_with_port",
 	"tsd.core.storage_exception_handler.enable", "tsd.core.storage_exception_handler.plugin",
-	"tsd.core.tree.enable_processing", "tsd.core.uid.random_metrics",
+	"tsd.core.uid.random_metrics",
 	// http
 	"tsd.http.cachedir", "tsd.http.header_tag",
-	"tsd.http.request.cors_domains", "tsd.http.request.cors_headers",
 	"tsd.http.request.enable_chunked", "tsd.http.request.max_chunk",
 	"tsd.http.rpc.plugins", "tsd.http.show_stack_trace", "tsd.http.staticroot",
-	"tsd.mode",
 	// network
 	"tsd.network.async_io", "tsd.network.backlog", "tsd.network.keep_alive",
 	"tsd.network.keepalive", "tsd.network.reuse_address", "tsd.network.reuseaddress",
@@ -41,9 +37,7 @@ var openTSDBKeys = setOf(
 	"tsd.query.multi_get.batch_size", "tsd.query.multi_get.concurrent",
 	"tsd.query.multi_get.enable", "tsd.query.multi_get.get_all_salts",
 	// rollups
-	"tsd.rollups.agg_tag_key", "tsd.rollups.block_derived", "tsd.rollups.config",
-	"tsd.rollups.enable", "tsd.rollups.raw_agg_tag_value", "tsd.rollups.split_query.enable",
-	"tsd.rollups.tag_raw",
+	"tsd.rollups.split_query.enable",
 	// plugins, stats, telnet
 	"tsd.rpc.plugins", "tsd.rpc.telnet.return_errors",
 	"tsd.rtpublisher.enable", "tsd.rtpublisher.plugin",
@@ -58,7 +52,7 @@ var openTSDBKeys = setOf(
 	"tsd.storage.enable_appends", "tsd.storage.enable_compaction", "tsd.storage.fix_duplicates",
 	"tsd.storage.flush_interval", "tsd.storage.get_date_tiered_compaction_start",
 	"tsd.storage.hbase.prefetch_meta", "tsd.storage.hbase.scanner.maxNumRows",
-	"tsd.storage.hbase.tree_table", "tsd.storage.hbase.zk_basedir", "tsd.storage.hbase.zk_quorum",
+	"tsd.storage.hbase.zk_basedir", "tsd.storage.hbase.zk_quorum",
 	"tsd.storage.repair_appends", "tsd.storage.use_max_value", "tsd.storage.use_otsdb_timestamp",
 	// AsyncBigtable (OpenTSDB's Bigtable backend)
 	"google.bigtable.auth.json.keyfile", "google.bigtable.auth.service.account.enable",

@@ -16,15 +16,15 @@ func TestDaemonPromQLStatsCountsWindowSamples(t *testing.T) {
 		`{"metric":"s.m","timestamp":1356998415,"value":7,"tags":{"host":"a"}},` +
 		`{"metric":"s.m","timestamp":1356998430,"value":3,"tags":{"host":"a"}},` +
 		`{"metric":"s.m","timestamp":1356998445,"value":2,"tags":{"host":"a"}}]`
-	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
 	}
 	q := "/api/v1/query?time=1356998450&query=" + url.QueryEscape(`max_over_time({__name__="s.m"}[1m])`)
 	want := `"result":[{"metric":{"host":"a"},"value":[1356998450,"7"]}]`
-	if code, body := d.get(t, q); code != 200 || !strings.Contains(body, want) {
+	if code, body := d.Get(t, q); code != 200 || !strings.Contains(body, want) {
 		t.Fatalf("query = %d %s, want %s", code, body, want)
 	}
-	code, body := d.get(t, q+"&stats=1")
+	code, body := d.Get(t, q+"&stats=1")
 	if code != 200 || !strings.Contains(body, want) || !strings.Contains(body, `"totalQueryableSamples":4,`) {
 		t.Fatalf("query with stats = %d %s, want %s and 4 queryable samples", code, body, want)
 	}

@@ -14,7 +14,7 @@ import (
 // putSync posts points to /api/put?sync and expects 204.
 func putSync(t *testing.T, d *daemon, body string) {
 	t.Helper()
-	if resp, b := post(t, "POST", "http://"+d.addr+"/api/put?sync", []byte(body), false); resp.StatusCode != 204 {
+	if resp, b := post(t, "POST", "http://"+d.Addr+"/api/put?sync", []byte(body), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, b)
 	}
 }
@@ -34,7 +34,7 @@ func TestDaemonQueryDeleteHead(t *testing.T) {
 		return `{"metric":"dh.m","timestamp":` + strconv.Itoa(1356998400+ts) + `,"value":` + strconv.Itoa(v) + `,"tags":{"host":"a"}}`
 	}
 	putSync(t, d, "["+pt(0, 1)+","+pt(60, 2)+","+pt(120, 3)+","+pt(180, 4)+","+pt(1800, 5)+","+pt(3600, 6)+"]")
-	resp, body := post(t, "DELETE", "http://"+d.addr+"/api/query?start=1356998400&end=1356998520&m=sum:dh.m", nil, false)
+	resp, body := post(t, "DELETE", "http://"+d.Addr+"/api/query?start=1356998400&end=1356998520&m=sum:dh.m", nil, false)
 	if want := `[{"metric":"dh.m","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":1,"1356998460":2,"1356998520":3}}]`; resp.StatusCode != 200 || body != want {
 		t.Fatalf("DELETE = %d %s, want %s", resp.StatusCode, body, want)
 	}
@@ -42,21 +42,21 @@ func TestDaemonQueryDeleteHead(t *testing.T) {
 	expect := func(when, dps string) {
 		t.Helper()
 		want := `[{"metric":"dh.m","tags":{"host":"a"},"aggregateTags":[],"dps":{` + dps + `}}]`
-		if code, body := d.get(t, hour); code != 200 || body != want {
+		if code, body := d.Get(t, hour); code != 200 || body != want {
 			t.Fatalf("%s: %d %s\nwant %s", when, code, body, want)
 		}
 	}
 	expect("right after the delete", `"1357002000":6`)
-	d.kill()
+	d.Kill()
 	d = startDaemon(t, args...)
 	expect("after SIGKILL and replay", `"1357002000":6`)
 	putSync(t, d, "["+pt(60, 99)+"]")
 	expect("after a new put", `"1356998460":99,"1357002000":6`)
-	d.kill()
+	d.Kill()
 	d = startDaemon(t, args...)
 	expect("after a second SIGKILL", `"1356998460":99,"1357002000":6`)
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	d = startDaemon(t, args...)
 	expect("after SIGTERM (flushed to the store)", `"1356998460":99,"1357002000":6`)
@@ -80,11 +80,11 @@ func TestDaemonTimezone(t *testing.T) {
 		{"start=2023/11/14-16:00&end=2023/11/14-16:05&m=sum:tz.m", `"1700002800":1`},
 	} {
 		want := `[{"metric":"tz.m","tags":{"host":"a"},"aggregateTags":[],"dps":{` + c.dps + `}}]`
-		if code, body := d.get(t, "/api/query?"+c.q); code != 200 || body != want {
+		if code, body := d.Get(t, "/api/query?"+c.q); code != 200 || body != want {
 			t.Errorf("%s: %d %s\nwant %s", c.q, code, body, want)
 		}
 	}
-	if code, body := d.get(t, "/api/config"); code != 200 || !strings.Contains(body, `"tsd.core.timezone":"America/Denver"`) {
+	if code, body := d.Get(t, "/api/config"); code != 200 || !strings.Contains(body, `"tsd.core.timezone":"America/Denver"`) {
 		t.Errorf("/api/config: %d %s", code, body)
 	}
 }
@@ -93,18 +93,18 @@ func TestDaemonTimezone(t *testing.T) {
 // included: the client asks for gzip) and on an error, and the shape of
 // showStats and showSummary.
 func TestDaemonJSONPAndStats(t *testing.T) {
-	d := startDaemon(t, "--data", t.TempDir())
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.http.jsonp.enable=true")
 	var pts []string
 	for i := range 200 {
 		pts = append(pts, `{"metric":"jp.m","timestamp":`+strconv.Itoa(1356998400+i)+`,"value":`+strconv.Itoa(i)+`,"tags":{"host":"a"}}`)
 	}
 	putSync(t, d, "["+strings.Join(pts, ",")+"]")
 	q := "/api/query?start=1356998400&end=1356998600&m=sum:jp.m"
-	_, plain := d.get(t, q)
+	_, plain := d.Get(t, q)
 	if len(plain) < 1400 {
 		t.Fatalf("answer of %d bytes is too small to be gzipped", len(plain))
 	}
-	req, _ := http.NewRequest("GET", "http://"+d.addr+q+"&jsonp=cb", nil)
+	req, _ := http.NewRequest("GET", "http://"+d.Addr+q+"&jsonp=cb", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -121,11 +121,11 @@ func TestDaemonJSONPAndStats(t *testing.T) {
 	if resp.StatusCode != 200 || string(got) != "cb("+plain+")" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Errorf("jsonp query: %d %s %.80s...", resp.StatusCode, resp.Header.Get("Content-Type"), got)
 	}
-	if code, body := d.get(t, "/api/query?start=1356998400&m=sum:nope.m&jsonp=cb"); code != 400 ||
+	if code, body := d.Get(t, "/api/query?start=1356998400&m=sum:nope.m&jsonp=cb"); code != 400 ||
 		!strings.HasPrefix(body, `cb({"error":{"code":400,"message":"No such name for 'metrics': 'nope.m'"`) || !strings.HasSuffix(body, "})") {
 		t.Errorf("jsonp error: %d %s", code, body)
 	}
-	code, body := d.get(t, "/api/query?start=1356998400&end=1356998600&show_stats&show_summary&m="+url.QueryEscape("sum:jp.m"))
+	code, body := d.Get(t, "/api/query?start=1356998400&end=1356998600&show_stats&show_summary&m="+url.QueryEscape("sum:jp.m"))
 	var out []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 {
 		t.Fatalf("stats query: %d %v %.200s", code, err, body)

@@ -15,7 +15,7 @@ import (
 // AggregationIterator: 10 before 2.5 is written 10.0.
 func TestDaemonHTTPQuery(t *testing.T) {
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.query.limits.data_points.default=50")
-	base := "http://" + d.addr
+	base := "http://" + d.Addr
 	put := `[{"metric":"q.m","timestamp":1356998400,"value":1,"tags":{"host":"a","dc":"x"}},` +
 		`{"metric":"q.m","timestamp":1356998460,"value":3,"tags":{"host":"a","dc":"x"}},` +
 		`{"metric":"q.m","timestamp":1356998400,"value":10,"tags":{"host":"b","dc":"x"}},` +
@@ -36,7 +36,7 @@ func TestDaemonHTTPQuery(t *testing.T) {
 			`[{"metric":"q.m","tags":{"dc":"x","host":"a"},"aggregateTags":[],"dps":{"1356998400":1.0,"1356998460":3.0,"1356998520":0.0}}]`},
 		{"/api/query?start=1356900000&end=1356900060&m=sum:q.m", `[]`},
 	} {
-		code, body := d.get(t, c.path)
+		code, body := d.Get(t, c.path)
 		if code != 200 || body != c.want {
 			t.Errorf("GET %s = %d\n%s\nwant 200\n%s", c.path, code, body, c.want)
 		}
@@ -45,7 +45,7 @@ func TestDaemonHTTPQuery(t *testing.T) {
 	want := `[{"metric":"q.m","tags":{"dc":"x","host":"b"},"aggregateTags":[],"query":{"aggregator":"min","metric":"q.m","tsuids":null,` +
 		`"downsample":null,"rate":false,"filters":[{"tagk":"host","filter":"b","group_by":true,"type":"literal_or"}],"index":0,` +
 		`"tags":{"host":"literal_or(b)"},"rateOptions":null,"delete":false,"explicitTags":false,"useFuzzyFilter":true,` +
-		`"percentiles":null,"showHistogramBuckets":false,"useMultiGets":true,"rollupUsage":null,"preAggregate":false},` +
+		`"percentiles":null,"showHistogramBuckets":false,"useMultiGets":true,"rollupUsage":null,"preAggregate":false,"table":"tsdb"},` +
 		`"dps":{"1356998400":10.0,"1356998460":2.5,"1356998520":7}}]`
 	for _, gz := range []bool{false, true} {
 		b, hdr := []byte(postBody), []string{"Content-Type", "application/json"}
@@ -79,16 +79,16 @@ func testQueryErrors(t *testing.T, d *daemon) {
 		{"/api/query?start=1356900000&end=1357100000&m=sum:q.m", 200, `[{"metric":"q.m"`},
 		{"/api/query/exp", 405, `"message":"Method not allowed"`}, // POST only
 	} {
-		code, body := d.get(t, c.path)
+		code, body := d.Get(t, c.path)
 		if code != c.code || !strings.Contains(body, c.msg) {
 			t.Errorf("GET %s = %d %s, want %d with %s", c.path, code, body, c.code, c.msg)
 		}
 	}
-	resp, body := post(t, "POST", "http://"+d.addr+"/api/query", []byte(`{"start":1356998400,"queries":[{"aggregator":"sum"`), false)
+	resp, body := post(t, "POST", "http://"+d.Addr+"/api/query", []byte(`{"start":1356998400,"queries":[{"aggregator":"sum"`), false)
 	if resp.StatusCode != 400 || !strings.Contains(body, `"message":"Unable to parse the given JSON"`) {
 		t.Errorf("truncated POST = %d %s", resp.StatusCode, body)
 	}
-	resp, body = post(t, "PUT", "http://"+d.addr+"/api/query", nil, false)
+	resp, body = post(t, "PUT", "http://"+d.Addr+"/api/query", nil, false)
 	if resp.StatusCode != 405 {
 		t.Errorf("PUT /api/query = %d %s", resp.StatusCode, body)
 	}
@@ -102,10 +102,10 @@ func TestDaemonHTTPQueryLimit(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		pts = append(pts, `{"metric":"l.m","timestamp":`+itoa(1356998400+i)+`,"value":1,"tags":{"host":"a"}}`)
 	}
-	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put", []byte("["+strings.Join(pts, ",")+"]"), false); resp.StatusCode != 204 {
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put", []byte("["+strings.Join(pts, ",")+"]"), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
 	}
-	code, body := d.get(t, "/api/query?start=1356998400&end=1356998410&m=sum:l.m")
+	code, body := d.Get(t, "/api/query?start=1356998400&end=1356998410&m=sum:l.m")
 	want := `{"error":{"code":413,"message":"Sorry, you have attempted to fetch more than our maximum amount of 3 data points. ` +
 		`Please try filtering using more tags or decrease your time range."}}`
 	if code != 413 || body != want {
@@ -133,10 +133,10 @@ func TestDaemonHTTPQueryGzip(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		pts = append(pts, `{"metric":"g.m","timestamp":`+itoa(1356998400+i)+`,"value":`+itoa(i)+`,"tags":{"host":"a"}}`)
 	}
-	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put", []byte("["+strings.Join(pts, ",")+"]"), false); resp.StatusCode != 204 {
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put", []byte("["+strings.Join(pts, ",")+"]"), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
 	}
-	path := "http://" + d.addr + "/api/query?start=1356998400&end=1356998700&m=sum:g.m"
+	path := "http://" + d.Addr + "/api/query?start=1356998400&end=1356998700&m=sum:g.m"
 	_, plain := post(t, "GET", path, nil, false, "Accept-Encoding", "identity")
 	resp, zipped := post(t, "GET", path, nil, false, "Accept-Encoding", "gzip")
 	if resp.Header.Get("Content-Encoding") != "gzip" || len(zipped) >= len(plain) {
@@ -161,29 +161,36 @@ func TestDaemonHTTPQueryDelete(t *testing.T) {
 	put := `[{"metric":"d.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
 		`{"metric":"d.m","timestamp":1356998460,"value":2,"tags":{"host":"a"}},` +
 		`{"metric":"d.n","timestamp":1356998400,"value":3,"tags":{"host":"a"}}]`
-	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
 	}
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	d = startDaemon(t, "--data", data, "--tsd.http.query.allow_delete=true")
 	path := "/api/query?start=1356998400&end=1356998460&m=sum:d.m"
-	resp, body := post(t, "DELETE", "http://"+d.addr+path, nil, false)
+	resp, body := post(t, "DELETE", "http://"+d.Addr+path, nil, false)
 	want := `[{"metric":"d.m","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":1,"1356998460":2}}]`
 	if resp.StatusCode != 200 || body != want {
 		t.Fatalf("DELETE = %d %s, want 200 %s", resp.StatusCode, body, want)
 	}
-	if code, body := d.get(t, path); code != 200 || body != "[]" {
+	if code, body := d.Get(t, path); code != 200 || body != "[]" {
 		t.Errorf("after the delete: %d %s, want []", code, body)
 	}
-	// A GET's method_override=delete deletes too while deletes are on.
+	// A GET's method_override=delete is refused (405 naming the key)
+	// unless tsd.http.allow_state_changing_get; with it, it deletes too
+	// while deletes are on.
 	path = "/api/query?start=1356998400&end=1356998460&m=sum:d.n"
+	if code, body := d.Get(t, path+"&method_override=delete"); code != 405 || !strings.Contains(body, "tsd.http.allow_state_changing_get") {
+		t.Fatalf("method_override=delete by default = %d %s, want 405 naming the key", code, body)
+	}
+	d.Stop(t)
+	d = startDaemon(t, "--data", data, "--tsd.http.query.allow_delete=true", "--tsd.http.allow_state_changing_get=true")
 	want = `[{"metric":"d.n","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":3}}]`
-	if code, body := d.get(t, path+"&method_override=delete"); code != 200 || body != want {
+	if code, body := d.Get(t, path+"&method_override=delete"); code != 200 || body != want {
 		t.Fatalf("method_override=delete = %d %s, want 200 %s", code, body, want)
 	}
-	if code, body := d.get(t, path); code != 200 || body != "[]" {
+	if code, body := d.Get(t, path); code != 200 || body != "[]" {
 		t.Errorf("after method_override=delete: %d %s, want []", code, body)
 	}
 }

@@ -11,11 +11,12 @@ import (
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/last"
 	"github.com/tsd-db/tsd/query/opentsdb"
+	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/query/tsquery"
 	"github.com/tsd-db/tsd/rowkey"
-	"github.com/tsd-db/tsd/salt"
 	"github.com/tsd-db/tsd/storage"
+	"github.com/tsd-db/tsd/uid"
 )
 
 // queryConfig holds /api/query's settings (keys in keys.go).
@@ -33,6 +34,21 @@ type queryConfig struct {
 	// maxConcurrent and maxQueued are tsd.query.max_concurrent and
 	// tsd.query.max_queued (0: none waits).
 	maxConcurrent, maxQueued int
+	// promLookback, promMaxSamples, promTimeout and promFeatures are
+	// tsd.query.promql.*: lookback_delta, max_samples, timeout, features
+	// (checked by checkPromFeatures).
+	promLookback, promTimeout time.Duration
+	promMaxSamples            int
+	promFeatures              string
+}
+
+// checkPromFeatures accepts a comma list of PromQL feature names
+// (query/promql.ParseFeatures).
+func checkPromFeatures(s string) (string, error) {
+	if _, err := promql.ParseFeatures(s); err != nil {
+		return "", err
+	}
+	return s, nil
 }
 
 // checkTimezone accepts an IANA zone name, as a query's timezone, or
@@ -85,7 +101,7 @@ func (q *queryConfig) timeout() time.Duration {
 // read by prepareStore): what the flusher writes and every reader reads.
 func (c *config) layout() (rowkey.Layout, error) {
 	s := c.settings
-	sl, err := salt.New(s.SaltWidth, s.SaltBuckets)
+	sl, err := s.Salt()
 	if err != nil {
 		return rowkey.Layout{}, err
 	}
@@ -101,6 +117,7 @@ type readStack struct {
 	data   storage.Table
 	layout rowkey.Layout
 	reader *read.Reader
+	preAgg *read.Reader // the pre-aggregation tables; nil with rollups off
 	notes  *annotation.Store
 }
 
@@ -119,10 +136,25 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 	if err != nil {
 		return nil, fmt.Errorf("tsd.storage.retention: %w", err)
 	}
-	rs.reader, err = read.New(&read.Options{Data: rs.data, Layout: rs.layout, Head: st.head, UIDs: st.uids,
-		Retention: rules, Logger: log, RowCacheBytes: offIfZero(c.query.rowCache)})
+	var h read.Head // none in a read-only daemon (tsd.mode=ro): not a typed nil
+	if st.head != nil {
+		h = st.head
+	}
+	fr, err := c.flushRollups(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var rollups *read.Rollups // queries read the cells the flusher writes
+	if fr != nil {
+		rollups = &read.Rollups{Config: fr.Config, Tables: fr.Tables}
+	}
+	rs.reader, err = read.New(&read.Options{Data: rs.data, Layout: rs.layout, Head: h, UIDs: st.uids,
+		Retention: rules, Logger: log, RowCacheBytes: offIfZero(c.query.rowCache), Rollups: rollups})
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
+	}
+	if rs.preAgg, err = c.preAggReader(ctx, db, rs.layout, st.uids, rules, log); err != nil {
+		return nil, err
 	}
 	if rs.notes, err = annotation.NewStore(annotation.Options{Table: rs.data, Layout: &rs.layout}); err != nil {
 		return nil, fmt.Errorf("annotations: %w", err)
@@ -133,9 +165,48 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 // openQuery builds the /api/query engine over the read side.
 func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*opentsdb.Engine, error) {
 	q := &c.query
-	return opentsdb.New(&opentsdb.Options{Reader: rs.reader, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete, Deleter: gatedDeleter{st.gate, &opentsdb.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
-		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log})
+	codecs, err := parseHistogramConfig(c.histograms)
+	if err != nil {
+		return nil, err
+	}
+	return opentsdb.New(&opentsdb.Options{Reader: rs.reader, Histograms: codecs, UIDs: st.uids, Index: st.index, Limits: q.limits(),
+		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete && c.access.mode != modeReadOnly, Deleter: gatedDeleter{st.gate, &opentsdb.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
+		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log,
+		PreAgg: rs.preAgg, AggTagKey: c.rollups.aggTagKey, RawAggTagValue: c.rollups.rawAggTagValue})
+}
+
+// preAggReader builds the reader of the pre-aggregation tables (nil when
+// rollups are off): the default interval's preAggregationTable holds
+// pre-aggregates in the raw format, each other interval's its rolled-up
+// pre-aggregates as rollup cells. Pre-aggregates are written straight to
+// their tables (/api/rollup), never through the head, so it reads no head;
+// nor does it cache rows.
+func (c *config) preAggReader(ctx context.Context, db storage.DB, layout rowkey.Layout, uids *uid.UIDs, rules *retention.Rules, log *slog.Logger) (*read.Reader, error) {
+	cfg := c.rollups.active
+	if cfg == nil {
+		return nil, nil
+	}
+	ro := &read.Rollups{Config: cfg, Tables: make([]storage.Table, len(cfg.Intervals))}
+	var data storage.Table
+	for i, iv := range cfg.Intervals {
+		t, err := db.Table(ctx, iv.PreAggTable)
+		if err != nil {
+			return nil, err
+		}
+		if iv.Default {
+			data = t
+			continue
+		}
+		ro.Tables[i] = t
+	}
+	if data == nil {
+		return nil, nil // no default interval: OpenTSDB has no table to route to
+	}
+	r, err := read.New(&read.Options{Data: data, Layout: layout, UIDs: uids, Retention: rules, Logger: log, RowCacheBytes: -1, Rollups: ro})
+	if err != nil {
+		return nil, fmt.Errorf("pre-aggregate reader: %w", err)
+	}
+	return r, nil
 }
 
 // openLast builds /api/query/last's service over the read side.

@@ -16,12 +16,12 @@ func TestRenameSeenByPromQL(t *testing.T) {
 	d := startDaemon(t, "--data="+t.TempDir())
 	now := time.Now().Unix()
 	body := fmt.Sprintf(`[{"metric":"renamable","timestamp":%d,"value":7,"tags":{"host":"a"}}]`, now)
-	if resp, out := post(t, http.MethodPost, "http://"+d.addr+"/api/put?sync", []byte(body), false); resp.StatusCode != http.StatusNoContent {
+	if resp, out := post(t, http.MethodPost, "http://"+d.Addr+"/api/put?sync", []byte(body), false); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("put: %d %s", resp.StatusCode, out)
 	}
 	names := func(expr string) []string {
 		t.Helper()
-		code, out := d.get(t, fmt.Sprintf("/api/v1/query?time=%d&query=%s", now, url.QueryEscape(expr)))
+		code, out := d.Get(t, fmt.Sprintf("/api/v1/query?time=%d&query=%s", now, url.QueryEscape(expr)))
 		if code != http.StatusOK {
 			t.Fatalf("query %s: %d %s", expr, code, out)
 		}
@@ -44,8 +44,8 @@ func TestRenameSeenByPromQL(t *testing.T) {
 	if got := names(`{__name__="renamable"}`); len(got) != 1 || got[0] != "renamable" {
 		t.Fatalf("before the rename: %v", got)
 	}
-	if code, out := d.get(t, "/api/uid/rename?metric=renamable&name=renamed"); code != http.StatusOK {
-		t.Fatalf("rename: %d %s", code, out)
+	if resp, out := post(t, "POST", "http://"+d.Addr+"/api/uid/rename", []byte(`{"metric":"renamable","name":"renamed"}`), false); resp.StatusCode != http.StatusOK {
+		t.Fatalf("rename: %d %s", resp.StatusCode, out)
 	}
 	if got := names(`{__name__="renamed"}`); len(got) != 1 || got[0] != "renamed" {
 		t.Fatalf("after the rename: %v, want the series as renamed", got)

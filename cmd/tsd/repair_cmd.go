@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/uid"
@@ -125,17 +126,17 @@ func repair(ctx context.Context, c *config, log *slog.Logger, out io.Writer) (in
 // readRecordBefore reads the store's settings record before the repair,
 // which may lose it; ok is false when it cannot be read (damaged, or a
 // store without one).
-func readRecordBefore(ctx context.Context, c *config, log *slog.Logger) (uid.Settings, bool) {
+func readRecordBefore(ctx context.Context, c *config, log *slog.Logger) (schema.Settings, bool) {
 	db, err := openUIDStore(ctx, c, log)
 	if err != nil {
-		return uid.Settings{}, false
+		return schema.Settings{}, false
 	}
 	defer db.Close()
 	meta, err := db.Table(ctx, c.metaTable)
 	if err != nil {
-		return uid.Settings{}, false
+		return schema.Settings{}, false
 	}
-	s, exists, err := uid.ReadRecord(ctx, meta)
+	s, exists, err := schema.ReadRecord(ctx, meta)
 	return s, err == nil && exists
 }
 
@@ -143,7 +144,7 @@ func readRecordBefore(ctx context.Context, c *config, log *slog.Logger) (uid.Set
 // the one read before, or else the configured settings. Without it the
 // daemon would take the store's UID data for OpenTSDB's and refuse to
 // start.
-func restoreRecord(ctx context.Context, c *config, log *slog.Logger, out io.Writer, before uid.Settings, had bool) error {
+func restoreRecord(ctx context.Context, c *config, log *slog.Logger, out io.Writer, before schema.Settings, had bool) error {
 	db, err := c.openStore(ctx, log, nil) // nil: pebble makes its own rate log
 	if err != nil {
 		return err
@@ -153,14 +154,14 @@ func restoreRecord(ctx context.Context, c *config, log *slog.Logger, out io.Writ
 	if err != nil {
 		return nil // no meta table: an OpenTSDB store, never recorded
 	}
-	if _, exists, err := uid.ReadRecord(ctx, meta); err != nil || exists {
+	if _, exists, err := schema.ReadRecord(ctx, meta); err != nil || exists {
 		return err
 	}
 	s, from := before, "as read before the repair"
 	if !had {
 		s, from = c.settings, "from the configuration: check it is the one the store was created with"
 	}
-	if err := uid.WriteRecord(ctx, meta, s); err != nil {
+	if err := schema.WriteRecord(ctx, meta, s); err != nil {
 		return fmt.Errorf("write back the settings record: %w", err)
 	}
 	fmt.Fprintf(out, "restored the settings record (%s): format %s, salt width %d, %d salt buckets, UID widths %d/%d/%d\n",
@@ -177,7 +178,7 @@ func firstLine(err error) string {
 // salt buckets and hours, with names from the UID table when it can be read.
 type repairNames struct {
 	c        *config
-	settings uid.Settings
+	settings schema.Settings
 	u        *uid.UIDs
 	uidTbl   storage.Table
 }
@@ -379,7 +380,11 @@ func (n *repairNames) metricsBetween(ctx context.Context, a, b []byte) []string 
 	defer sc.Close()
 	var out []string
 	for sc.Next() {
-		if c := sc.Cell(); len(c.Row) == n.settings.Widths.Metric {
+		row := sc.Row()
+		if len(row.Key) != n.settings.Widths.Metric {
+			continue
+		}
+		for _, c := range row.Cells {
 			out = append(out, fmt.Sprintf("%s (%X)", c.Value, c.Row))
 		}
 	}

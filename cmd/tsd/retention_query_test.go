@@ -21,14 +21,14 @@ func TestRetentionFilteredAtRead(t *testing.T) {
 		}
 	}
 	body, _ := json.Marshal(pts)
-	if resp, out := post(t, http.MethodPost, "http://"+d.addr+"/api/put?sync", body, false); resp.StatusCode != http.StatusNoContent {
+	if resp, out := post(t, http.MethodPost, "http://"+d.Addr+"/api/put?sync", body, false); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("put: %d %s", resp.StatusCode, out)
 	}
 	for _, tc := range []struct {
 		metric string
 		want   int
 	}{{"old.m", 1}, {"keep.m", 3}} {
-		code, out := d.get(t, fmt.Sprintf("/api/query?start=%d&m=sum:%s", now-4*3600, tc.metric))
+		code, out := d.Get(t, fmt.Sprintf("/api/query?start=%d&m=sum:%s", now-4*3600, tc.metric))
 		if code != http.StatusOK {
 			t.Fatalf("query %s: %d %s", tc.metric, code, out)
 		}

@@ -13,25 +13,25 @@ func TestDaemonRowCache(t *testing.T) {
 	d := startDaemon(t, "--data", data)
 	put := `[{"metric":"c.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
 		`{"metric":"c.m","timestamp":1356998460,"value":2.5,"tags":{"host":"a"}}]`
-	if resp, body := post(t, "POST", "http://"+d.addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
 		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
 	}
-	if err := d.stop(t); err != nil { // the final flush stores the row
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil { // the final flush stores the row
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	d = startDaemon(t, "--data", data)
 	path := "/api/query?start=1356998400&end=1356998460&m=sum:c.m"
 	want := `[{"metric":"c.m","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":1.0,"1356998460":2.5}}]`
 	query := func(round string) {
 		t.Helper()
-		if code, body := d.get(t, path); code != 200 || body != want {
+		if code, body := d.Get(t, path); code != 200 || body != want {
 			t.Fatalf("%s: %d %s, want %s", round, code, body, want)
 		}
 	}
 	stat := func(metric string) string {
 		t.Helper()
 		var stats []struct{ Metric, Value string }
-		code, body := d.get(t, "/api/stats")
+		code, body := d.Get(t, "/api/stats")
 		if code != 200 || json.Unmarshal([]byte(body), &stats) != nil {
 			t.Fatalf("stats = %d %s", code, body)
 		}
@@ -48,8 +48,8 @@ func TestDaemonRowCache(t *testing.T) {
 	if hits, rows := stat("tsd.query.rowcache.hits"), stat("tsd.query.rowcache.rows"); hits != "1" || rows != "1" {
 		t.Fatalf("after three queries: rowcache hits %s rows %s, want 1 and 1", hits, rows)
 	}
-	if code, body := d.get(t, "/api/dropcaches"); code != 200 {
-		t.Fatalf("dropcaches = %d %s", code, body)
+	if resp, body := post(t, "DELETE", "http://"+d.Addr+"/api/dropcaches", nil, false); resp.StatusCode != 200 {
+		t.Fatalf("dropcaches = %d %s", resp.StatusCode, body)
 	}
 	if rows := stat("tsd.query.rowcache.rows"); rows != "0" {
 		t.Fatalf("after /api/dropcaches: rowcache rows %s, want 0", rows)

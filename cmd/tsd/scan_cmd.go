@@ -294,12 +294,9 @@ func (q *scanQuery) newScan(ctx context.Context, c *config, db storage.DB, log *
 	if err != nil {
 		return nil, fmt.Errorf("open the data table %s: %w", c.dataTable, err)
 	}
-	s := &scan{q: q, u: u, data: data, out: out, buckets: 1,
-		layout: rowkey.Layout{Widths: st.Widths, Salt: sl}}
+	s := &scan{q: q, u: u, data: data, out: out, layout: rowkey.Layout{Widths: st.Widths, Salt: sl}}
 	s.layout.EnsureDefaults()
-	if sl.Enabled() {
-		s.buckets = sl.Buckets()
-	}
+	s.buckets = s.layout.Buckets()
 	if s.metric, err = s.lookup(ctx, uid.Metric, q.metric); err != nil {
 		return nil, err
 	}
@@ -339,69 +336,84 @@ func (s *scan) scan(ctx context.Context) error {
 // scanBucket prints the bucket's rows of the metric from the hour of
 // start through the hour of end.
 func (s *scan) scanBucket(ctx context.Context, b int) error {
+	start, stop := s.layout.BucketRange(b, s.metric, s.q.startMs, s.q.endMs)
 	opts := &storage.ScanOptions{
-		Start:       s.layout.AppendKeyPrefix(nil, b, s.metric, s.q.startMs),
-		Stop:        s.stopKey(b),
-		ReadOptions: storage.ReadOptions{Families: []string{dataFamily}},
+		Start:         start,
+		Stop:          stop,
+		MaxBatchBytes: scanBatchBytes,
+		ReadOptions:   storage.ReadOptions{Families: []string{dataFamily}},
 	}
 	sc := s.data.Scan(ctx, opts)
 	defer sc.Close()
-	var row []byte
-	var cells []rowkey.Cell
+	var p rowPrint
 	for sc.Next() {
-		c := sc.Cell()
-		if !bytes.Equal(c.Row, row) {
-			if row != nil {
-				if err := s.printRow(ctx, row, cells); err != nil {
-					return err
-				}
-			}
-			row, cells = bytes.Clone(c.Row), cells[:0]
+		if err := s.printBatch(ctx, &p, sc.Row()); err != nil {
+			return err
 		}
-		cells = append(cells, rowkey.Cell{Qualifier: bytes.Clone(c.Qualifier),
-			Value: bytes.Clone(c.Value), Timestamp: c.Timestamp / 1000})
 	}
-	if err := sc.Close(); err != nil {
-		return err
-	}
-	if row == nil {
-		return nil
-	}
-	return s.printRow(ctx, row, cells)
+	return sc.Close()
 }
+
+// scanBatchBytes is the scans' MaxBatchBytes: 0, the store's default. The
+// tests set it to print rows that arrive in several batches.
+var scanBatchBytes int
 
 // dataFamily is the data table's one family (docs/formats.md, Tables and
 // families).
 const dataFamily = "t"
 
-// stopKey ends the bucket's scan after the hour of end: the prefix of the
-// next hour, or past the metric when that hour does not fit the key.
-func (s *scan) stopKey(b int) []byte {
-	next := rowkey.BaseTime(s.q.endMs) + rowkey.RowSpan
-	if next*1000 <= rowkey.MaxTimestamp {
-		return s.layout.AppendKeyPrefix(nil, b, s.metric, next*1000)
+// rowPrint is what scanBucket knows of the row it prints, whose cells may
+// come in several batches.
+type rowPrint struct {
+	more   bool  // the last batch was Partial: the next continues its row
+	base   int64 // the row's base time in seconds
+	skip   bool  // another series than the query's
+	keyErr error // the key does not parse: the row's cells are counted, then reported
+	cells  int
+}
+
+// printBatch prints a row's header line at its first batch, then the
+// batch's cells, or reports a row whose key is corrupt at its last batch.
+func (s *scan) printBatch(ctx context.Context, p *rowPrint, row storage.Row) error {
+	if !p.more {
+		if err := s.printRow(ctx, p, row.Key); err != nil {
+			return err
+		}
 	}
-	k := s.layout.AppendKeyPrefix(nil, b, s.metric, 0)
-	k = k[:len(k)-rowkey.TimestampBytes]
-	for i := len(k) - 1; i >= 0; i-- {
-		if k[i]++; k[i] != 0 {
-			return k
+	p.more = row.Partial
+	switch {
+	case p.keyErr != nil:
+		if p.cells += len(row.Cells); row.Partial {
+			return nil
+		}
+		s.corrupt++
+		_, err := fmt.Fprintf(s.out, "CORRUPT row %X: %v (%d cells skipped)\n", row.Key, p.keyErr, p.cells)
+		return err
+	case p.skip:
+		return nil
+	}
+	for _, c := range row.Cells {
+		if err := s.printCell(row.Key, p.base, c); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// printRow prints one row and its cells, or reports its key as corrupt.
-func (s *scan) printRow(ctx context.Context, row []byte, cells []rowkey.Cell) error {
+// printRow begins a row: it prints the row's line, or notes that the row
+// is another series' or that its key is corrupt.
+func (s *scan) printRow(ctx context.Context, p *rowPrint, row []byte) error {
+	*p = rowPrint{}
 	k, err := s.layout.ParseRowKey(row)
 	if err != nil {
-		s.corrupt++
-		_, err = fmt.Fprintf(s.out, "CORRUPT row %X: %v (%d cells skipped)\n", row, err, len(cells))
-		return err
-	}
-	if !bytes.Equal(k.Metric, s.metric) || !s.matches(&k) {
+		p.keyErr = err
 		return nil
 	}
+	if !bytes.Equal(k.Metric, s.metric) || !s.matches(&k) {
+		p.skip = true
+		return nil
+	}
+	p.base = k.Base
 	s.rows++
 	s.line = fmt.Appendf(s.line[:0], "row %X ", row)
 	s.line, err = s.appendName(ctx, s.line, uid.Metric, k.Metric)
@@ -423,15 +435,8 @@ func (s *scan) printRow(ctx context.Context, row []byte, cells []rowkey.Cell) er
 		}
 	}
 	s.line = append(s.line, "}\n"...)
-	if _, err := s.out.Write(s.line); err != nil {
-		return err
-	}
-	for _, c := range cells {
-		if err := s.printCell(row, k.Base, c); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = s.out.Write(s.line)
+	return err
 }
 
 // matches applies the tag filters.
@@ -465,16 +470,18 @@ func (s *scan) appendName(ctx context.Context, dst []byte, k uid.Kind, b []byte)
 	return dst, err
 }
 
-// printCell prints a cell and its points, or reports it as corrupt.
+// printCell prints a cell and its points, or reports it as corrupt. The
+// cell's write time is printed in milliseconds.
 func (s *scan) printCell(row []byte, base int64, c rowkey.Cell) error {
 	s.cells++
 	kind, detail, err := s.decodeCell(base, c)
+	written := c.Timestamp / 1000
 	if err != nil {
 		s.corrupt++
-		_, err = fmt.Fprintf(s.out, "  CORRUPT row %X q=%X: cell v=%X written=%d: %v\n", row, c.Qualifier, c.Value, c.Timestamp, err)
+		_, err = fmt.Fprintf(s.out, "  CORRUPT row %X q=%X: cell v=%X written=%d: %v\n", row, c.Qualifier, c.Value, written, err)
 		return err
 	}
-	s.line = fmt.Appendf(s.line[:0], "  cell q=%X v=%X written=%d %s%s\n", c.Qualifier, c.Value, c.Timestamp, kind, detail)
+	s.line = fmt.Appendf(s.line[:0], "  cell q=%X v=%X written=%d %s%s\n", c.Qualifier, c.Value, written, kind, detail)
 	for _, p := range s.pts {
 		s.line = appendPoint(s.line, p)
 	}

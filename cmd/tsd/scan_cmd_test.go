@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/salt"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -52,20 +53,15 @@ func buildScanStore(t *testing.T, dir string, saltWidth int, fill func(s *scanSt
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, spec := range []storage.TableSpec{dataTableSpec("tsdb"), uid.TableSpec(uid.DefaultTable), uid.MetaTableSpec(uid.DefaultMetaTable)} {
-		if err := db.EnsureTable(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
+	tbls, err := storage.EnsureTables(ctx, db, schema.DataTableSpec(schema.DefaultDataTable),
+		uid.TableSpec(uid.DefaultTable), schema.MetaTableSpec(schema.DefaultMetaTable))
+	if err != nil {
+		t.Fatal(err)
 	}
-	tables := map[string]storage.Table{}
-	for _, name := range []string{"tsdb", uid.DefaultTable, uid.DefaultMetaTable} {
-		if tables[name], err = db.Table(ctx, name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := uid.DefaultSettings()
-	want.SaltWidth, want.Given = saltWidth, uid.SettingSaltWidth
-	st, err := uid.EnsureRecord(ctx, tables[uid.DefaultMetaTable], tables[uid.DefaultTable], want)
+	tables := map[string]storage.Table{"tsdb": tbls[0], uid.DefaultTable: tbls[1], schema.DefaultMetaTable: tbls[2]}
+	want := schema.DefaultSettings()
+	want.SaltWidth, want.Given = saltWidth, schema.SettingSaltWidth
+	st, err := schema.EnsureRecord(ctx, tables[schema.DefaultMetaTable], uid.MaxIDProbe(tables[uid.DefaultTable]), want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +253,29 @@ func TestScanSalted(t *testing.T) {
 	}
 	if !strings.Contains(errs, "2 corrupt cells or row keys skipped") {
 		t.Errorf("stderr: %s", errs)
+	}
+}
+
+// TestScanRowsCutIntoBatches prints rows that arrive a cell at a time, as
+// rows larger than the scan's byte bound do, exactly as whole ones: one
+// row line, every cell, and a corrupt key's row reported once with all
+// its cells counted.
+func TestScanRowsCutIntoBatches(t *testing.T) {
+	dir := t.TempDir()
+	buildScanStore(t, dir, 1, func(s *scanStore) {
+		fillMixed(s)
+		bad := append([]byte{0x03}, s.key("sys.cpu.user", "web01", hourH)[1:]...)
+		s.put(bad, []byte{0x00, 0x00}, []byte{0x09}, []byte{0x00, 0x10}, []byte{0x0A})
+	})
+	code, whole, _ := tsdScan(t, dir, "1356998400", "1357005599", "sys.cpu.user")
+	scanBatchBytes = 1
+	defer func() { scanBatchBytes = 0 }()
+	cutCode, cut, errs := tsdScan(t, dir, "1356998400", "1357005599", "sys.cpu.user")
+	if cutCode != code || cut != whole {
+		t.Fatalf("rows cut into cells: exit %d, stdout:\n%s\nwhole rows: exit %d, stdout:\n%s\nstderr:\n%s", cutCode, cut, code, whole, errs)
+	}
+	if !strings.Contains(cut, "(2 cells skipped)") || !strings.HasSuffix(cut, "scanned 20 buckets: 2 rows, 8 cells, 10 points, 2 corrupt\n") {
+		t.Fatalf("stdout:\n%s", cut)
 	}
 }
 

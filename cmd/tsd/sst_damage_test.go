@@ -55,8 +55,8 @@ func buildSSTStore(t *testing.T) string {
 			d.putJSON(t, pts)
 		}
 	}
-	if err := d.stop(t); err != nil {
-		t.Fatalf("stop: %v\n%s", err, d.logs)
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
 	db, err := pebble.Open(data, &pebble.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -164,7 +164,7 @@ func TestDaemonDamagedSSTable(t *testing.T) {
 			if table == "tsdb" && failed == 0 {
 				t.Errorf("no query met the damaged data block")
 			}
-			d.stop(t)
+			d.Stop(t)
 			out, code := runTSD(t, "repair", "--data", dir)
 			t.Logf("tsd repair:\n%s", out)
 			if code != exitOK || !strings.Contains(out, "damaged sstable "+file) {
@@ -178,7 +178,7 @@ func TestDaemonDamagedSSTable(t *testing.T) {
 			}
 			d = startDaemon(t, "--data", dir)
 			checkRepairedServing(t, d, lost, strings.Contains(out, "lost UID table rows"))
-			d.stop(t)
+			d.Stop(t)
 			if out, _ := runTSD(t, "repair", "--data", dir); !strings.Contains(out, "no damage found") {
 				t.Errorf("a second repair still found damage:\n%s", out)
 			}
@@ -192,7 +192,7 @@ func checkDamagedServing(t *testing.T, d *daemon, file string) int {
 	t.Helper()
 	failed := 0
 	for m := range sstMetrics {
-		code, body := d.get(t, fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:%s%%7Bk=*%%7D", sstT0, sstT0+sstHours*3600, sstMetric(m)))
+		code, body := d.Get(t, fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:%s%%7Bk=*%%7D", sstT0, sstT0+sstHours*3600, sstMetric(m)))
 		switch {
 		case code == 200:
 		case code >= 500 && strings.Contains(body, file):
@@ -201,18 +201,18 @@ func checkDamagedServing(t *testing.T, d *daemon, file string) int {
 			t.Errorf("query %s: %d %s", sstMetric(m), code, body)
 		}
 	}
-	if code, body := d.get(t, "/metrics"); code != 200 || failed > 0 && !strings.Contains(body, "tsd_storage_damaged_sstables_total 1\n") {
+	if code, body := d.Get(t, "/metrics"); code != 200 || failed > 0 && !strings.Contains(body, "tsd_storage_damaged_sstables_total 1\n") {
 		t.Errorf("/metrics lacks tsd_storage_damaged_sstables_total 1")
 	}
-	if failed > 0 && !strings.Contains(d.logs.String(), "level=ERROR msg=\"pebble: damaged sstable") {
-		t.Errorf("no error line names the damaged sstable:\n%s", d.logs)
+	if failed > 0 && !strings.Contains(d.Logs.String(), "level=ERROR msg=\"pebble: damaged sstable") {
+		t.Errorf("no error line names the damaged sstable:\n%s", d.Logs)
 	}
 	if failed > 0 {
 		// The store is one sstable: a new name's UID row falls in its
 		// range, so the write is refused, as retryable. (The put answer
 		// does not carry a commit's reason yet.)
 		body := []byte(`[{"metric":"sst.new","timestamp":` + strconv.FormatInt(sstT0, 10) + `,"value":1,"tags":{"k":"h0"}}]`)
-		resp, out := post(t, "POST", "http://"+d.addr+"/api/put?details", body, false)
+		resp, out := post(t, "POST", "http://"+d.Addr+"/api/put?details", body, false)
 		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 			t.Errorf("put of a new metric into the damaged range: %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 		}
@@ -280,7 +280,7 @@ func checkRepairedServing(t *testing.T, d *daemon, lost lostHours, uidLoss bool)
 	t.Helper()
 	missing := 0
 	for m := range sstMetrics {
-		code, body := d.get(t, fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:%s%%7Bk=*%%7D", sstT0, sstT0+sstHours*3600, sstMetric(m)))
+		code, body := d.Get(t, fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:%s%%7Bk=*%%7D", sstT0, sstT0+sstHours*3600, sstMetric(m)))
 		if code != 200 {
 			if !uidLoss || code >= 500 {
 				t.Errorf("query %s after repair: %d %s", sstMetric(m), code, body)
@@ -318,7 +318,7 @@ func TestRepairCommand(t *testing.T) {
 	if out, code := runTSD(t, "repair", "--data", data); code != exitFailed || !strings.Contains(out, "stop the daemon first") {
 		t.Errorf("tsd repair of a running daemon's store: %d\n%s", code, out)
 	}
-	d.stop(t)
+	d.Stop(t)
 	if out, code := runTSD(t, "repair", "--data", data); code != exitOK || !strings.Contains(out, "no damage found") {
 		t.Errorf("tsd repair of an undamaged store: %d\n%s", code, out)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -117,7 +118,7 @@ func (uc *uidCmd) run(ctx context.Context, c *config, log *slog.Logger, out io.W
 	}
 	defer db.Close()
 	write := uidWrites[sub] || (sub == "fsck" && uc.fixing(rest))
-	u, err := openUIDTable(ctx, c, db, write, log)
+	u, _, err := openUIDTable(ctx, c, db, write, log)
 	if err != nil {
 		return exitFailed, err
 	}
@@ -182,43 +183,42 @@ func isLockError(err error) bool {
 }
 
 // openUIDTable opens the UID table with the format and widths of the
-// store's record. Writing commands record the settings of a new store, as
-// the daemon does; reading ones never write.
-func openUIDTable(ctx context.Context, c *config, db storage.DB, write bool, log *slog.Logger) (*uid.UIDs, error) {
+// store's record, and returns them too. Writing commands record the
+// settings of a new store, as the daemon does; reading ones never write.
+func openUIDTable(ctx context.Context, c *config, db storage.DB, write bool, log *slog.Logger) (*uid.UIDs, schema.Settings, error) {
 	if write {
-		for _, spec := range []storage.TableSpec{uid.TableSpec(c.uidTable), uid.MetaTableSpec(c.metaTable)} {
-			if err := db.EnsureTable(ctx, spec); err != nil {
-				return nil, fmt.Errorf("ensure table %s: %w", spec.Name, err)
-			}
+		if _, err := storage.EnsureTables(ctx, db, uid.TableSpec(c.uidTable), schema.MetaTableSpec(c.metaTable)); err != nil {
+			return nil, schema.Settings{}, err
 		}
 	}
 	uidTbl, err := db.Table(ctx, c.uidTable)
 	if err != nil {
-		return nil, fmt.Errorf("open the UID table (is %s a tsd store?): %w", c.dataDir, err)
+		return nil, schema.Settings{}, fmt.Errorf("open the UID table (is %s a tsd store?): %w", c.dataDir, err)
 	}
 	s, err := storeRecord(ctx, c, db, uidTbl, write)
 	if err != nil {
-		return nil, err
+		return nil, schema.Settings{}, err
 	}
-	return uid.New(uidTbl, &uid.Options{Widths: s.Widths, Format: s.Format, Logger: log})
+	u, err := uid.New(uidTbl, &uid.Options{Widths: s.Widths, Format: s.Format, Logger: log})
+	return u, s, err
 }
 
 // storeRecord returns the recorded settings (recording them when write).
-func storeRecord(ctx context.Context, c *config, db storage.DB, uidTbl storage.Table, write bool) (uid.Settings, error) {
+func storeRecord(ctx context.Context, c *config, db storage.DB, uidTbl storage.Table, write bool) (schema.Settings, error) {
 	meta, err := db.Table(ctx, c.metaTable)
 	if errors.Is(err, storage.ErrNotFound) && !write {
 		meta = nil // an OpenTSDB store without tsd's meta table
 	} else if err != nil {
-		return uid.Settings{}, err
+		return schema.Settings{}, err
 	}
 	want := c.storeSettings()
 	if meta == nil {
 		return want, nil
 	}
 	if write {
-		return uid.EnsureRecord(ctx, meta, uidTbl, want)
+		return schema.EnsureRecord(ctx, meta, uid.MaxIDProbe(uidTbl), want)
 	}
-	s, _, err := uid.CheckRecord(ctx, meta, uidTbl, want)
+	s, _, err := schema.CheckRecord(ctx, meta, uid.MaxIDProbe(uidTbl), want)
 	return s, err
 }
 

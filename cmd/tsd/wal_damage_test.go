@@ -109,7 +109,7 @@ func TestDaemonDamagedLog(t *testing.T) {
 	for range 2 {
 		d := startDaemon(t, args...)
 		walPuts(t, d, 20, &next, sent)
-		d.kill()
+		d.Kill()
 	}
 	dir := filepath.Join(data, "wal")
 	seg1, seg2 := filepath.Join(dir, wal.SegmentName(1)), filepath.Join(dir, wal.SegmentName(2))
@@ -122,7 +122,10 @@ func TestDaemonDamagedLog(t *testing.T) {
 	for _, typ := range []wal.RecordType{wal.TypeSeries, wal.TypeSamples} {
 		var of []int
 		for i, f := range frames[:len(frames)-1] {
-			if f.t == typ && !skip[i] {
+			// Not beside the other damaged record: a damaged length makes
+			// the reader resynchronise at the next valid frame, so two
+			// adjacent damaged records are one damaged region.
+			if f.t == typ && !skip[i] && !skip[i-1] && !skip[i+1] {
 				of = append(of, i)
 			}
 		}
@@ -147,7 +150,7 @@ func TestDaemonDamagedLog(t *testing.T) {
 	if got := d.stat(t, "tsd.wal.dropped-points"); got != int64(len(lost))-int64(countSamples(frames, skip)) {
 		t.Errorf("tsd.wal.dropped-points = %d, want %d", got, int64(len(lost))-int64(countSamples(frames, skip)))
 	}
-	if _, body := d.get(t, "/metrics"); !strings.Contains(body, "tsd_wal_corrupt_records_total 2\n") {
+	if _, body := d.Get(t, "/metrics"); !strings.Contains(body, "tsd_wal_corrupt_records_total 2\n") {
 		t.Errorf("/metrics lacks tsd_wal_corrupt_records_total 2")
 	}
 	walPuts(t, d, 3, &next, sent)
@@ -178,7 +181,7 @@ func countSamples(frames []walFrame, skip map[int]bool) int {
 // in one error line.
 func checkDamagedLogLines(t *testing.T, d *daemon, seg string, offsets []int) {
 	t.Helper()
-	logs := d.logs.String()
+	logs := d.Logs.String()
 	for _, off := range offsets {
 		want := fmt.Sprintf("segment=%s offset=%d ", seg, off)
 		if n := strings.Count(logs, want); n != 1 || !strings.Contains(logs, "level=ERROR msg=\"wal: damaged record skipped") {
