@@ -13,6 +13,7 @@ import (
 	"github.com/tsd-db/tsd/bench/promtsdb"
 	"github.com/tsd-db/tsd/bench/storebench"
 	"github.com/tsd-db/tsd/rowkey"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -120,7 +121,7 @@ func uid(n int) []byte { return []byte{byte(n >> 16), byte(n >> 8), byte(n)} }
 // number of points.
 func writeDenseRows(t *testing.T, db storage.DB, cfg gen.Config) int {
 	ctx := context.Background()
-	spec := storage.TableSpec{Name: "tsdb", Families: []storage.FamilySpec{{Name: "t", MaxVersions: 1}}}
+	spec := schema.DataTableSpec(schema.DefaultDataTable)
 	if err := db.EnsureTable(ctx, spec); err != nil {
 		t.Fatal(err)
 	}

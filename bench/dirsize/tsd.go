@@ -74,8 +74,9 @@ func tableBytes(ctx context.Context, db storage.DB, name string) (int64, error) 
 	sc := t.Scan(ctx, &storage.ScanOptions{})
 	var n int64
 	for sc.Next() {
-		c := sc.Cell()
-		n += int64(len(c.Row) + len(c.Family) + len(c.Qualifier) + 8 + len(c.Value))
+		for _, c := range sc.Row().Cells {
+			n += int64(len(c.Row) + len(c.Family) + len(c.Qualifier) + 8 + len(c.Value))
+		}
 	}
 	if err := sc.Close(); err != nil {
 		return 0, fmt.Errorf("scan table %s: %w", name, err)

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/tsd-db/tsd/uid/tsmeta"
+
 	"context"
 	"fmt"
 	"time"
@@ -10,7 +12,7 @@ import (
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/promtsdb"
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
@@ -29,6 +31,12 @@ func bigtableFigures(e *Env) []Figure {
 		}
 		return Side{Name: "tsd on Pebble", Measure: m}
 	}
+	pebbleSideNamed := func(name string, m Measure) Side {
+		if e.OpenStore == nil {
+			return Side{Missing: "n/a (no engine)"}
+		}
+		return Side{Name: name, Measure: m}
+	}
 	bt := func(m Measure) Side {
 		return Side{Name: "tsd on the Bigtable emulator (bttest, in process)", Measure: m}
 	}
@@ -36,6 +44,11 @@ func bigtableFigures(e *Env) []Figure {
 		{
 			Name: "Bigtable emulator: ingest devops int, head + WAL + flush to the store", Unit: "points/s",
 			TSD: bt(engineIngestRate("bt", openEmulatorStore)), Peer: pebbleSide(engineIngestRate("pebble", e.OpenStore)),
+		},
+		{
+			Name: "TSMeta counting (enable_tsuid_incrementing): ingest devops int, head + WAL + flush to the store", Unit: "points/s",
+			TSD:  pebbleSideNamed("tsd on Pebble, counting", trackedIngestRate("pebble-counting", e.OpenStore, tsmeta.TrackCount)),
+			Peer: pebbleSide(trackedIngestRate("pebble-untracked", e.OpenStore, tsmeta.TrackOff)),
 		},
 		{
 			Name: "Bigtable emulator: scan rate of groupby-12h forced to scan the metric", Unit: "points/s",
@@ -80,15 +93,22 @@ func openEmulatorStore(string) (storage.DB, error) {
 // queue drained and the index flushed) and returns points per second of
 // the whole.
 func engineIngestRate(name string, open storeOpener) Measure {
+	return trackedIngestRate(name, open, tsmeta.TrackOff)
+}
+
+// trackedIngestRate is engineIngestRate with the flusher's TSMeta
+// tracking in mode.
+func trackedIngestRate(name string, open storeOpener, mode tsmeta.Mode) Measure {
 	return func(e *Env) (float64, error) {
 		d, err := promData(e, gen.ValuesInt)
 		if err != nil {
 			return 0, err
 		}
-		w, err := openTSDWriterOn(e, open, d, "tsd-ingest-"+name, ingest.HeadOptions{MaxMemory: -1})
+		w, err := openTSDWriterOn(e, open, d, "tsd-ingest-"+name, head.HeadOptions{MaxMemory: -1})
 		if err != nil {
 			return 0, err
 		}
+		w.track = mode
 		el, err := e.Time(func() error {
 			if err := w.appendAll(d, promtsdb.DefaultCommitEvery); err != nil {
 				return err
@@ -147,7 +167,7 @@ type engineLoaded struct {
 
 func loadEngine(e *Env, name string, open storeOpener, d *promtsdb.Data) (*engineLoaded, error) {
 	return Cached(e, "tsd-engine-loaded-"+name, func() (*engineLoaded, error) {
-		w, err := openTSDWriterOn(e, open, d, "tsd-scan-"+name, ingest.HeadOptions{MaxMemory: -1})
+		w, err := openTSDWriterOn(e, open, d, "tsd-scan-"+name, head.HeadOptions{MaxMemory: -1})
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,10 @@ func Figures(e *Env) []Figure {
 	fs = append(fs, ingestFigures()...)
 	fs = append(fs, sizeFigures()...)
 	fs = append(fs, queryFigures()...)
+	fs = append(fs, rollupQueryFigures()...)
+	fs = append(fs, rollupPromFigures()...)
 	fs = append(fs, bigtableFigures(e)...)
+	fs = append(fs, rollupFigures(e)...)
 	// Storage rows last: their preloaded stores stay open until Close, and
 	// pebble's background work must not land in CPU-timed rows.
 	fs = append(fs, storageFigures(e)...)

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/tsd-db/tsd/uid/tsmeta"
+
 	"context"
 	"fmt"
 	"slices"
@@ -12,7 +14,8 @@ import (
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/promtsdb"
 	"github.com/tsd-db/tsd/bench/queryset"
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
@@ -46,7 +49,7 @@ func loadTSDHead(e *Env, d *promtsdb.Data) (*tsdLoaded, error) {
 
 func loadTSDAs(e *Env, key string, d *promtsdb.Data, flush bool) (*tsdLoaded, error) {
 	return Cached(e, "tsd-loaded-"+key, func() (*tsdLoaded, error) {
-		w, err := openTSDWriter(e, d, "tsd-query-"+key, ingest.HeadOptions{MaxMemory: -1})
+		w, err := openTSDWriter(e, d, "tsd-query-"+key, head.HeadOptions{MaxMemory: -1})
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +98,12 @@ func (w *tsdWriter) registerAll(d *promtsdb.Data) error {
 // flushAll writes every head row to the store and drains the compactor.
 func (w *tsdWriter) flushAll(d *promtsdb.Data) error {
 	ctx := context.Background()
-	f, err := w.h.NewFlusher(&ingest.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1})
+	ts, err := tsmeta.New(w.meta)
+	if err != nil {
+		return err
+	}
+	f, err := flush.NewFlusher(w.h, &flush.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1,
+		Tracker: tsmeta.NewTracker(ts, w.track, 1)})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/tsd-db/tsd/uid/tsmeta"
+
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +18,9 @@ import (
 	"github.com/tsd-db/tsd/bench/dirsize"
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/promtsdb"
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/flush"
+	"github.com/tsd-db/tsd/ingest/head"
+	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
@@ -39,19 +43,20 @@ type tsdWriter struct {
 	data, meta            storage.Table
 	u                     *uid.UIDs
 	ix                    *index.Index
-	h                     *ingest.Head
-	keys                  [][]byte // by series of promtsdb.Data, UIDs resolved
+	h                     *head.Head
+	keys                  [][]byte    // by series of promtsdb.Data, UIDs resolved
+	track                 tsmeta.Mode // TSMeta tracking of flushAll; default off
 }
 
 // storeOpener opens a storage engine in dir (Env.OpenStore's shape).
 type storeOpener func(dir string) (storage.DB, error)
 
-func openTSDWriter(e *Env, d *promtsdb.Data, prefix string, opts ingest.HeadOptions) (*tsdWriter, error) {
+func openTSDWriter(e *Env, d *promtsdb.Data, prefix string, opts head.HeadOptions) (*tsdWriter, error) {
 	return openTSDWriterOn(e, e.OpenStore, d, prefix, opts)
 }
 
 // openTSDWriterOn is openTSDWriter on the engine open opens.
-func openTSDWriterOn(e *Env, open storeOpener, d *promtsdb.Data, prefix string, opts ingest.HeadOptions) (w *tsdWriter, err error) {
+func openTSDWriterOn(e *Env, open storeOpener, d *promtsdb.Data, prefix string, opts head.HeadOptions) (w *tsdWriter, err error) {
 	if open == nil {
 		return nil, errors.New("no storage engine")
 	}
@@ -71,8 +76,8 @@ func openTSDWriterOn(e *Env, open storeOpener, d *promtsdb.Data, prefix string, 
 		return w, err
 	}
 	for _, spec := range []storage.TableSpec{
-		{Name: tsdDataTable, Families: []storage.FamilySpec{{Name: ingest.DefaultFlushFamily, MaxVersions: 1}}},
-		uid.MetaTableSpec(tsdMetaTable),
+		{Name: tsdDataTable, Families: []storage.FamilySpec{{Name: flush.DefaultFlushFamily, MaxVersions: 1}}},
+		schema.MetaTableSpec(tsdMetaTable),
 	} {
 		if err = w.db.EnsureTable(ctx, spec); err != nil {
 			return w, err
@@ -91,7 +96,7 @@ func openTSDWriterOn(e *Env, open storeOpener, d *promtsdb.Data, prefix string, 
 		return w, err
 	}
 	opts.Registrar, opts.Logger = w.ix, quiet
-	if w.h, err = ingest.OpenHead(vfs.Default, w.walDir, &opts); err != nil {
+	if w.h, err = head.OpenHead(vfs.Default, w.walDir, &opts); err != nil {
 		return w, err
 	}
 	w.keys, err = resolveKeys(ctx, w.u, d)
@@ -108,7 +113,7 @@ func resolveKeys(ctx context.Context, u *uid.UIDs, d *promtsdb.Data) ([][]byte, 
 		if err != nil {
 			return nil, fmt.Errorf("resolve series %d: %w", i, err)
 		}
-		ingest.SortSeriesKey(k, series.DefaultWidths())
+		head.SortSeriesKey(k, series.DefaultWidths())
 		keys[i] = k
 	}
 	return keys, nil
@@ -118,7 +123,7 @@ func resolveKeys(ctx context.Context, u *uid.UIDs, d *promtsdb.Data) ([][]byte, 
 // series (head + index) at its first point and reusing its ref after, a
 // Commit every commitEvery points: what promtsdb.Append does.
 func (w *tsdWriter) appendAll(d *promtsdb.Data, commitEvery int) error {
-	refs := make([]ingest.SeriesRef, len(w.keys))
+	refs := make([]head.SeriesRef, len(w.keys))
 	made := make([]bool, len(w.keys))
 	n := len(w.keys)
 	a := w.h.Appender()
@@ -171,7 +176,7 @@ func tsdAppendRate(e *Env) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	w, err := openTSDWriter(e, d, "tsd-append", ingest.HeadOptions{})
+	w, err := openTSDWriter(e, d, "tsd-append", head.HeadOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -195,7 +200,7 @@ func tsdDiskBytes(vm gen.ValueMode) Measure {
 		if err != nil {
 			return 0, err
 		}
-		w, err := openTSDWriter(e, d, "tsd-disk", ingest.HeadOptions{MaxMemory: -1})
+		w, err := openTSDWriter(e, d, "tsd-disk", head.HeadOptions{MaxMemory: -1})
 		if err != nil {
 			return 0, err
 		}
@@ -212,7 +217,7 @@ func (w *tsdWriter) diskBytes(e *Env, d *promtsdb.Data) (float64, error) {
 	if err := w.appendAll(d, promtsdb.DefaultCommitEvery); err != nil {
 		return 0, err
 	}
-	f, err := w.h.NewFlusher(&ingest.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1})
+	f, err := flush.NewFlusher(w.h, &flush.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1})
 	if err != nil {
 		return 0, err
 	}
@@ -271,7 +276,7 @@ func namesOf(d *promtsdb.Data) *seriesNames {
 	return n
 }
 
-// appendNames appends d's values by name through an ingest.NameAppender
+// appendNames appends d's values by name through an head.NameAppender
 // (UID caches warm from resolveKeys, series remembered by name as a
 // connection does), a Commit every commitEvery points.
 func (w *tsdWriter) appendNames(d *promtsdb.Data, names *seriesNames, commitEvery int) error {
@@ -303,7 +308,7 @@ func tsdNamesRate(e *Env) (float64, error) {
 		return 0, err
 	}
 	names := namesOf(d)
-	w, err := openTSDWriter(e, d, "tsd-names", ingest.HeadOptions{})
+	w, err := openTSDWriter(e, d, "tsd-names", head.HeadOptions{})
 	if err != nil {
 		return 0, err
 	}

@@ -19,8 +19,12 @@ type httpSender struct {
 }
 
 func newHTTPSender(o *Options) *httpSender {
-	tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
-	return &httpSender{o: o, client: &http.Client{Transport: tr, Timeout: o.Timeout}, url: "http://" + o.Addr + o.Path}
+	tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true, TLSClientConfig: o.TLS}
+	scheme := "http://"
+	if o.TLS != nil {
+		scheme = "https://"
+	}
+	return &httpSender{o: o, client: &http.Client{Transport: tr, Timeout: o.Timeout}, url: scheme + o.Addr + o.Path}
 }
 
 func (s *httpSender) send(ctx context.Context, b body) error {
@@ -29,6 +33,12 @@ func (s *httpSender) send(ctx context.Context, b body) error {
 		return &connError{err}
 	}
 	setHeaders(req.Header, s.o.Format)
+	switch {
+	case s.o.User != "":
+		req.SetBasicAuth(s.o.User, s.o.Password)
+	case s.o.Token != "":
+		req.Header.Set("Authorization", "Bearer "+s.o.Token)
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("post %s: %w", s.url, err)

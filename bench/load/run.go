@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,6 +38,17 @@ type Options struct {
 	Preload bool
 	// PID is the server's process id for /proc readings; 0 skips them.
 	PID int
+	// User and Password are sent as Basic credentials on every HTTP
+	// request, and as "auth basic USER PASSWORD" first on every telnet
+	// connection (tsd.auth.config). Default none.
+	User, Password string
+	// Token is sent as "Authorization: Bearer TOKEN" on HTTP and as
+	// "auth token TOKEN" on telnet; User wins when both are set. Default
+	// none.
+	Token string
+	// TLS, when set, sends over TLS with this client configuration
+	// (https:// for the HTTP protocols). Default nil: plaintext.
+	TLS *tls.Config
 }
 
 // EnsureDefaults fills zero fields.

@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strings"
@@ -28,7 +29,24 @@ func dialTelnet(ctx context.Context, o *Options) (*telnetSender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telnet dial %s: %w", o.Addr, err)
 	}
+	if o.TLS != nil {
+		cfg := o.TLS
+		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(o.Addr)
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("telnet TLS handshake with %s: %w", o.Addr, err)
+		}
+		c = tc
+	}
 	s := &telnetSender{o: o, conn: c, r: bufio.NewReader(c)}
+	if err := s.login(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if o.NoBarrier {
 		s.wg.Add(1)
 		go s.readErrors()
@@ -37,6 +55,32 @@ func dialTelnet(ctx context.Context, o *Options) (*telnetSender, error) {
 }
 
 var versionCmd = []byte("version\n")
+
+// login sends the auth line when the options carry credentials and
+// waits for tsd's AUTH_SUCCESS.
+func (s *telnetSender) login() error {
+	var line string
+	switch {
+	case s.o.User != "":
+		line = "auth basic " + s.o.User + " " + s.o.Password + "\n"
+	case s.o.Token != "":
+		line = "auth token " + s.o.Token + "\n"
+	default:
+		return nil
+	}
+	s.conn.SetDeadline(time.Now().Add(s.o.Timeout))
+	if _, err := s.conn.Write([]byte(line)); err != nil {
+		return fmt.Errorf("telnet auth: %w", err)
+	}
+	reply, err := s.r.ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("telnet auth: %w", err)
+	}
+	if strings.TrimSpace(reply) != "AUTH_SUCCESS" {
+		return fmt.Errorf("telnet auth: %q", strings.TrimSpace(reply))
+	}
+	return nil
+}
 
 func (s *telnetSender) send(_ context.Context, b body) error {
 	s.conn.SetDeadline(time.Now().Add(s.o.Timeout))

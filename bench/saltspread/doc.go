@@ -9,7 +9,7 @@
 // first-seen order, so the UIDs are the ones a fresh tsd would assign: the
 // metric first, then each tag key and value in ascending tag-key order. Each
 // resolved key is turned into a TSUID (tag pairs by tag-key UID bytes, as
-// ingest.SortSeriesKey and row keys order them).
+// head.SortSeriesKey and row keys order them).
 //
 // Spread builds each series' row key for the dataset's first hour with
 // rowkey.Layout.AppendRowKeyFromTSUID and reads its bucket back from the key's

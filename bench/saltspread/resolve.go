@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tsd-db/tsd/bench/gen"
-	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/uid"
 )
@@ -98,7 +98,7 @@ func Resolve(ctx context.Context, db storage.DB, c Config) (*TSUIDs, error) {
 				return nil, fmt.Errorf("saltspread: resolve series %d (%s %s): %w", len(out.Keys), m.Name, h.Tags[0], err)
 			}
 			key := buf[start:len(buf):len(buf)]
-			ingest.SortSeriesKey(key, w)
+			head.SortSeriesKey(key, w)
 			out.Keys = append(out.Keys, key)
 		}
 	}

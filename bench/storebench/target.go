@@ -167,8 +167,7 @@ func (t *Table) Scan(ctx context.Context, row []byte) (int, error) {
 	sc := t.tbl.Scan(ctx, &storage.ScanOptions{Start: row, Stop: stop})
 	n := 0
 	for sc.Next() {
-		_ = sc.Cell()
-		n++
+		n += len(sc.Row().Cells)
 	}
 	return n, sc.Close()
 }

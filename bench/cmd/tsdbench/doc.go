@@ -15,5 +15,7 @@
 // barely move them; -clock wall uses the wall clock. Storage rows (fsync,
 // several writers) always use wall time. -dir sets the scratch parent
 // directory (default the system temp dir; it is removed at the end). -v logs
-// every run to stderr.
+// every run to stderr. -cpuprofile FILE writes a CPU profile of the whole
+// run; rows that label their sides (the rollup rows: rollup_query,
+// rollup_ingest) can be split with go tool pprof -tagfocus.
 package main

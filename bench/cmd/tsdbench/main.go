@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tsd-db/tsd/bench/harness"
@@ -27,8 +28,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log every run to stderr")
 	rowCache := fs.Int64("rowcache", 0, "query readers' decoded-row cache in bytes: 0 the default (256 MiB), -1 off (every query decodes)")
 	clock := fs.String("clock", "cpu", "timer of the CPU-bound rows: cpu (process CPU time, robust on shared machines) or wall")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (datasets, both sides of every figure) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsdbench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "tsdbench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	size := harness.Default
 	if *smoke {

@@ -55,7 +55,7 @@ func TestBadFlags(t *testing.T) {
 // TestWallClock runs a few CPU-bound rows with the wall clock.
 func TestWallClock(t *testing.T) {
 	var out, errs bytes.Buffer
-	if code := run([]string{"-smoke", "-clock", "wall", "-only", "^decode,|PromQL", "-dir", t.TempDir()}, &out, &errs); code != 0 {
+	if code := run([]string{"-smoke", "-clock", "wall", "-only", "^decode,|^PromQL", "-dir", t.TempDir()}, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
 	// Two decode rows and four PromQL rows (stored rows and rows in the

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +34,10 @@ type flags struct {
 	prof   string
 	runs   int
 	route  string
+	tlsCA  string // -tls-ca: send over TLS, trusting this CA
+	// tlsCompare alternates plaintext and TLS runs on the same daemon
+	// and prints both medians and their ratio.
+	tlsCompare bool
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -47,6 +54,9 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.o.Timeout, "timeout", time.Minute, "per-request timeout")
 	fs.BoolVar(&f.o.Preload, "preload", false, "encode every request before the clock starts")
 	fs.IntVar(&f.o.PID, "pid", 0, "server pid for CPU and memory from /proc (0: skip)")
+	fs.StringVar(&f.o.User, "user", "", "user for Basic credentials (HTTP) and auth basic (telnet), when tsd has tsd.auth.config")
+	fs.StringVar(&f.o.Password, "password", "", "password of -user")
+	fs.StringVar(&f.o.Token, "token", "", "bearer token (HTTP) and auth token (telnet), when tsd has tsd.auth.config")
 	fs.IntVar(&f.limit, "limit", 0, "stop after this many points (0: whole dataset)")
 	fs.StringVar(&f.file, "file", "", "send this file of telnet or Influx lines instead of generating")
 	fs.IntVar(&f.cfg.Hosts, "hosts", 100, "dataset hosts")
@@ -57,8 +67,23 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.route, "route", "host", "generated data: host (each connection carries its own hosts, encoded by its own goroutine, as collectors do) or batch (one encoder, batches round robin over the connections)")
 	fs.IntVar(&f.runs, "runs", 1, "runs, each on the next span of the dataset; more than 1 also prints the median")
 	fs.StringVar(&f.prof, "cpuprofile", "", "write the load generator's CPU profile to this file")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "send over TLS (https for HTTP), trusting this PEM CA file")
+	fs.BoolVar(&f.tlsCompare, "tls-compare", false, "with -tls-ca: alternate plaintext and TLS runs (-runs of each) and print both medians and the TLS/plaintext ratio")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if f.tlsCA != "" {
+		pem, err := os.ReadFile(f.tlsCA)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-tls-ca %s: no PEM certificate", f.tlsCA)
+		}
+		f.o.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	} else if f.tlsCompare {
+		return nil, errors.New("-tls-compare needs -tls-ca")
 	}
 	var err error
 	if f.o.Format, err = gen.ParseFormat(f.proto); err != nil {
@@ -93,6 +118,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if f.tlsCompare {
+		return runTLSCompare(ctx, f, stdout, stderr)
+	}
 	var results []*load.Result
 	for i := range f.runs {
 		res, code := runOnce(ctx, f, i, stdout, stderr)
@@ -159,6 +187,38 @@ func reportMedian(w io.Writer, f *flags, rs []*load.Result) {
 		fmt.Fprintf(w, ", server %.2f CPU s per million points", median(cpu))
 	}
 	fmt.Fprintln(w)
+}
+
+// runTLSCompare runs plaintext and TLS in turn, -runs of each, each run
+// on its own span of the dataset, and prints the medians and the ratios:
+// of the rate, and (with -pid) of the server's CPU per point, which the
+// load of a shared machine sways less.
+func runTLSCompare(ctx context.Context, f *flags, stdout, stderr io.Writer) int {
+	cfg := f.o.TLS
+	var rates, cpu [2][]float64 // plaintext, TLS
+	for i := range 2 * f.runs {
+		f.o.TLS = nil
+		if i%2 == 1 {
+			f.o.TLS = cfg
+		}
+		fmt.Fprintf(stdout, "run %d: %s\n", i, map[bool]string{false: "plaintext", true: "TLS"}[i%2 == 1])
+		res, code := runOnce(ctx, f, i, stdout, stderr)
+		if code != 0 {
+			return code
+		}
+		rates[i%2] = append(rates[i%2], res.PointsPerSecond())
+		if res.Server != nil && res.Points > 0 {
+			cpu[i%2] = append(cpu[i%2], res.Server.CPUSeconds/float64(res.Points)*1e6)
+		}
+	}
+	plain, tlsRate := median(rates[0]), median(rates[1])
+	fmt.Fprintf(stdout, "median of %d runs each: plaintext %.0f points/s, TLS %.0f points/s, TLS/plaintext %.3f\n",
+		f.runs, plain, tlsRate, tlsRate/plain)
+	if len(cpu[0]) > 0 && len(cpu[1]) > 0 {
+		p, t := median(cpu[0]), median(cpu[1])
+		fmt.Fprintf(stdout, "server CPU s per million points: plaintext %.3f, TLS %.3f, TLS/plaintext %.3f\n", p, t, t/p)
+	}
+	return 0
 }
 
 func median(v []float64) float64 {

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// daemon is a server process under measurement.
+type daemon struct {
+	name     string
+	cmd      *exec.Cmd
+	logs     bytes.Buffer
+	http     string // host:port of its HTTP API
+	telnet   string // host:port of its telnet listener
+	dataDir  string
+	sizeSkip string // a subdirectory of dataDir left out of its size
+}
+
+// freePort returns a 127.0.0.1 port free at the time of the call.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func startVM(ctx context.Context, bin, dir string) (*daemon, error) {
+	h, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	t, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{name: "VictoriaMetrics", http: h, telnet: t, dataDir: dir, sizeSkip: "cache"}
+	d.cmd = exec.CommandContext(ctx, bin, "-storageDataPath="+dir, "-retentionPeriod=100y",
+		"-httpListenAddr="+h, "-opentsdbListenAddr="+t, "-loggerLevel=ERROR")
+	return d, d.start("/health")
+}
+
+func startTSD(ctx context.Context, bin, dir string) (*daemon, error) {
+	a, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(a)
+	d := &daemon{name: "tsd", http: a, telnet: a, dataDir: dir}
+	d.cmd = exec.CommandContext(ctx, bin, "--data", dir, "--tsd.network.bind=127.0.0.1", "--port="+port)
+	return d, d.start("/api/version")
+}
+
+// start runs the process and waits until ready answers 200.
+func (d *daemon) start(ready string) error {
+	d.cmd.Stdout, d.cmd.Stderr = &d.logs, &d.logs
+	if err := d.cmd.Start(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + d.http + ready)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.stop()
+	return fmt.Errorf("%s did not answer %s within 2 minutes:\n%s", d.name, ready, d.logs.String())
+}
+
+func (d *daemon) pid() int { return d.cmd.Process.Pid }
+
+// stop ends the process with SIGTERM, SIGKILL after a minute.
+func (d *daemon) stop() {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = d.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		_ = d.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// post sends an empty POST to path and fails unless the answer is 2xx.
+func (d *daemon) post(path string) error {
+	resp, err := http.Post("http://"+d.http+path, "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s POST %s: %s", d.name, path, resp.Status)
+	}
+	return nil
+}
+
+// get sends a GET to path and fails unless the answer is 2xx.
+func (d *daemon) get(path string) error {
+	resp, err := http.Get("http://" + d.http + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s GET %s: %s", d.name, path, resp.Status)
+	}
+	return nil
+}
+
+// settle brings the store to the size it settles at: VictoriaMetrics'
+// force_flush then force_merge (which returns once merged), tsd's
+// /api/compact.
+func (d *daemon) settle() error {
+	if d.name == "tsd" {
+		return d.post("/api/compact")
+	}
+	if err := d.get("/internal/force_flush"); err != nil {
+		return err
+	}
+	if err := d.get("/internal/force_merge"); err != nil {
+		return err
+	}
+	// The merge runs in the background: wait for its gauge to drop.
+	for range 1200 {
+		time.Sleep(500 * time.Millisecond)
+		resp, err := http.Get("http://" + d.http + "/metrics")
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte("\nvm_active_force_merges ")) || bytes.Contains(b, []byte("\nvm_active_force_merges 0\n")) {
+			return nil
+		}
+	}
+	return errors.New("VictoriaMetrics force_merge still running after 10 minutes")
+}
+
+// settledSize waits until two readings of the allocated size a second
+// apart agree (deletions of merged files lag a merge) and returns it.
+func (d *daemon) settledSize() (int64, error) {
+	prev, err := d.allocated()
+	for range 120 {
+		if err != nil {
+			return 0, err
+		}
+		time.Sleep(time.Second)
+		var n int64
+		if n, err = d.allocated(); err == nil && n == prev {
+			return n, nil
+		}
+		prev = n
+	}
+	return prev, err
+}
+
+// allocated sums the blocks allocated to the files of the data directory,
+// as du counts them, without sizeSkip.
+func (d *daemon) allocated() (int64, error) {
+	var n int64
+	err := filepath.WalkDir(d.dataDir, func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if d.sizeSkip != "" && p == filepath.Join(d.dataDir, d.sizeSkip) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n, err
+}
+
+func mb(n int64) string { return strconv.FormatFloat(float64(n)/1e6, 'f', 0, 64) + " MB" }

@@ -1,0 +1,39 @@
+// Command tsdvm measures tsd against VictoriaMetrics single-node, the
+// database users pick instead of OpenTSDB, on the same machine in the same
+// run, and prints one table of both sides and their ratio.
+//
+// VictoriaMetrics v1.151.0 is built from the Go module proxy (go install
+// with GOBIN set, cgo off) into a temporary directory and kept under the
+// user cache directory, keyed by version, so later runs reuse it; it never
+// enters tsd's go.mod. tsd is built from this checkout (go build
+// ./cmd/tsd) unless -tsd names a binary.
+//
+// For each protocol (Influx line protocol, OpenTSDB telnet, Prometheus
+// remote_write) each daemon starts on a fresh data directory and free
+// 127.0.0.1 ports (VictoriaMetrics with -retentionPeriod=100y, since bench/
+// gen's dates are older than its default month, and -opentsdbListenAddr;
+// its other flags at their defaults, caches on) and is loaded with the
+// same dataset by package bench/load, the library behind tsdload. Telnet
+// streams without the version barrier on both sides (VictoriaMetrics has
+// none); tsd is also measured with one. A row gives points per second,
+// the daemon's CPU seconds per million points and its peak resident memory
+// (/proc/<pid>, package procstat), and the loader's own CPU seconds.
+//
+// After the Influx load both sides settle and are measured on disk, in
+// allocated blocks (what du counts): VictoriaMetrics after
+// /internal/force_flush and /internal/force_merge, its data directory
+// without cache/; tsd after POST /api/compact (flush the head, drain the
+// compaction queue, compact the store), a clean stop and tsd compact
+// --data, its whole data directory: a running tsd also holds the logs
+// pebble keeps for reuse (up to three of 110 % of the memtable size), which
+// a stop or restart drops, and the table prints that size too. Both sides
+// are also measured right after a clean stop, against settled. Then the
+// query set (package bench/queryset, without the highcard query) runs as
+// PromQL range queries on both, in turn, -n times each; each row is the
+// mean and the ratio of the means.
+//
+// Usage:
+//
+//	go run ./bench/cmd/tsdvm                       # 100 hosts x 24 h, 8.64 M points a protocol
+//	go run ./bench/cmd/tsdvm -span 1h -hosts 10    # a quick look
+package main

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tsd-db/tsd/bench/gen"
+	"github.com/tsd-db/tsd/bench/load"
+	"github.com/tsd-db/tsd/bench/procstat"
+	"github.com/tsd-db/tsd/bench/queryset"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type flags struct {
+	cfg     gen.Config
+	values  string
+	conns   int
+	protos  string
+	queries int
+	tsd, vm string
+	keep    bool
+}
+
+func parse(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("tsdvm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&f.cfg.Hosts, "hosts", 100, "dataset hosts")
+	fs.DurationVar(&f.cfg.Span, "span", 24*time.Hour, "dataset span (10 s interval, 10 metrics a host)")
+	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
+	fs.IntVar(&f.conns, "conns", 2, "loader connections, one sender each")
+	fs.StringVar(&f.protos, "protos", "influx,telnet,remotewrite", "protocols to load, in order; sizes and queries follow the influx load")
+	fs.IntVar(&f.queries, "n", 20, "runs of each query on each side (0: no queries)")
+	fs.StringVar(&f.tsd, "tsd", "", "tsd binary (default: go build ./cmd/tsd)")
+	fs.StringVar(&f.vm, "vm", "", "victoria-metrics binary (default: built from the module proxy, cached)")
+	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	f.cfg.Values, err = gen.ParseValueMode(f.values)
+	return f, err
+}
+
+// side is what one daemon did under one protocol.
+type side struct {
+	res        *load.Result
+	loaderCPU  float64 // seconds
+	bytes      int64   // settled size, allocated blocks; 0 when not measured
+	stopped    int64   // size right after a clean stop
+	running    int64   // tsd: size after /api/compact, still running
+	settleCPU  float64 // daemon CPU seconds from the load's start to settled
+	points     int64
+	queryMeans map[string]time.Duration
+}
+
+// row is one protocol's run: tsd, VictoriaMetrics, and for telnet tsd with
+// the version barrier.
+type row struct {
+	proto   string
+	tsd, vm side
+	barrier *side
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	f, err := parse(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdvm: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "tsdvm: "+format+"\n", a...) }
+	if err := measure(ctx, f, stdout, logf); err != nil {
+		fmt.Fprintf(stderr, "tsdvm: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...any)) error {
+	work, err := os.MkdirTemp("", "tsdvm-")
+	if err != nil {
+		return err
+	}
+	if !f.keep {
+		defer os.RemoveAll(work)
+	}
+	if f.vm == "" {
+		if f.vm, err = victoriaMetrics(ctx, logf); err != nil {
+			return err
+		}
+	}
+	if f.tsd == "" {
+		if f.tsd, err = buildTSD(ctx, work); err != nil {
+			return err
+		}
+	}
+	began := time.Now()
+	load0 := loadAvg()
+	var rows []row
+	for i, p := range strings.Split(f.protos, ",") {
+		format, err := gen.ParseFormat(p)
+		if err != nil {
+			return err
+		}
+		r := row{proto: p}
+		sizes := format == gen.FormatInflux
+		dir := func(name string) string { return fmt.Sprintf("%s/%d-%s-%s", work, i, p, name) }
+		if r.tsd, err = loadOne(ctx, f, "tsd", f.tsd, dir("tsd"), format, false, sizes, logf); err != nil {
+			return err
+		}
+		if r.vm, err = loadOne(ctx, f, "vm", f.vm, dir("vm"), format, false, sizes, logf); err != nil {
+			return err
+		}
+		if format == gen.FormatTelnet {
+			b, err := loadOne(ctx, f, "tsd", f.tsd, dir("tsd-barrier"), format, true, false, logf)
+			if err != nil {
+				return err
+			}
+			r.barrier = &b
+		}
+		rows = append(rows, r)
+	}
+	writeTable(out, f, rows, time.Since(began), load0)
+	return nil
+}
+
+// loadOne starts one daemon on dir, loads the dataset over format and,
+// with sizes, settles it, measures its size and runs the queries.
+func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.Format, barrier, sizes bool, logf func(string, ...any)) (side, error) {
+	var d *daemon
+	var err error
+	if which == "vm" {
+		d, err = startVM(ctx, bin, dir)
+	} else {
+		d, err = startTSD(ctx, bin, dir)
+	}
+	if err != nil {
+		return side{}, err
+	}
+	defer d.stop()
+	o := load.Options{Addr: d.http, Format: format, Conns: f.conns, NoBarrier: !barrier, PID: d.pid()}
+	batch := 1000 // telnet lines between barriers, remote_write series a request
+	if format == gen.FormatTelnet {
+		o.Addr = d.telnet
+	}
+	if format == gen.FormatInflux {
+		batch = 100000 // 10,000 lines of ten fields
+	}
+	srcs, err := shards(f, format, batch)
+	if err != nil {
+		return side{}, err
+	}
+	self0, err := procstat.Read(os.Getpid())
+	if err != nil {
+		return side{}, err
+	}
+	daemon0, err := procstat.Read(d.pid())
+	if err != nil {
+		return side{}, err
+	}
+	res, err := load.RunSharded(ctx, o, srcs)
+	if err != nil {
+		return side{}, fmt.Errorf("%s %s load: %w\n%s", d.name, format, err, d.logs.String())
+	}
+	self1, _ := procstat.Read(os.Getpid())
+	s := side{res: res, loaderCPU: self1.CPUSeconds - self0.CPUSeconds, points: res.Points}
+	logf("%s %s (barrier %v): %d points, %.0f points/s, %d errors", d.name, format, barrier, res.Points, res.PointsPerSecond(), res.Errors)
+	if res.Errors > 0 {
+		return s, fmt.Errorf("%s %s: %d errors, e.g. %v", d.name, format, res.Errors, res.ErrorSamples)
+	}
+	if !sizes {
+		return s, nil
+	}
+	if err := d.settle(); err != nil {
+		return s, err
+	}
+	if s.bytes, err = d.settledSize(); err != nil {
+		return s, err
+	}
+	// tsd writes rows to its store after the flush grace and
+	// VictoriaMetrics merges parts in the background: the CPU through
+	// settling counts that work too.
+	if daemon1, err := procstat.Read(d.pid()); err == nil {
+		s.settleCPU = daemon1.CPUSeconds - daemon0.CPUSeconds
+	}
+	logf("%s settled: %d bytes allocated", d.name, s.bytes)
+	if f.queries > 0 {
+		s.queryMeans = map[string]time.Duration{}
+		c := &queryset.Client{Base: "http://" + d.http}
+		defer c.Close()
+		end := queryset.End(f.cfg.Span)
+		for i := range queryset.Set {
+			q := &queryset.Set[i]
+			if q.Shape != f.cfg.Shape || q.Range > f.cfg.Span {
+				continue
+			}
+			st := c.Repeat(ctx, queryset.PromQL, q, end, f.queries)
+			if st.Errors > 0 {
+				return s, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
+			}
+			s.queryMeans[q.Name] = st.Mean
+		}
+	}
+	d.stop()
+	if s.stopped, err = d.allocated(); err != nil {
+		return s, err
+	}
+	if which == "vm" {
+		return s, nil
+	}
+	// A running tsd keeps the logs pebble recycles (up to three of 110 %
+	// of the memtable size), which its next start drops; the settled
+	// size is the store compacted offline and stopped.
+	s.running = s.bytes
+	if out, err := exec.CommandContext(ctx, bin, "compact", "--data", dir).CombinedOutput(); err != nil {
+		return s, fmt.Errorf("tsd compact --data %s: %w\n%s", dir, err, out)
+	}
+	if s.bytes, err = d.allocated(); err != nil {
+		return s, err
+	}
+	logf("tsd stopped: %d bytes allocated; compacted offline: %d", s.stopped, s.bytes)
+	return s, nil
+}
+
+// shards makes one generator per connection, each carrying its own hosts.
+func shards(f *flags, format gen.Format, batch int) ([]load.Source, error) {
+	n := max(f.conns, 1)
+	srcs := make([]load.Source, n)
+	for i := range srcs {
+		g, err := gen.New(f.cfg)
+		if err != nil {
+			return nil, err
+		}
+		g.Shard(i, n)
+		srcs[i] = load.NewGenSource(g, format, batch, 0)
+	}
+	return srcs, nil
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:1], "")
+}
+
+func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 string) {
+	fmt.Fprintf(w, "tsdvm: devops %d hosts x %v, %s values, %d loader connections, %v, load average %s at start, %s at end\n",
+		f.cfg.Hosts, f.cfg.Span, f.values, f.conns, took.Round(time.Second), load0, loadAvg())
+	fmt.Fprintf(w, "machine: %d logical CPUs (GOMAXPROCS %d), %s %s/%s, VictoriaMetrics %s\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, vmVersion)
+	fmt.Fprintln(w, "| figure | tsd | VictoriaMetrics | ratio |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- |")
+	line := func(name string, a, b float64, unit string, prec int) {
+		ratio := "n/a"
+		if b > 0 {
+			ratio = fmt.Sprintf("%.2fx", a/b)
+		}
+		fmt.Fprintf(w, "| %s | %.*f %s | %.*f %s | %s |\n", name, prec, a, unit, prec, b, unit, ratio)
+	}
+	perM := func(s side) float64 {
+		if s.res.Server == nil || s.points == 0 {
+			return 0
+		}
+		return s.res.Server.CPUSeconds / float64(s.points) * 1e6
+	}
+	for _, r := range rows {
+		p := r.proto
+		if p == "telnet" {
+			p = "telnet, no barrier"
+		}
+		line(p+": points/s ↑", r.tsd.res.PointsPerSecond()/1e6, r.vm.res.PointsPerSecond()/1e6, "M", 2)
+		line(p+": daemon CPU per million points ↓", perM(r.tsd), perM(r.vm), "s", 3)
+		if r.tsd.res.Server != nil && r.vm.res.Server != nil {
+			line(p+": daemon peak RSS ↓", float64(r.tsd.res.Server.PeakRSS)/1e6, float64(r.vm.res.Server.PeakRSS)/1e6, "MB", 0)
+		}
+		line(p+": loader CPU per million points", r.tsd.loaderCPU/float64(r.tsd.points)*1e6, r.vm.loaderCPU/float64(r.vm.points)*1e6, "s", 3)
+		if r.barrier != nil {
+			b := r.barrier
+			fmt.Fprintf(w, "| telnet, tsd with a version barrier every 1,000 lines | %.2f M points/s, %.3f s CPU per million points, %.0f MB peak RSS | (no barrier) | |\n",
+				b.res.PointsPerSecond()/1e6, perM(*b), float64(b.res.Server.PeakRSS)/1e6)
+		}
+		if r.tsd.settleCPU > 0 && r.vm.settleCPU > 0 {
+			line(p+": daemon CPU per million points, load and settling ↓", r.tsd.settleCPU/float64(r.tsd.points)*1e6, r.vm.settleCPU/float64(r.vm.points)*1e6, "s", 3)
+		}
+		if r.tsd.bytes > 0 {
+			line(p+": bytes/point on disk, settled ↓", float64(r.tsd.bytes)/float64(r.tsd.points), float64(r.vm.bytes)/float64(r.vm.points), "B", 3)
+			line(p+": disk right after a clean stop, against settled ↓", float64(r.tsd.stopped)/float64(r.tsd.bytes), float64(r.vm.stopped)/float64(r.vm.bytes), "x", 2)
+			fmt.Fprintf(w, "| %s: tsd running, after POST /api/compact (with the logs pebble keeps for reuse) | %.3f B/point | | |\n",
+				p, float64(r.tsd.running)/float64(r.tsd.points))
+		}
+		for i := range queryset.Set {
+			q := queryset.Set[i].Name
+			a, ok := r.tsd.queryMeans[q]
+			b := r.vm.queryMeans[q]
+			if !ok {
+				continue
+			}
+			line("PromQL "+q+", mean of "+fmt.Sprint(f.queries)+" ↓", float64(a.Microseconds())/1e3, float64(b.Microseconds())/1e3, "ms", 2)
+		}
+	}
+	fmt.Fprintln(w, "\nratio = tsd / VictoriaMetrics. Sizes are allocated blocks: VictoriaMetrics after force_flush and force_merge, without cache/;\n"+
+		"tsd after POST /api/compact, a clean stop and tsd compact --data (what a restart leaves).")
+}

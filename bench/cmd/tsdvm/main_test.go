@@ -1,0 +1,54 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestAllocatedSkipsCache counts the blocks of the data directory's files,
+// leaving out VictoriaMetrics' cache/ directory.
+func TestAllocatedSkipsCache(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel string, n int) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("data/small/part", 64<<10)
+	write("cache/metricName", 256<<10)
+	d := &daemon{dataDir: dir, sizeSkip: "cache"}
+	n, err := d.allocated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 64<<10 || n >= 256<<10 {
+		t.Fatalf("allocated %d bytes, want the 64 KiB part without the 256 KiB cache", n)
+	}
+	d.sizeSkip = ""
+	all, err := d.allocated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all < n+256<<10 {
+		t.Fatalf("allocated %d bytes with the cache, want at least %d", all, n+256<<10)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	f, err := parse([]string{"-span", "1h", "-hosts", "10", "-values", "float"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 {
+		t.Fatalf("parsed %+v", f)
+	}
+	if _, err := parse([]string{"-values", "text"}, io.Discard); err == nil {
+		t.Fatal("-values text accepted")
+	}
+}
