@@ -96,8 +96,9 @@
 // a refused series costs neither a UID nor head memory; past a limit its
 // point is refused with a *SeriesLimitError (ErrSeriesLimit: bad data,
 // never retryable) and its neighbours land. Each window cuts its span in
-// four slots with one fixed-size Bloom filter each (plus the current
-// slot's), so its memory is set by its limit alone, whatever clients send:
+// four slots (plus the current one) and maps each series hash to the slot
+// of its last point, so it counts exactly and its memory is bounded by its
+// limit, whatever clients send (about 20 bytes per series counted):
 // a series counts from its first point until the slot of its last point
 // leaves the window, 60 to 75 minutes for the hour, 24 to 30 hours for the
 // day. A cached series is checked again only when a slot changes (the

@@ -31,8 +31,8 @@ type SeriesLimits struct {
 	// MaxHourly bounds the distinct series written in the last hour
 	// (tsd.core.max_hourly_series), sliding in quarter-hour steps: a
 	// series counts for 60 to 75 minutes after its last point (see
-	// seriesWindow). Costs 10 bytes of memory per series allowed. 0 is
-	// off. Default 0.
+	// seriesWindow). Exact; costs about 20 bytes of memory per series
+	// counted, at most MaxHourly of them. 0 is off. Default 0.
 	MaxHourly int
 	// MaxDaily is MaxHourly over the last day (tsd.core.max_daily_series),
 	// sliding in 6-hour steps: a series counts for 24 to 30 hours after
@@ -122,7 +122,7 @@ type seriesCheck struct {
 // A point costs one atomic load when its series was admitted in the
 // current epoch (NameAppender caches it); the epoch moves whenever a
 // window's slot changes, so every series is checked again once per slot,
-// under mu, by a few Bloom filter probes.
+// under mu, by a map lookup per window.
 type seriesLimiter struct {
 	opts    SeriesLimits
 	clock   func() time.Time
@@ -182,7 +182,7 @@ func (l *seriesLimiter) admit(c seriesCheck) (uint64, error) {
 		}
 	}
 	h, d := l.mu.hourly, l.mu.daily
-	atH, atD := -1, -1
+	atH, atD := int64(-1), int64(-1)
 	if h != nil {
 		if atH = h.find(c.hash); !h.admits(atH) {
 			return 0, l.refuse(refusedHourly, LimitHourlySeries, h.max, "")

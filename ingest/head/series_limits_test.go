@@ -302,7 +302,7 @@ func (p *limitStack) metricUID(t testing.TB, name string) uid.ID {
 
 // TestSeriesLimitMemoryBounded: offering a million distinct new series
 // (-ingest.limit.offered) past a limit of 1,000 costs fixed memory: the
-// limiter's filters keep their size, the refused series get no UID and no
+// limiter's windows hold the admitted series alone, the refused series get no UID and no
 // head series, and the heap in use ends within a few MB of where it began.
 func TestSeriesLimitMemoryBounded(t *testing.T) {
 	if testing.Short() {
@@ -326,7 +326,6 @@ func TestSeriesLimitMemoryBounded(t *testing.T) {
 		return ms.HeapInuse
 	}
 	var before uint64
-	words := len(p.h.limiter.mu.hourly.gens[0].f.words)
 	for i := range offered {
 		if i == 2*max { // the limit is full and the caches warm: measure from here
 			before = heap()
@@ -353,8 +352,8 @@ func TestSeriesLimitMemoryBounded(t *testing.T) {
 	if refused != offered-max || p.h.NumSeries() != max || p.ix.Len() != max {
 		t.Fatalf("refused %d of %d, head %d series, index %d, want %d admitted", refused, offered, p.h.NumSeries(), p.ix.Len(), max)
 	}
-	if n := len(p.h.limiter.mu.hourly.gens[0].f.words); n != words {
-		t.Fatalf("hourly filter grew from %d to %d words", words, n)
+	if n := len(p.h.limiter.mu.hourly.last); n != max {
+		t.Fatalf("the hourly window holds %d series, want the %d admitted", n, max)
 	}
 	if _, found, _ := p.u.Find(ctx, uid.TagV, []byte("h"+strconv.Itoa(offered-1))); found {
 		t.Error("a refused series' tag value got a UID")
@@ -455,22 +454,31 @@ func TestSeriesLimitConcurrent(t *testing.T) {
 	}
 }
 
-// TestBloomSmallLimitFalsePositives: a filter sized for 3 series, holding
-// 3, takes fewer than 5 of 100,000 other hashes for known ones (expected
-// about 0.002; with 48 bits it was about 90).
-func TestBloomSmallLimitFalsePositives(t *testing.T) {
+// TestSeriesWindowExactWhenFull: a window holding its limit of 100
+// series refuses each of 100,000 other series (a Bloom filter let about
+// 0.2 % through uncounted), and once every slot has left, its map holds
+// nothing (memory follows the series counted).
+func TestSeriesWindowExactWhenFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	b := newBloom(3)
-	for range 3 {
-		b.add(r.Uint64())
+	w := newSeriesWindow(100, 4000, 0)
+	for range 100 {
+		h := r.Uint64()
+		w.add(h, w.find(h))
 	}
-	fp := 0
+	if w.live != 100 {
+		t.Fatalf("live %d after 100 series", w.live)
+	}
+	in := 0
 	for range 100_000 {
-		if b.has(r.Uint64()) {
-			fp++
+		if w.admits(w.find(r.Uint64())) {
+			in++
 		}
 	}
-	if fp >= 5 {
-		t.Fatalf("%d false positives in 100,000 lookups", fp)
+	if in != 0 {
+		t.Fatalf("%d of 100,000 new series admitted into a full window", in)
+	}
+	w.advance(5 * 1000) // slot 5: slot 0 left the window
+	if w.live != 0 || len(w.last) != 0 {
+		t.Fatalf("after the window moved past every write: live %d, %d entries", w.live, len(w.last))
 	}
 }
