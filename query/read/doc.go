@@ -154,7 +154,10 @@
 // whether a flush has happened. Cells of the packed (dense) row and
 // OpenTSDB's one-column-per-aggregate form are both read; a cell lacking
 // one of sum, count, min and max is skipped. Stored rollup cells skip
-// the row cache (a packed day row is a few dozen bytes).
+// the row cache (a packed day row is a few dozen bytes). Their Gets and
+// bucket scans run on the Reader's workers as the core's plans do
+// (workers.go: one mechanism for every read), each worker's cell buffers
+// kept in its pooled rowReader.
 //
 // # Limits
 //

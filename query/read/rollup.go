@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/tsd-db/tsd/rollup"
@@ -103,7 +102,7 @@ func (r *Reader) VisitCells(ctx context.Context, sel Selection, ivIdx int, v Cel
 	}
 	st.RawRanges, st.RawPoints = int64(len(raw)), rc.points.Load()
 	cs := &cellStream{r: r, iv: iv, tbl: ro.Tables[ivIdx], sel: &sel, raw: raw, rc: rc, v: v}
-	err = cs.run(ctx)
+	err = cs.read(ctx)
 	st.Rows, st.Cells = cs.rows.Load(), cs.cells.Load()
 	return st, err
 }
@@ -217,8 +216,9 @@ func floorDivMs(ms int64) int64 {
 }
 
 // cellStream reads the selected series' rollup rows, a Get per row and
-// series on up to Options.Parallelism goroutines, and gives each series'
-// stored cells merged with its raw ones to the visitor.
+// series on the Reader's workers (forSeries, as the core's per-series
+// plan), and gives each series' stored cells merged with its raw ones to
+// the visitor.
 type cellStream struct {
 	r     *Reader
 	iv    *rollup.Interval
@@ -231,65 +231,37 @@ type cellStream struct {
 	cells atomic.Int64
 }
 
-// run reads the cells by the plan the Reader's planner picks for the
+// read reads the cells by the plan the Reader's planner picks for the
 // selection (Reader.Choose): a Get per rollup row and series, or a scan
 // of the rollup table per salt bucket.
-func (cs *cellStream) run(ctx context.Context) error {
+func (cs *cellStream) read(ctx context.Context) error {
 	if p := cs.r.plan(cs.sel); p == PlanScan {
 		return cs.scanCells(ctx)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan int)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	workers := min(cs.r.opts.Parallelism, len(cs.sel.Series))
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &cellWorker{cs: cs}
-			for i := range next {
-				if err := w.series(ctx, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					cancel()
-				}
-			}
-		}()
-	}
-feed:
-	for i := range cs.sel.Series {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
+	return cs.r.forSeries(ctx, cs.sel, cs)
 }
 
-// cellWorker is one goroutine's buffers.
+// run implements task: it reads series i's cells with rr's buffers.
+func (cs *cellStream) run(ctx context.Context, rr *rowReader, i int) error {
+	return cs.worker(rr).series(ctx, i)
+}
+
+// cellWorker is a worker's buffers for rollup rows, kept in its
+// rowReader (rowReader.cw) so VisitCells runs on the workers every read
+// shares; the row key and the Get buffers are the rowReader's own.
 type cellWorker struct {
-	cs       *cellStream
-	key      []byte
-	getC     []storage.Cell
-	getB     []byte
+	cs       *cellStream // the read it serves, nil in the pool
+	g        *rowReader  // the rowReader holding it
 	rr       rollup.RowReader
 	row, out []rollup.Cell
 	idsSet   bool
-	readOpts storage.ReadOptions
+}
+
+// worker returns rr's rollup buffers, set to read for cs.
+func (cs *cellStream) worker(rr *rowReader) *cellWorker {
+	w := &rr.cw
+	w.cs, w.g = cs, rr
+	return w
 }
 
 // series reads series i's rollup rows over the range.
@@ -300,10 +272,9 @@ func (w *cellWorker) series(ctx context.Context, i int) error {
 	w.out = w.out[:0]
 	raw := cs.rc.cells[i]
 	var err error
-	if w.key, err = cs.r.opts.Layout.AppendRowKeyFromTSUID(w.key[:0], []byte(s.TSUID), 0); err != nil {
+	if w.g.key, err = cs.r.opts.Layout.AppendRowKeyFromTSUID(w.g.key[:0], []byte(s.TSUID), 0); err != nil {
 		return fmt.Errorf("read: series %x: %w", s.TSUID, err)
 	}
-	w.readOpts.Families = cs.r.families
 	first, last := sel.Start, sel.End
 	if s.HasSpan { // stored rows lie in the series' span of hours
 		first, last = max(first, s.First*1000), min(last, s.Last*1000+hourMs-1)
@@ -334,15 +305,16 @@ func (w *cellWorker) series(ctx context.Context, i int) error {
 // its usable cells in w.out.
 func (w *cellWorker) readRow(ctx context.Context, base int64) error {
 	cs := w.cs
-	rollup.SetBaseTime(&cs.r.opts.Layout, w.key, base)
-	cells, buf, err := cs.tbl.GetAppend(ctx, w.getC[:0], w.getB[:0], w.key, &w.readOpts)
-	w.getC, w.getB = cells, buf
+	g := w.g
+	rollup.SetBaseTime(&cs.r.opts.Layout, g.key, base)
+	cells, buf, err := cs.tbl.GetAppend(ctx, g.got[:0], g.gotBuf[:0], g.key, &g.ropts)
+	g.got, g.gotBuf = cells, buf
 	cs.r.c.gets.Add(1)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read: rollup row %x of %s: %w", w.key, cs.tbl.Spec().Name, err)
+		return fmt.Errorf("read: rollup row %x of %s: %w", g.key, cs.tbl.Spec().Name, err)
 	}
 	cs.rows.Add(1)
 	n := len(w.out)
@@ -363,7 +335,7 @@ func (w *cellWorker) decodeRow(dst []rollup.Cell, base int64, cells []storage.Ce
 	if bad > 0 {
 		cs.r.c.corrupt.Add(int64(bad))
 		cs.r.opts.Logger.Warn("read: skipping rollup columns that do not decode", "table", cs.tbl.Spec().Name,
-			"row", fmt.Sprintf("%x", w.key), "columns", bad)
+			"row", fmt.Sprintf("%x", w.g.key), "columns", bad)
 	}
 	return out
 }

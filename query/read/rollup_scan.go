@@ -3,7 +3,6 @@ package read
 import (
 	"context"
 	"encoding/binary"
-	"sync"
 
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/rowkey"
@@ -13,9 +12,9 @@ import (
 // scanCells is the scan plan of VisitCells, for a selection that is most
 // of its metric: one scan of the rollup table per salt bucket over
 // [bucket][metric][rollup base of the start] to the end, the buckets on
-// up to Options.Parallelism goroutines, keeping the selected series'
-// usable cells; then each series' cells merged with its raw ones go to
-// the visitor, on the caller's goroutine.
+// the Reader's workers (forBuckets, as the core's scan plan), keeping
+// the selected series' usable cells; then each series' cells merged with
+// its raw ones go to the visitor, on the caller's goroutine.
 func (cs *cellStream) scanCells(ctx context.Context) error {
 	sel := cs.sel
 	ids := make(map[string]int32, len(sel.Series))
@@ -23,46 +22,10 @@ func (cs *cellStream) scanCells(ctx context.Context) error {
 		ids[sel.Series[i].TSUID] = int32(i)
 	}
 	stored := make([][]rollup.Cell, len(sel.Series))
-	nb := cs.r.buckets()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for range min(cs.r.opts.Parallelism, nb) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &cellWorker{cs: cs}
-			for b := range next {
-				if err := w.scanBucket(ctx, b, ids, stored); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					cancel()
-				}
-			}
-		}()
+	scan := func(ctx context.Context, rr *rowReader, b int) error {
+		return cs.worker(rr).scanBucket(ctx, b, ids, stored)
 	}
-feed:
-	for b := range nb {
-		select {
-		case next <- b:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cs.r.forBuckets(ctx, taskFunc(scan)); err != nil {
 		return err
 	}
 	var buf []rollup.Cell
@@ -128,7 +91,7 @@ func (w *cellWorker) scanBucket(ctx context.Context, bucket int, ids map[string]
 				tsuid = append(tsuid[:mw], r.Key[prefix+rowkey.TimestampBytes:]...)
 				if i, ok := ids[string(tsuid)]; ok {
 					id, base = i, int64(binary.BigEndian.Uint32(r.Key[prefix:]))
-					w.key = append(w.key[:0], r.Key...)
+					w.g.key = append(w.g.key[:0], r.Key...)
 				}
 			}
 		}

@@ -39,7 +39,8 @@ type rowReader struct {
 	ropts   storage.ReadOptions
 	notes   []Note // with want: annotations of the rows viewed
 	want    bool
-	fpBuf   []byte // the row cache's fingerprint scratch
+	fpBuf   []byte     // the row cache's fingerprint scratch
+	cw      cellWorker // VisitCells' rollup buffers (rollup.go)
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -50,6 +51,7 @@ func (r *Reader) getRowReader() *rowReader {
 
 func (r *Reader) putRowReader(rr *rowReader) {
 	rr.hone[0] = headRow{} // drop a cache entry
+	rr.cw.cs = nil         // drop a VisitCells' state
 	r.pool.Put(rr)
 }
 
