@@ -2,7 +2,6 @@ package read
 
 import (
 	"context"
-	"encoding/binary"
 
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/rowkey"
@@ -17,15 +16,8 @@ import (
 // its raw ones go to the visitor, on the caller's goroutine.
 func (cs *cellStream) scanCells(ctx context.Context) error {
 	sel := cs.sel
-	ids := make(map[string]int32, len(sel.Series))
-	for i := range sel.Series {
-		ids[sel.Series[i].TSUID] = int32(i)
-	}
 	stored := make([][]rollup.Cell, len(sel.Series))
-	scan := func(ctx context.Context, rr *rowReader, b int) error {
-		return cs.worker(rr).scanBucket(ctx, b, ids, stored)
-	}
-	if err := cs.r.forBuckets(ctx, taskFunc(scan)); err != nil {
+	if err := cs.r.forBuckets(ctx, &cellScan{cs: cs, ids: selectionIDs(nil, sel), stored: stored}); err != nil {
 		return err
 	}
 	var buf []rollup.Cell
@@ -59,69 +51,42 @@ func (cs *cellStream) cellRoom() int {
 	return int(min(max(n, 1), maxCellPrealloc))
 }
 
-// scanBucket scans one salt bucket's rollup rows of the selection's
-// metric and appends each selected series' usable cells to stored[i]
-// (a series lives in one bucket, so no two goroutines share an entry).
-func (w *cellWorker) scanBucket(ctx context.Context, bucket int, ids map[string]int32, stored [][]rollup.Cell) error {
-	cs := w.cs
-	l := &cs.r.opts.Layout
-	sel := cs.sel
-	mw := l.Widths.Metric
-	prefix := l.Salt.Width() + mw
-	metric := []byte(sel.Series[0].TSUID[:mw])
-	base0 := cs.iv.BaseTime(floorDivMs(sel.Start))
-	start, stop := l.BucketRange(bucket, metric, base0*1000, sel.End)
-	cs.r.c.scans.Add(1)
-	sc := cs.tbl.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop, ReadOptions: storage.ReadOptions{Families: cs.r.families}})
-	defer sc.Close()
-	tsuid := append([]byte(nil), metric...)
-	var (
-		id   int32 = -1
-		base int64
-		more bool
-		row  []storage.Cell // a cut row's cells, copied
-	)
-	for sc.Next() {
-		r := sc.Row()
-		firstBatch := !more
-		more = r.Partial
-		if firstBatch {
-			id, row = -1, row[:0]
-			if len(r.Key) >= prefix+rowkey.TimestampBytes {
-				tsuid = append(tsuid[:mw], r.Key[prefix+rowkey.TimestampBytes:]...)
-				if i, ok := ids[string(tsuid)]; ok {
-					id, base = i, int64(binary.BigEndian.Uint32(r.Key[prefix:]))
-					w.g.key = append(w.g.key[:0], r.Key...)
-				}
-			}
-		}
-		if id < 0 {
-			continue
-		}
-		cells := r.Cells
-		if r.Partial || !firstBatch {
-			for _, c := range r.Cells {
-				c.Row, c.Qualifier, c.Value = nil, append([]byte(nil), c.Qualifier...), append([]byte(nil), c.Value...)
-				row = append(row, c)
-			}
-			if r.Partial {
-				continue
-			}
-			cells = row
-		}
-		cs.rows.Add(1)
-		if stored[id] == nil {
-			// One allocation for the series instead of a dozen
-			// doublings of a month of 1h cells.
-			stored[id] = make([]rollup.Cell, 0, cs.cellRoom())
-		}
-		n := len(stored[id])
-		stored[id] = w.usable(stored[id], base, cells)
-		if err := sel.Budget.AddPoints(len(stored[id]) - n); err != nil {
-			return err
-		}
+// cellScan is the scan plan's state: a task over the salt buckets,
+// each scanned by the core's bucket scan (Reader.scanTable) into this
+// sink, which appends each selected series' usable cells to stored[i]
+// (a series lives in one bucket, so no two workers share an entry).
+type cellScan struct {
+	cs     *cellStream
+	ids    map[string]int32
+	stored [][]rollup.Cell
+}
+
+// run scans bucket b's rollup rows of the selection's metric from the
+// rollup base of its start.
+func (sc *cellScan) run(ctx context.Context, rr *rowReader, b int) error {
+	cs := sc.cs
+	base0 := cs.iv.BaseTime(floorDivMs(cs.sel.Start))
+	return cs.r.scanTable(ctx, rr, cs.tbl, b, base0*1000, cs.sel, sc.ids, sc)
+}
+
+// cells implements scanSink: a row's usable cells, once its last batch
+// is in (rowReader.gather).
+func (sc *cellScan) cells(rr *rowReader, id int32, base int64, batch []rowkey.Cell, first, last bool) error {
+	cells, ok := rr.gather(batch, first, last)
+	if !ok {
+		return nil
 	}
-	return sc.Err()
+	cs := sc.cs
+	cs.rows.Add(1)
+	stored := sc.stored
+	if stored[id] == nil {
+		// One allocation for the series instead of a dozen
+		// doublings of a month of 1h cells.
+		stored[id] = make([]rollup.Cell, 0, cs.cellRoom())
+	}
+	n := len(stored[id])
+	stored[id] = cs.worker(rr).usable(stored[id], base, cells)
+	return cs.sel.Budget.AddPoints(len(stored[id]) - n)
 }
 
 // usable appends to dst the cells of a rollup row at base that lie whole

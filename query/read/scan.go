@@ -23,14 +23,22 @@ type scanSink interface {
 // range and gives sink those of the series in ids (TSUID -> index in the
 // selection). Rows arrive in key order: a series' rows in time order.
 func (r *Reader) scanBucket(ctx context.Context, rr *rowReader, bucket int, sel *Selection, ids map[string]int32, sink scanSink) error {
+	return r.scanTable(ctx, rr, r.opts.Data, bucket, sel.Start, sel, ids, sink)
+}
+
+// scanTable is scanBucket over table tbl from start (ms) to sel's end:
+// the rollup tables' rows have the data table's keys, their base times
+// those of their rollup rows (VisitCells' scan plan).
+func (r *Reader) scanTable(ctx context.Context, rr *rowReader, tbl storage.Table, bucket int, start int64, sel *Selection,
+	ids map[string]int32, sink scanSink) error {
 	l := &r.opts.Layout
 	mw := l.Widths.Metric
 	prefix := l.Salt.Width() + mw // where the base time starts
 	tsuid := append(rr.tsuid[:0], sel.Series[0].TSUID[:mw]...)
 	defer func() { rr.tsuid = tsuid[:0] }()
-	start, stop := l.BucketRange(bucket, tsuid, sel.Start, sel.End)
+	begin, stop := l.BucketRange(bucket, tsuid, start, sel.End)
 	r.c.scans.Add(1)
-	sc := r.opts.Data.Scan(ctx, &storage.ScanOptions{Start: start, Stop: stop,
+	sc := tbl.Scan(ctx, &storage.ScanOptions{Start: begin, Stop: stop,
 		ReadOptions: storage.ReadOptions{Families: r.families}})
 	defer sc.Close()
 	var (
