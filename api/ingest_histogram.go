@@ -12,7 +12,8 @@ import (
 // (putjson.Decoder.SetHistogram), each either a codec's base64 bytes with
 // its id or simple buckets with underflow and overflow, stored at once
 // as one cell of its series' row (service.Session.AddHistogram). Answers,
-// details, summary and status codes are /api/put's; every histogram is
+// details, summary, status codes and the WARN line of refused points
+// (logRefused) are /api/put's; every histogram is
 // durable before the answer, so sync changes nothing. Without a codec
 // table (tsd.core.histograms.config empty) every request is 503, as
 // OpenTSDB answers, before its method is looked at.
@@ -27,6 +28,7 @@ func (a *ingestAPI) handleHistogram(ctx *fasthttp.RequestCtx) {
 	}
 	args := ctx.QueryArgs()
 	res := putResult{details: args.Has("details")}
+	defer func() { a.logRefused(ctx, protocolHistogram, res.failed+res.throttled, res.firstErr) }()
 	body, ok := a.openPut(ctx, &res)
 	if !ok {
 		return

@@ -23,7 +23,12 @@ func (a *ingestAPI) logRefused(ctx *fasthttp.RequestCtx, protocol string, n int,
 var refusedKinds = map[string]string{
 	ProtocolPut: "ingest.refused.put", ProtocolInflux: "ingest.refused.influx",
 	ProtocolRemoteWrite: "ingest.refused.remote_write", ProtocolRollup: "ingest.refused.rollup",
+	protocolHistogram: "ingest.refused.histogram",
 }
+
+// protocolHistogram names /api/histogram's writes in the refused-write
+// log. It is not one of tsd_ingest_request_duration_seconds' protocols.
+const protocolHistogram = "histogram"
 
 // noteErr keeps the first refusal's message for the log.
 func (r *putResult) noteErr(msg string) {

@@ -101,6 +101,10 @@ func TestDaemonHistograms(t *testing.T) {
 			t.Errorf("/api/histogram details lack %s:\n%s", msg, out)
 		}
 	}
+	// Refused histograms are logged as refused puts are (obs_test.go).
+	d.waitLog(t, "the refused histograms", `level=WARN`, `msg="points refused"`, `kind=ingest.refused.histogram`,
+		`client=127.0.0.1`, `protocol=histogram`, `points=5`,
+		`first_error="Histogram buckets cannot be null or empty if 'value' is empty."`)
 	if resp, out := post(t, http.MethodPost, "http://"+d.Addr+"/api/histogram", []byte(`{"metric":"hist.lat","timestamp":1356998520,"tags":{"host":"web04"},"buckets":{"1,2":1}}`), false); resp.StatusCode != http.StatusNoContent {
 		t.Errorf("one object = %d %s", resp.StatusCode, out)
 	}

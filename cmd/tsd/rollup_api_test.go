@@ -86,6 +86,9 @@ func TestDaemonRollupIngest(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || out != want {
 		t.Errorf("/api/rollup = %d\n%s\nwant 400\n%s", resp.StatusCode, out, want)
 	}
+	// Refused rollup points are logged as refused puts are (obs_test.go).
+	d.waitLog(t, "the refused rollup points", `level=WARN`, `msg="points refused"`, `kind=ingest.refused.rollup`,
+		`client=127.0.0.1`, `protocol=rollup`, `points=5`, `first_error="Unexpected exception"`)
 	if err := d.Stop(t); err != nil {
 		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
