@@ -36,28 +36,11 @@ func newPipeline(t *testing.T, fs vfs.FS, s *ingesttest.Store, format schema.For
 	return newPipelineAt(t, fs, s, format, writer, dir, t0)
 }
 
-// newPipelineAt is newPipeline with the clock at clock when the head opens.
+// newPipelineAt is newPipeline with the clock at clock when the head
+// opens: newRollupPipelineDir with rollups off.
 func newPipelineAt(t *testing.T, fs vfs.FS, s *ingesttest.Store, format schema.Format, writer uint32, dir string, clock int64) *pipeline {
 	t.Helper()
-	p := &pipeline{t: t, fs: fs, s: s, data: &ingesttest.HookTable{Table: s.Tbl}, clock: clock}
-	opts := headOpts()
-	opts.Clock = func() time.Time { return time.UnixMilli(p.clock) }
-	h, err := head.OpenHead(fs, dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.h = h
-	p.f, err = NewFlusher(h, &FlushOptions{
-		Table: p.data, Meta: s.Meta, Format: format, WriterID: writer,
-		Grace: time.Minute, Spread: -1, RowsPerSecond: -1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.c, err = p.f.NewCompactor(&CompactOptions{RowsPerSecond: -1, BatchRows: 3}); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return newRollupPipelineDir(t, fs, s, nil, format, &clock, dir, writer)
 }
 
 func (p *pipeline) flush(all bool) FlushStats {
@@ -88,6 +71,15 @@ func (p *pipeline) commit(key []byte, pts ...series.Point) {
 	}
 	if err := a.Commit(false); err != nil {
 		p.t.Fatal(err)
+	}
+}
+
+// commitTo is commit that also adds the points to m.
+func (p *pipeline) commitTo(m ingesttest.Model, key []byte, pts ...series.Point) {
+	p.t.Helper()
+	p.commit(key, pts...)
+	for _, pt := range pts {
+		m.Add(key, pt)
 	}
 }
 

@@ -21,15 +21,19 @@ import (
 // an in-process emulator: the same cells, through the other engine's
 // writes, deletes and reads.
 func TestRollupModelBigtable(t *testing.T) {
-	runRollupModel(t, func(t *testing.T, _ vfs.FS) *ingesttest.Store {
-		srv, err := bttest.NewServer("127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("start emulator: %v", err)
-		}
-		t.Cleanup(srv.Close)
-		db, err := bigtable.Open(context.Background(), bigtable.Options{
-			Project: "proj", Instance: "inst", EmulatorHost: srv.Addr, AttemptTimeout: 5 * time.Second,
-		})
-		return ingesttest.NewStore(t, db, err)
+	runRollupModel(t, openBigtableStore)
+}
+
+// openBigtableStore opens a store on the Bigtable engine over an
+// in-process emulator of its own (the file system is not used).
+func openBigtableStore(t *testing.T, _ vfs.FS) *ingesttest.Store {
+	srv, err := bttest.NewServer("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("start emulator: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	db, err := bigtable.Open(context.Background(), bigtable.Options{
+		Project: "proj", Instance: "inst", EmulatorHost: srv.Addr, AttemptTimeout: 5 * time.Second,
 	})
+	return ingesttest.NewStore(t, db, err)
 }

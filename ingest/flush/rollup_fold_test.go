@@ -41,22 +41,18 @@ func testRollupSoleWriterDayFold(t *testing.T, bare bool) {
 	}
 	t.Logf("seed %d (-ingest.rollup.seed)", seed)
 	rng := rand.New(rand.NewPCG(seed, 19))
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
-	ro, hooks := rollupStore(t, s)
-	ro.SoleWriter = true
-	clock := int64(t0)
+	r := newRollupRig(t)
+	r.ro.SoleWriter = true
 	var p *pipeline
 	if bare {
-		for i, h := range hooks {
+		for i, h := range r.hooks {
 			if h != nil {
-				ro.Tables[i] = h.Table
+				r.ro.Tables[i] = h.Table
 			}
 		}
-		p = newBarePipeline(t, fs, s, ro, &clock)
+		p = newBarePipeline(t, r.fs, r.s, r.ro, &r.clock)
 	} else {
-		p = newRollupPipeline(t, fs, s, ro, schema.FormatDense, &clock)
+		p = r.pipeline(t, schema.FormatDense)
 	}
 	defer p.h.Close()
 	keys := ingesttest.Keys(3)

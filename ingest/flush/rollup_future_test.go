@@ -19,33 +19,23 @@ import (
 func TestRollupFutureRestart(t *testing.T) {
 	for _, format := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 		t.Run(format.String(), func(t *testing.T) {
-			fs := vfs.NewMem()
-			s := openStore(t, fs)
-			defer s.DB.Close()
-			ro, _ := rollupStore(t, s)
-			clock := int64(t0)
-			p := newRollupPipeline(t, fs, s, ro, format, &clock)
+			r := newRollupRig(t)
+			p := r.pipeline(t, format)
 			key := ingesttest.Keys(1)[0]
 			h := t0 + 5*hour // five hours ahead of the clock
 			m := ingesttest.Model{}
-			commit := func(pts ...series.Point) {
-				p.commit(key, pts...)
-				for _, pt := range pts {
-					m.Add(key, pt)
-				}
-			}
-			commit(series.IntPoint(h+1000, 5), series.IntPoint(h+2000, 7))
+			p.commitTo(m, key, series.IntPoint(h+1000, 5), series.IntPoint(h+2000, 7))
 			p.flush(true)   // shutdown: the hour is written early, queued
 			p.compact(true) // its entry stays: the hour is not over
 			p.c.Stop()
 			if err := p.h.Close(); err != nil {
 				t.Fatal(err)
 			}
-			p = newRollupPipeline(t, fs, s, ro, format, &clock) // same clock
+			p = r.pipeline(t, format) // same clock
 			defer p.h.Close()
 			p.clock = h + 2*hour
 			p.compact(false) // the hour is over: folded, its entry gone
-			commit(series.IntPoint(h+3000, 100))
+			p.commitTo(m, key, series.IntPoint(h+3000, 100))
 			p.clock += 2 * hour
 			p.flush(false)
 			checkRollups(t, p.f.roll, m, [][]byte{key}, h, h+hour)
@@ -59,27 +49,17 @@ func TestRollupFutureRestart(t *testing.T) {
 func TestRollupFutureWindow(t *testing.T) {
 	for _, format := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 		t.Run(format.String(), func(t *testing.T) {
-			fs := vfs.NewMem()
-			s := openStore(t, fs)
-			defer s.DB.Close()
-			ro, _ := rollupStore(t, s)
-			clock := int64(t0)
-			p := newRollupPipeline(t, fs, s, ro, format, &clock)
+			r := newRollupRig(t)
+			p := r.pipeline(t, format)
 			defer p.h.Close()
 			key := ingesttest.Keys(1)[0]
 			m := ingesttest.Model{}
-			commit := func(pts ...series.Point) {
-				p.commit(key, pts...)
-				for _, pt := range pts {
-					m.Add(key, pt)
-				}
-			}
-			commit(series.IntPoint(t0+1000, 5), series.IntPoint(t0+2000, 7))
+			p.commitTo(m, key, series.IntPoint(t0+1000, 5), series.IntPoint(t0+2000, 7))
 			p.clock = t0 + 2*hour
 			p.flush(false)
-			commit(series.IntPoint(t0+70*hour, 1)) // a fast client clock
-			p.flush(true)                          // written early (memory pressure, or a full flush)
-			commit(series.IntPoint(t0+3000, 100))  // late for hour t0
+			p.commitTo(m, key, series.IntPoint(t0+70*hour, 1)) // a fast client clock
+			p.flush(true)                                      // written early (memory pressure, or a full flush)
+			p.commitTo(m, key, series.IntPoint(t0+3000, 100))  // late for hour t0
 			p.clock += hour
 			p.flush(false)
 			checkRollups(t, p.f.roll, m, [][]byte{key}, t0, t0+hour)

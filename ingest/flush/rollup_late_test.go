@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/schema"
@@ -17,12 +15,8 @@ import (
 func TestRollupLatePoint(t *testing.T) {
 	for _, format := range []schema.Format{schema.FormatDense, schema.FormatOpenTSDB} {
 		t.Run(format.String(), func(t *testing.T) {
-			fs := vfs.NewMem()
-			s := openStore(t, fs)
-			defer s.DB.Close()
-			ro, _ := rollupStore(t, s)
-			clock := int64(t0)
-			p := newRollupPipeline(t, fs, s, ro, format, &clock)
+			r := newRollupRig(t)
+			p := r.pipeline(t, format)
 			defer p.h.Close()
 			key := ingesttest.Keys(1)[0]
 			p.commit(key, series.IntPoint(t0+1000, 5), series.IntPoint(t0+2000, 7))
@@ -33,7 +27,7 @@ func TestRollupLatePoint(t *testing.T) {
 				for ivi := 1; ivi <= 2; ivi++ {
 					got := storedCells(t, p.f.roll, ivi, key, t0)
 					if len(got) != 1 || got[0].Count != count || got[0].Sum != series.IntPoint(t0, sum) {
-						t.Fatalf("%s: %+v, want count %d sum %d", ro.Config.Intervals[ivi].Name, got, count, sum)
+						t.Fatalf("%s: %+v, want count %d sum %d", r.ro.Config.Intervals[ivi].Name, got, count, sum)
 					}
 				}
 			}
@@ -55,12 +49,7 @@ func TestRollupLatePoint(t *testing.T) {
 // TestRollupBatchSameSeries: one batch holding several late hours of one
 // series (a full flush) updates each hour's cell.
 func TestRollupBatchSameSeries(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
-	ro, _ := rollupStore(t, s)
-	clock := int64(t0)
-	p := newRollupPipeline(t, fs, s, ro, schema.FormatDense, &clock)
+	p := newRollupRig(t).pipeline(t, schema.FormatDense)
 	defer p.h.Close()
 	key := ingesttest.Keys(1)[0]
 	for h := range int64(3) {
@@ -89,14 +78,11 @@ func TestRollupBatchSameSeries(t *testing.T) {
 // point (a conflict re-reads the raw row, which holds the other writer's
 // column).
 func TestRollupTwoWriters(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
-	ro, _ := rollupStore(t, s)
-	clock := int64(t0 + 3*hour)
-	pa := newRollupPipeline(t, fs, s, ro, schema.FormatDense, &clock)
+	r := newRollupRig(t)
+	r.clock = t0 + 3*hour
+	pa := r.pipeline(t, schema.FormatDense)
 	defer pa.h.Close()
-	pb := newRollupPipelineDir(t, fs, s, ro, schema.FormatDense, &clock, "wal-b", 10)
+	pb := newRollupPipelineDir(t, r.fs, r.s, r.ro, schema.FormatDense, &r.clock, "wal-b", 10)
 	defer pb.h.Close()
 	keys := ingesttest.Keys(4)
 	m := ingesttest.Model{}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/schema"
@@ -22,10 +20,8 @@ import (
 // cutoff.
 func TestRollupRetention(t *testing.T) {
 	ctx := context.Background()
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
-	ro, _ := rollupStore(t, s)
+	rig := newRollupRig(t)
+	s, ro := rig.s, rig.ro
 	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +31,7 @@ func TestRollupRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	head.SortSeriesKey(key, series.DefaultWidths())
-	clock := int64(t0)
-	p := newRollupPipeline(t, fs, s, ro, schema.FormatDense, &clock)
+	p := rig.pipeline(t, schema.FormatDense)
 	defer p.h.Close()
 	for h := range int64(3) {
 		p.commit(key, series.IntPoint(t0+h*hour+1000, 1))

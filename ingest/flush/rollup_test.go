@@ -30,31 +30,47 @@ var rollupSeed = flag.Uint64("ingest.rollup.seed", 0, "seed of TestRollupModel (
 // returns the options that write them, each table behind a HookTable.
 func rollupStore(t testing.TB, s *ingesttest.Store) (*RollupOptions, []*ingesttest.HookTable) {
 	t.Helper()
-	cfg := rollup.DefaultConfig()
-	o := &RollupOptions{Config: cfg, Tables: make([]storage.Table, len(cfg.Intervals))}
-	hooks := make([]*ingesttest.HookTable, len(cfg.Intervals))
-	ctx := context.Background()
-	for i, iv := range cfg.Intervals {
-		if iv.Default {
-			continue
+	o := rollupTables(t, s, rollup.DefaultConfig())
+	hooks := make([]*ingesttest.HookTable, len(o.Tables))
+	for i, tbl := range o.Tables {
+		if tbl != nil {
+			hooks[i] = &ingesttest.HookTable{Table: tbl}
+			o.Tables[i] = hooks[i]
 		}
-		if err := s.DB.EnsureTable(ctx, schema.DataTableSpec(iv.Table)); err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := s.DB.Table(ctx, iv.Table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hooks[i] = &ingesttest.HookTable{Table: tbl}
-		o.Tables[i] = hooks[i]
 	}
 	return o, hooks
 }
 
-// newRollupPipeline is newPipelineAt with rollups on.
-func newRollupPipeline(t *testing.T, fs vfs.FS, s *ingesttest.Store, ro *RollupOptions, format schema.Format, clock *int64) *pipeline {
+// rollupRig is the rollup tests' common start: a store with the default
+// rollup tables (rollupStore), closed when the test ends, and the clock
+// its pipelines start at (t0 unless the test sets another).
+type rollupRig struct {
+	fs    vfs.FS
+	s     *ingesttest.Store
+	ro    *RollupOptions
+	hooks []*ingesttest.HookTable
+	clock int64
+}
+
+// newRollupRig opens a rig on a pebble store in memory.
+func newRollupRig(t testing.TB) *rollupRig {
+	fs := vfs.NewMem()
+	return rollupRigOn(t, fs, openStore(t, fs))
+}
+
+// rollupRigOn is newRollupRig on store s, whose files (if any) are in fs.
+func rollupRigOn(t testing.TB, fs vfs.FS, s *ingesttest.Store) *rollupRig {
 	t.Helper()
-	return newRollupPipelineDir(t, fs, s, ro, format, clock, "wal", 9)
+	t.Cleanup(func() { s.DB.Close() })
+	ro, hooks := rollupStore(t, s)
+	return &rollupRig{fs: fs, s: s, ro: ro, hooks: hooks, clock: t0}
+}
+
+// pipeline opens a pipeline (newPipelineAt with rollups on) writing the
+// rig's tables in format, its log in "wal", its clock the rig's.
+func (r *rollupRig) pipeline(t testing.TB, format schema.Format) *pipeline {
+	t.Helper()
+	return newRollupPipelineDir(t, r.fs, r.s, r.ro, format, &r.clock, "wal", 9)
 }
 
 // newRollupPipelineDir is newRollupPipeline with its log in dir and the
@@ -199,18 +215,17 @@ func runRollupModel(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Stor
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(format)))
 			fs := vfs.NewMem()
-			s := open(t, fs)
-			defer s.DB.Close()
-			ro, hooks := rollupStore(t, s)
+			r := rollupRigOn(t, fs, open(t, fs))
+			ro, hooks := r.ro, r.hooks
 			ro.SoleWriter, ro.CacheRows = tc.sole, tc.cache
-			clock := t0 - 2*hour
+			r.clock = t0 - 2*hour
 			from, to := t0-3*hour, t0+30*hour // across a day and a month boundary
-			p := newRollupPipeline(t, fs, s, ro, format, &clock)
+			p := r.pipeline(t, format)
 			m := ingesttest.Model{}
 			keys := ingesttest.Keys(3)
 			for round := range modelRounds() {
 				p.clock += int64(rng.IntN(3)+1) * hour / 2
-				clock = p.clock
+				r.clock = p.clock
 				a := p.h.Appender()
 				for range rng.IntN(400) {
 					key := keys[rng.IntN(len(keys))]
@@ -265,7 +280,7 @@ func runRollupModel(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Stor
 					if err := p.h.Close(); err != nil {
 						t.Fatal(err)
 					}
-					p = newRollupPipeline(t, fs, s, ro, format, &clock)
+					p = r.pipeline(t, format)
 				}
 			}
 			p.clock = max(p.clock, to+2*hour)
@@ -275,7 +290,7 @@ func runRollupModel(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Stor
 			defer p.h.Close()
 			for _, key := range keys {
 				for b := from - from%hour; b < to; b += hour {
-					got, _ := s.Points(t, key, b)
+					got, _ := r.s.Points(t, key, b)
 					if want := m.Points(string(key), b, b+hour); len(got) != len(want) {
 						t.Errorf("raw row %x at %d: %d points, want %d", key, b, len(got), len(want))
 					}

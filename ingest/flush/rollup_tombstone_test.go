@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/schema"
@@ -44,9 +42,8 @@ func (t *deleteCounter) Apply(ctx context.Context, muts []storage.Mutation) erro
 // new width where it can (so stale widths exist to delete), and returns
 // the counters of the 1h and 1d tables and the pipeline.
 func writeOpenTSDBRollups(t testing.TB, sole bool, series_, hours int) (*pipeline, []*deleteCounter, [][]byte, ingesttest.Model, func()) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	ro, _ := rollupStore(t, s)
+	r := newRollupRig(t)
+	ro := r.ro
 	ro.SoleWriter = sole
 	counters := make([]*deleteCounter, len(ro.Tables))
 	for i, tbl := range ro.Tables {
@@ -55,8 +52,7 @@ func writeOpenTSDBRollups(t testing.TB, sole bool, series_, hours int) (*pipelin
 			ro.Tables[i] = counters[i]
 		}
 	}
-	clock := int64(t0)
-	p := newRollupPipelineDir(t, fs, s, ro, schema.FormatOpenTSDB, &clock, "wal", 9)
+	p := r.pipeline(t, schema.FormatOpenTSDB)
 	keys := ingesttest.Keys(series_)
 	m := ingesttest.Model{}
 	for h := range hours {
@@ -78,7 +74,7 @@ func writeOpenTSDBRollups(t testing.TB, sole bool, series_, hours int) (*pipelin
 			t.Fatal(err)
 		}
 	}
-	return p, counters, keys, m, func() { p.h.Close(); s.DB.Close() }
+	return p, counters, keys, m, func() { p.h.Close() } // the rig closes the store
 }
 
 // TestRollupOpenTSDBNoBlindDeletes: a sole writer in the opentsdb format
