@@ -13,20 +13,10 @@ import (
 // expression (a*2 + b per host, values written out from the put), and bad
 // bodies are 400s with OpenTSDB's messages.
 func TestQueryExp(t *testing.T) {
-	st := newReadStack(t)
-	e, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog(),
-		Now: func() time.Time { return time.Unix(1_700_003_000, 0) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, base := startServer(t, Options{Ingest: st.w, Query: e})
-	put := `[{"metric":"a.m","timestamp":1700000000,"value":5,"tags":{"host":"h1"}},` +
-		`{"metric":"a.m","timestamp":1700000060,"value":6,"tags":{"host":"h1"}},` +
-		`{"metric":"b.m","timestamp":1700000000,"value":0.5,"tags":{"host":"h1"}},` +
-		`{"metric":"b.m","timestamp":1700000060,"value":1.25,"tags":{"host":"h1"}}]`
-	if code, _, body := do(t, "POST", base+"/api/put?sync", put); code != 204 {
-		t.Fatalf("put: %d %s", code, body)
-	}
+	base := startExpServer(t, `[{"metric":"a.m","timestamp":1700000000,"value":5,"tags":{"host":"h1"}},`+
+		`{"metric":"a.m","timestamp":1700000060,"value":6,"tags":{"host":"h1"}},`+
+		`{"metric":"b.m","timestamp":1700000000,"value":0.5,"tags":{"host":"h1"}},`+
+		`{"metric":"b.m","timestamp":1700000060,"value":1.25,"tags":{"host":"h1"}}]`)
 	q := `{"time":{"start":"1699999000","end":"1700001000","aggregator":"sum"},` +
 		`"filters":[{"id":"f","tags":[{"type":"wildcard","tagk":"host","filter":"*","groupBy":true}]}],` +
 		`"metrics":[{"id":"a","metric":"a.m","filter":"f"},{"id":"b","metric":"b.m","filter":"f"}],` +
@@ -57,4 +47,25 @@ func TestQueryExp(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d with %s", tc.method, tc.body, code, body, tc.code, tc.msg)
 		}
 	}
+}
+
+// startExpServer starts the HTTP server over a read stack and an OpenTSDB
+// engine whose clock reads 1,700,003,000 s, for the expression tests
+// (exp and gexp), puts each body through /api/put?sync in turn, and
+// returns the server's base URL.
+func startExpServer(t *testing.T, puts ...string) string {
+	t.Helper()
+	st := newReadStack(t)
+	e, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog(),
+		Now: func() time.Time { return time.Unix(1_700_003_000, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Options{Ingest: st.w, Query: e})
+	for _, put := range puts {
+		if code, _, body := do(t, "POST", base+"/api/put?sync", put); code != 204 {
+			t.Fatalf("put: %d %s", code, body)
+		}
+	}
+	return base
 }

@@ -4,22 +4,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/tsd-db/tsd/query/opentsdb"
 )
 
 // TestQueryGexp: Graphite-style expressions over points put through
 // /api/put, each answer worked out from OpenTSDB 2.4.1's classes in
 // src/query/expression (cited per case), through the real HTTP server.
 func TestQueryGexp(t *testing.T) {
-	st := newReadStack(t)
-	e, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog(),
-		Now: func() time.Time { return time.Unix(1_700_003_000, 0) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, base := startServer(t, Options{Ingest: st.w, Query: e})
 	put := `[{"metric":"g.m","timestamp":1700000000,"value":5,"tags":{"host":"h1"}},` +
 		`{"metric":"g.m","timestamp":1700000060,"value":-6,"tags":{"host":"h1"}},` +
 		`{"metric":"g.m","timestamp":1700000000,"value":-1.5,"tags":{"host":"h2"}},` +
@@ -35,20 +25,14 @@ func TestQueryGexp(t *testing.T) {
 		`{"metric":"h.c","timestamp":1700000000,"value":-0.5,"tags":{"host":"b"}},` +
 		`{"metric":"mv","timestamp":1700000000,"value":2},{"metric":"mv","timestamp":1700000060,"value":4},` +
 		`{"metric":"mv","timestamp":1700000120,"value":9}]`
-	if code, _, body := do(t, "POST", base+"/api/put?sync", put); code != 204 {
-		t.Fatalf("put: %d %s", code, body)
-	}
+	base := startExpServer(t, put)
 	const (
 		h1 = `{"metric":"g.m","tags":{"host":"h1"},"aggregateTags":[],"dps":`
 		h2 = `{"metric":"g.m","tags":{"host":"h2"},"aggregateTags":[],"dps":`
 		t0 = `"1700000000":`
 		t1 = `"1700000060":`
 	)
-	for _, tc := range []struct {
-		name, query string
-		code        int
-		want        string // the whole body for a 200, else a part of it
-	}{
+	checkGexp(t, base, []gexpCase{
 		// Scale.java: an integer point times an integral factor stays a
 		// long; a double point becomes factor * value.
 		{"scale int", "exp=scale(sum:g.m{host=*},2)", 200,
@@ -132,16 +116,30 @@ func TestQueryGexp(t *testing.T) {
 		// QueryRpc.parseQuery: start is required; a missing metric is 400.
 		{"no start", "exp=absolute(sum:g.m)&start=", 400, `"message":"Missing parameter <code>start</code>"`},
 		{"no such metric", "exp=absolute(sum:nope)", 400, `"message":"No such name for 'metrics': 'nope'"`},
-	} {
+	})
+	if code, _, body := do(t, "POST", base+"/api/query/gexp", `{"start":"1h-ago","queries":[]}`); code != 400 ||
+		!strings.Contains(body, "exp parameters of a GET") {
+		t.Errorf("POST: %d %s", code, body)
+	}
+}
+
+// gexpCase is a GET /api/query/gexp over [1699999000, 1700001000] and
+// its answer: the whole body for a 200, else a part of it.
+type gexpCase struct {
+	name, query string
+	code        int
+	want        string
+}
+
+// checkGexp runs each case against the server at base.
+func checkGexp(t *testing.T, base string, cases []gexpCase) {
+	t.Helper()
+	for _, tc := range cases {
 		q := "start=1699999000&end=1700001000&" + escapeExp(tc.query)
 		code, _, body := do(t, "GET", base+"/api/query/gexp?"+q, "")
 		if code != tc.code || (code == 200 && body != tc.want) || (code != 200 && !strings.Contains(body, tc.want)) {
 			t.Errorf("%s: GET ?%s: %d %s\nwant %d %s", tc.name, q, code, body, tc.code, tc.want)
 		}
-	}
-	if code, _, body := do(t, "POST", base+"/api/query/gexp", `{"start":"1h-ago","queries":[]}`); code != 400 ||
-		!strings.Contains(body, "exp parameters of a GET") {
-		t.Errorf("POST: %d %s", code, body)
 	}
 }
 
@@ -165,26 +163,15 @@ func escapeExp(q string) string {
 // with the first parameter's tags. Separate puts fix the UIDs: s.b and
 // z1 before s.a and z2.
 func TestQueryGexpSetFunctions(t *testing.T) {
-	st := newReadStack(t)
-	e, err := opentsdb.New(&opentsdb.Options{Reader: st.r, UIDs: st.u, Index: st.ix, Logger: quietLog(),
-		Now: func() time.Time { return time.Unix(1_700_003_000, 0) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, base := startServer(t, Options{Ingest: st.w, Query: e})
-	for _, put := range []string{
-		`[{"metric":"s.b","timestamp":1700000000,"value":1,"tags":{"host":"z1"}},` +
+	base := startExpServer(t,
+		`[{"metric":"s.b","timestamp":1700000000,"value":1,"tags":{"host":"z1"}},`+
 			`{"metric":"s.b","timestamp":1700000060,"value":2,"tags":{"host":"z1"}}]`,
-		`[{"metric":"s.a","timestamp":1700000000,"value":10,"tags":{"host":"z1"}},` +
+		`[{"metric":"s.a","timestamp":1700000000,"value":10,"tags":{"host":"z1"}},`+
 			`{"metric":"s.a","timestamp":1700000060,"value":20,"tags":{"host":"z1"}}]`,
-		`[{"metric":"s.a","timestamp":1700000000,"value":3,"tags":{"host":"z2"}},` +
-			`{"metric":"s.a","timestamp":1700000060,"value":4,"tags":{"host":"z2"}},` +
+		`[{"metric":"s.a","timestamp":1700000000,"value":3,"tags":{"host":"z2"}},`+
+			`{"metric":"s.a","timestamp":1700000060,"value":4,"tags":{"host":"z2"}},`+
 			`{"metric":"s.c","timestamp":1700000000,"value":5,"tags":{"host":"z1"}}]`,
-	} {
-		if code, _, body := do(t, "POST", base+"/api/put?sync", put); code != 204 {
-			t.Fatalf("put: %d %s", code, body)
-		}
-	}
+	)
 	const (
 		t0 = `"1700000000":`
 		t1 = `"1700000060":`
@@ -192,11 +179,7 @@ func TestQueryGexpSetFunctions(t *testing.T) {
 	z := func(metric, tags, v0, v1 string) string {
 		return `{"metric":"` + metric + `","tags":{` + tags + `},"aggregateTags":[],"dps":{` + t0 + v0 + `,` + t1 + v1 + `}}`
 	}
-	for _, tc := range []struct {
-		name, query string
-		code        int
-		want        string
-	}{
+	checkGexp(t, base, []gexpCase{
 		// z1 pairs s.a with s.b and takes s.b's name (UID smaller); z2 has
 		// only s.a.
 		{"sum", "exp=sumSeries(sum:s.a{host=*},sum:s.b{host=*})", 200,
@@ -227,11 +210,5 @@ func TestQueryGexpSetFunctions(t *testing.T) {
 		{"different lengths", "exp=sumSeries(sum:s.c{host=*},sum:s.a{host=*})", 400, `"message":"No more elements"`},
 		// An aliased member has no metric UID (PostAggregatedDataPoints).
 		{"alias member", "exp=sumSeries(alias(sum:s.a,x),sum:s.b)", 400, `"message":"Wrong id.length = 0 which is != 3 required for 'metrics'"`},
-	} {
-		q := "start=1699999000&end=1700001000&" + escapeExp(tc.query)
-		code, _, body := do(t, "GET", base+"/api/query/gexp?"+q, "")
-		if code != tc.code || (code == 200 && body != tc.want) || (code != 200 && !strings.Contains(body, tc.want)) {
-			t.Errorf("%s: GET ?%s: %d %s\nwant %d %s", tc.name, q, code, body, tc.code, tc.want)
-		}
-	}
+	})
 }
