@@ -1,38 +1,20 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tsd-db/tsd/internal/du"
 )
 
-// allocatedBytes sums the disk blocks allocated to the files under dir, as
-// du counts them.
+// allocatedBytes returns the disk blocks allocated to the files under
+// dir (du.Allocated).
 func allocatedBytes(t *testing.T, dir string) int64 {
 	t.Helper()
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			n += st.Blocks * 512
-		}
-		return nil
-	})
+	n, err := du.Allocated(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,7 @@ var graph = []entry{
 	{pkg: "internal/cell", stdlibOnly: true},
 	{pkg: "internal/cputime", stdlibOnly: true},
 	{pkg: "internal/daemontest", stdlibOnly: true},
+	{pkg: "internal/du", stdlibOnly: true},
 	{pkg: "internal/encoding", stdlibOnly: true},
 	{pkg: "internal/invariants", stdlibOnly: true},
 	{pkg: "internal/jsonw", stdlibOnly: true},

@@ -2,35 +2,17 @@ package pebble
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/tsd-db/tsd/internal/du"
 )
 
-// allocated sums the disk blocks allocated to the files under dir, as du
-// counts them: a preallocated log is counted whole though its length is
+// allocated returns the disk blocks allocated to the files under dir
+// (du.Allocated): a preallocated log is counted whole though its length is
 // what it holds.
 func allocated(t testing.TB, dir string) int64 {
 	t.Helper()
-	var n int64
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			n += st.Blocks * 512
-		}
-		return nil
-	})
+	n, err := du.Allocated(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
