@@ -77,19 +77,10 @@ type importCmd struct {
 
 // runImport is tsd import.
 func runImport(args []string, stdout, stderr io.Writer) int {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c := newConfig()
+	log, c := toolStart(stderr)
 	ic, cl, err := parseImportArgs(args, c.isBoolFlag)
-	if err != nil {
-		fmt.Fprintf(stderr, "tsd import: %v\nRun 'tsd import --help' for usage.\n", err)
-		return exitUsage
-	}
-	if ic.help || len(ic.files) == 0 {
-		fmt.Fprint(stdout, importUsage)
-		if ic.help {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := toolUsage("tsd import", importUsage, err, ic.help, len(ic.files) == 0, stdout, stderr); !ok {
+		return code
 	}
 	for _, f := range ic.files {
 		if f == "-" {
@@ -107,47 +98,6 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 		}
 		return ic.run(ctx, c, sink, stdout, stderr)
 	})
-}
-
-// takeFlags removes the flags a tool owns from args: valued ones (with
-// "=V" or the next word) into vals, bool ones into bools. The rest goes to
-// parseToolArgs.
-func takeFlags(args []string, valued, bools []string) (rest []string, vals map[string]string, set map[string]bool, err error) {
-	vals, set = map[string]string{}, map[string]bool{}
-	for i := 0; i < len(args); i++ {
-		name, value, has := cutFlag(args[i])
-		switch {
-		case name != "" && contains(valued, name):
-			if !has {
-				if i+1 >= len(args) {
-					return nil, nil, nil, fmt.Errorf("flag --%s needs a value", name)
-				}
-				i++
-				value = args[i]
-			}
-			vals[name] = value
-		case name != "" && contains(bools, name):
-			b := true
-			if has {
-				if b, err = strconv.ParseBool(value); err != nil {
-					return nil, nil, nil, fmt.Errorf("flag --%s: %q is not a boolean", name, value)
-				}
-			}
-			set[name] = b
-		default:
-			rest = append(rest, args[i])
-		}
-	}
-	return rest, vals, set, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // parseImportArgs reads tsd import's flags and files.

@@ -204,7 +204,8 @@ func TestImportDaemonProtocols(t *testing.T) {
 }
 
 // TestImportBadLines: bad lines are named FILE:LINE and skipped (exit 3),
-// --strict stops at the first (exit 1), usage errors exit 2, a locked
+// --strict stops at the first (exit 1), usage errors exit 2 (--help 0,
+// usage on stdout), a locked
 // store is refused with a clear message.
 func TestImportBadLines(t *testing.T) {
 	t.Parallel() // waits on daemons and builds; runs beside the other parallel tests
@@ -222,11 +223,15 @@ func TestImportBadLines(t *testing.T) {
 	if code != exitFailed || !strings.Contains(errs, f+":2: bad line (--strict)") {
 		t.Errorf("--strict: exit %d\n%s%s", code, out, errs)
 	}
-	if _, errs, code = runBinary(t, nil, "import", "--url", "ftp://x", f); code != exitUsage {
+	if _, errs, code = runBinary(t, nil, "import", "--url", "ftp://x", f); code != exitUsage ||
+		!strings.Contains(errs, "tsd import: --url \"ftp://x\": want http://HOST:PORT or tcp://HOST:PORT\nRun 'tsd import --help' for usage.\n") {
 		t.Errorf("bad --url: exit %d %s", code, errs)
 	}
-	if _, _, code = runBinary(t, nil, "import"); code != exitUsage {
-		t.Errorf("no file: exit %d", code)
+	if out, _, code = runBinary(t, nil, "import"); code != exitUsage || !strings.HasPrefix(out, "Usage: tsd import ") {
+		t.Errorf("no file: exit %d %s", code, out)
+	}
+	if out, _, code = runBinary(t, nil, "import", "--help"); code != exitOK || !strings.HasPrefix(out, "Usage: tsd import ") {
+		t.Errorf("--help: exit %d %s", code, out)
 	}
 	if _, errs, code = runBinary(t, nil, "import", "--data", data, filepath.Join(dir, "missing.txt")); code != exitFailed {
 		t.Errorf("missing file: exit %d %s", code, errs)

@@ -59,19 +59,10 @@ type uidCmd struct {
 // runUID is `tsd uid ...`: it loads the daemon's settings from the flags
 // and --config, opens the store and runs one subcommand.
 func runUID(args []string, stdout, stderr io.Writer) int {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c := newConfig()
+	log, c := toolStart(stderr)
 	uc, cl, err := parseUIDArgs(args, c.isBoolFlag)
-	if err != nil {
-		fmt.Fprintf(stderr, "tsd uid: %v\nRun 'tsd uid --help' for usage.\n", err)
-		return exitUsage
-	}
-	if uc.help || len(uc.args) == 0 {
-		fmt.Fprint(stdout, uidUsage)
-		if uc.help {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := toolUsage("tsd uid", uidUsage, err, uc.help, len(uc.args) == 0, stdout, stderr); !ok {
+		return code
 	}
 	return runTool("tsd uid", "tsd uid "+uc.args[0], c, cl, log, stderr, func(ctx context.Context) (int, error) {
 		return uc.run(ctx, c, log, stdout)
