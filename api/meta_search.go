@@ -135,6 +135,9 @@ func appendLookupHead(dst []byte, q *lookup.Query, res *lookup.Result, took time
 	// milliseconds, so Jackson writes "3.0".
 	dst = append(dst, `,"time":`...)
 	dst = jsonw.AppendJavaFloat(dst, float32(took.Milliseconds()))
+	// totalResults is the number of series returned, so at most limit:
+	// OpenTSDB 2.4's SearchRpc writes the size of TimeSeriesLookup's
+	// answer, and the lookup stops scanning at the limit.
 	dst = append(dst, `,"totalResults":`...)
 	dst = strconv.AppendInt(dst, int64(res.Total), 10)
 	return append(dst, `,"results":[`...)

@@ -26,8 +26,10 @@ func (h *Head) TakeHours(dst []HourEntry, pick func(base int64) bool) []HourEntr
 	return dst
 }
 
-// OldestHour returns the lowest hour base with an open row; ok is false
-// when the head has none.
+// OldestHour returns the base of the oldest hour with an open row, in
+// Unix milliseconds (a multiple of RowSpan, as every row base in the
+// head; not the seconds of a row key's base time); ok is false when the
+// head has none.
 func (h *Head) OldestHour() (base int64, ok bool) { return h.hours.oldest() }
 
 // DetachedRow is a row a flush took out of its series to write (DetachRow).

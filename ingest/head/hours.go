@@ -75,8 +75,8 @@ func (x *hourIndex) take(dst []HourEntry, pick func(base int64) bool) []HourEntr
 	return dst
 }
 
-// oldest returns the lowest hour base with an entry; ok is false when the
-// index is empty.
+// oldest returns the lowest hour base (Unix milliseconds) with an entry;
+// ok is false when the index is empty.
 func (x *hourIndex) oldest() (base int64, ok bool) {
 	for i := range x.shards {
 		sh := &x.shards[i]

@@ -265,7 +265,10 @@ func (c *telnetConn) command(line []byte) bool {
 // help is OpenTSDB's RpcManager.Help reply, without its "\n": the
 // commands in the order initializeBuiltinRpcs registers them, each followed
 // by a space, diediedie only when it is enabled. Only commands tsd serves
-// are listed.
+// are listed. rollup is listed with rollups off too: OpenTSDB 2.4
+// registers it in every writing mode whatever its rollup configuration,
+// and tsd serves it as OpenTSDB does then, answering "No rollup or
+// aggregations were configured".
 func (h *TelnetHandler) help() string {
 	cmds := "available commands: stats dropcaches version exit help put rollup histogram "
 	if h.w == nil {
