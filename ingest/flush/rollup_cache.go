@@ -395,7 +395,8 @@ func (w *rollupWriter) rowMut(br *batchRow, ts int64) (rollupMut, error) {
 // derivedCached returns the mutations of the longer intervals' cells
 // holding the jobs' hours, each folded once from its source's cells: the
 // batch's rows (or cached, or read) for a short source, the store for a
-// source that is itself longer (written by the Apply before).
+// source that is itself longer (written by the Apply before); a cell
+// every job of it leaves to a later flush (rollupJob.open) is skipped.
 func (w *rollupWriter) derivedCached(ctx context.Context, jobs []rollupJob, batch map[string]*batchRow, order *[]*batchRow, ts int64, st *RollupStats) ([]rollupMut, error) {
 	type cellID struct {
 		iv  int
@@ -406,6 +407,9 @@ func (w *rollupWriter) derivedCached(ctx context.Context, jobs []rollupJob, batc
 	var muts []rollupMut
 	for j := range jobs {
 		for k, d := range w.derived {
+			if k < 64 && jobs[j].open&(1<<k) != 0 {
+				continue // left to the flush of the range's last head row
+			}
 			iv := &w.cfg.Intervals[d.iv]
 			base, idx := iv.CellOf(jobs[j].baseSec * 1000)
 			lo := iv.CellStart(base, idx)
