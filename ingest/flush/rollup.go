@@ -117,7 +117,17 @@ type rollupWriter struct {
 	// grouped counts the batches whose raw columns went in the rollup
 	// cells' storage.ApplyGroup (one commit on Pebble), for tests.
 	grouped int64
-	pending []pendingRollup
+	// A sole writer's batch (writeCached): its rows, reused; the keys
+	// of its rollup rows, its cell columns' qualifiers and values, and
+	// their storage cells, valid until the batch is written.
+	batch     map[string]*batchRow
+	order     []*batchRow
+	idBuf     []byte
+	keys      []byte
+	cellArena []byte
+	cellSlab  []storage.Cell
+	jobCells  [][]rollup.Cell // flushNoted's, per job and direct interval
+	pending   []pendingRollup
 	// pre is written with the batch's first rollup write (a sole
 	// writer's raw columns, storage.ApplyGroup), then cleared.
 	pre   []storage.TableMutations
@@ -336,14 +346,15 @@ func (w *rollupWriter) reset() {
 // back queued), so the cells are computed again later.
 func (w *rollupWriter) flushNoted(ctx context.Context, ts int64, st *RollupStats) error {
 	defer w.reset()
-	w.jobs = w.jobs[:0]
+	w.jobs, w.jobCells = w.jobs[:0], w.jobCells[:0]
 	for _, p := range w.pending {
 		j := rollupJob{key: w.arena[p.key[0]:p.key[1]], baseSec: p.baseSec, read: p.read, open: p.open}
 		if !p.read {
-			j.cells = make([][]rollup.Cell, len(w.direct))
+			n := len(w.jobCells)
 			for k := range w.direct {
-				j.cells[k] = w.fresh[p.spans[k][0]:p.spans[k][1]:p.spans[k][1]]
+				w.jobCells = append(w.jobCells, w.fresh[p.spans[k][0]:p.spans[k][1]:p.spans[k][1]])
 			}
+			j.cells = w.jobCells[n:len(w.jobCells):len(w.jobCells)]
 		}
 		w.jobs = append(w.jobs, j)
 	}
