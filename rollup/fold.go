@@ -142,7 +142,7 @@ func replaces(v, cur series.Point, max bool) bool {
 func Fold(dst []Cell, iv *Interval, base int64, pts []series.Point) []Cell {
 	var c *Cell
 	var hi int64 // the end of c's interval, ms
-	for i := range pts {
+	for i := 0; i < len(pts); i++ {
 		p := &pts[i]
 		if p.IsStale() {
 			continue
@@ -155,9 +155,43 @@ func Fold(dst []Cell, iv *Interval, base int64, pts []series.Point) []Cell {
 				c.Edge, c.First = EdgePoint, *p
 			}
 		}
+		if c.Count > 0 && p.Kind == series.Int && c.allInts() {
+			if j := c.addInts(pts, i, hi); j > i {
+				i = j - 1
+				continue
+			}
+		}
 		c.addPoint(p)
 	}
 	return dst
+}
+
+// allInts reports whether c's sum, min and max are integers.
+func (c *Cell) allInts() bool {
+	return c.Sum.Kind == series.Int && c.Min.Kind == series.Int && c.Max.Kind == series.Int
+}
+
+// addInts folds into c, an integer cell with a point, the integer points
+// of pts from i on that lie before hi, up to the first one that would
+// overflow the sum, and returns the index of the first point it left:
+// addPoint's fast path, kept in registers for a row of integers.
+func (c *Cell) addInts(pts []series.Point, i int, hi int64) int {
+	sum, lo, up, n := int64(c.Sum.Bits), int64(c.Min.Bits), int64(c.Max.Bits), c.Count
+	for ; i < len(pts); i++ {
+		p := &pts[i]
+		if p.T >= hi || p.Kind != series.Int {
+			break
+		}
+		y := int64(p.Bits)
+		s := sum + y
+		if (s > sum) != (y > 0) {
+			break
+		}
+		sum, n = s, n+1
+		lo, up = min(lo, y), max(up, y)
+	}
+	c.Sum.Bits, c.Min.Bits, c.Max.Bits, c.Count = uint64(sum), uint64(lo), uint64(up), n
+	return i
 }
 
 // addPoint folds one point into c: add, with a fast path for an integer

@@ -131,6 +131,17 @@
 // column, its cell columns deleted in the same row mutation. Nothing is
 // read back after the write: with no other writer, what it wrote is what
 // is stored. If a write fails, the rows it touched leave the cache.
+// A sole writer also leaves the cell of a longer interval (a day) to the
+// flush of the last row the head holds in its range: a flushed hour whose
+// day still has a row in the head writes its 1h cells only, and the
+// day's cell is folded when that day's last head row is flushed (with the
+// head's rows of the day detached in the same batch, or none left), so a
+// day in steady flushing, or a bulk load, costs one write of its cell,
+// not one per hour. Readers read a range raw while the head holds a row
+// in it (query/read, VisitCells), so the older cell is never read
+// meanwhile, and once the head holds none the cell is exact. A row
+// deleted from the head (a query's delete=true) is not flushed; rollup
+// cells are not kept in step with deletes in any case.
 // /api/rollup writes its columns beside the cache: an hour written there
 // after its row entered the cache, for a series with no raw points in
 // that hour, reaches the day cell only once the row is read again (a

@@ -136,7 +136,7 @@ func (w *columnWriter) noteRollup(r *head.DetachedRow, pts []series.Point, queue
 	if queued || r.Base() < w.roll.startMs || nowMs-r.Base() > rollupTrustHead {
 		pts = nil
 	}
-	return w.roll.note(r.Key(), r.Base()/1000, pts)
+	return w.roll.note(r.Key(), r.Base()/1000, pts, w.roll.heldRanges(r.Base()/1000, r.HoldsRowIn))
 }
 
 // needsCompaction says whether the column of d will share its row with

@@ -117,7 +117,17 @@ type rollupWriter struct {
 	// grouped counts the batches whose raw columns went in the rollup
 	// cells' storage.ApplyGroup (one commit on Pebble), for tests.
 	grouped int64
-	pending []pendingRollup
+	// A sole writer's batch (writeCached): its rows, reused; the keys
+	// of its rollup rows, its cell columns' qualifiers and values, and
+	// their storage cells, valid until the batch is written.
+	batch     map[string]*batchRow
+	order     []*batchRow
+	idBuf     []byte
+	keys      []byte
+	cellArena []byte
+	cellSlab  []storage.Cell
+	jobCells  [][]rollup.Cell // flushNoted's, per job and direct interval
+	pending   []pendingRollup
 	// pre is written with the batch's first rollup write (a sole
 	// writer's raw columns, storage.ApplyGroup), then cleared.
 	pre   []storage.TableMutations
@@ -133,6 +143,7 @@ type pendingRollup struct {
 	baseSec int64
 	read    bool
 	spans   [8][2]int // per direct interval, its cells in fresh
+	open    uint64    // rollupJob.open
 }
 
 // rollupJob is one raw row's cells on their way to the store.
@@ -142,6 +153,9 @@ type rollupJob struct {
 	read        bool            // the cells come from the stored row
 	derivedOnly bool            // the direct cells are written already
 	cells       [][]rollup.Cell // per direct interval, the hour's cells
+	// open has bit k set when the cell of derived interval k holding
+	// the hour is left to a later flush (heldRanges): a sole writer's.
+	open uint64
 }
 
 // newRollupWriter checks o against the configuration and sorts its
@@ -249,10 +263,10 @@ func (w *rollupWriter) compacted(ctx context.Context, key []byte, baseSec int64,
 
 // note records a raw row the flush is writing: pts are its points when
 // they are the row's full set, else nil, and the row is read back after
-// the write. Cheap: it folds the points into the short intervals' cells
-// and copies the key.
-func (w *rollupWriter) note(tsuid []byte, baseSec int64, pts []series.Point) error {
-	p := pendingRollup{baseSec: baseSec, read: pts == nil}
+// the write; open is heldRanges'. Cheap: it folds the points into the
+// short intervals' cells and copies the key.
+func (w *rollupWriter) note(tsuid []byte, baseSec int64, pts []series.Point, open uint64) error {
+	p := pendingRollup{baseSec: baseSec, read: pts == nil, open: open}
 	p.key[0] = len(w.arena)
 	var err error
 	if w.arena, err = w.opts.Layout.AppendRowKeyFromTSUID(w.arena, tsuid, baseSec*1000); err != nil {
@@ -269,6 +283,32 @@ func (w *rollupWriter) note(tsuid []byte, baseSec int64, pts []series.Point) err
 	}
 	w.pending = append(w.pending, p)
 	return nil
+}
+
+// heldRanges returns, for a sole writer with a row cache, the derived
+// intervals (bit k for w.derived[k], the first 64) whose cell holding the
+// hour at baseSec still holds a row of the series in the head (holds
+// reports one, DetachedRow.HoldsRowIn): that cell is left to the flush of
+// the last such row, which folds it from every hour then stored. Readers
+// read a cell's range raw while the head holds a row in it
+// (query/read's VisitCells), so a cell left stale meanwhile is never
+// read; and a day then costs one write of its cell, not one per hour.
+// With other writers every cell is written: another daemon's reader does
+// not see this head.
+func (w *rollupWriter) heldRanges(baseSec int64, holds func(lo, hi int64) bool) uint64 {
+	if w.cache == nil {
+		return 0
+	}
+	var m uint64
+	for k, d := range w.derived[:min(len(w.derived), 64)] {
+		iv := &w.cfg.Intervals[d.iv]
+		base, idx := iv.CellOf(baseSec * 1000)
+		lo := iv.CellStart(base, idx)
+		if holds(lo, lo+iv.Seconds*1000) {
+			m |= 1 << k
+		}
+	}
+	return m
 }
 
 // readsBack reports whether a noted row's cells are to be folded from the
@@ -306,14 +346,15 @@ func (w *rollupWriter) reset() {
 // back queued), so the cells are computed again later.
 func (w *rollupWriter) flushNoted(ctx context.Context, ts int64, st *RollupStats) error {
 	defer w.reset()
-	w.jobs = w.jobs[:0]
+	w.jobs, w.jobCells = w.jobs[:0], w.jobCells[:0]
 	for _, p := range w.pending {
-		j := rollupJob{key: w.arena[p.key[0]:p.key[1]], baseSec: p.baseSec, read: p.read}
+		j := rollupJob{key: w.arena[p.key[0]:p.key[1]], baseSec: p.baseSec, read: p.read, open: p.open}
 		if !p.read {
-			j.cells = make([][]rollup.Cell, len(w.direct))
+			n := len(w.jobCells)
 			for k := range w.direct {
-				j.cells[k] = w.fresh[p.spans[k][0]:p.spans[k][1]:p.spans[k][1]]
+				w.jobCells = append(w.jobCells, w.fresh[p.spans[k][0]:p.spans[k][1]:p.spans[k][1]])
 			}
+			j.cells = w.jobCells[n:len(w.jobCells):len(w.jobCells)]
 		}
 		w.jobs = append(w.jobs, j)
 	}

@@ -33,6 +33,9 @@ type rowCache struct {
 }
 
 type cachedRow struct {
+	// id is the row's key in the cache (cacheID), kept so that a batch
+	// rewriting the row needs no new one.
+	id string
 	// packed is the row's packed column when it has one (then it has no
 	// cell column); else cells holds its cell columns' cells
 	// (appendCacheCells) and stray their indexes.
@@ -102,22 +105,29 @@ func newRowCache(max int) *rowCache {
 	return &rowCache{max: max, m: make(map[string]*cachedRow)}
 }
 
-func (c *rowCache) put(id string, r *cachedRow) {
+// put caches r under id, in place of the row cached there if any.
+func (c *rowCache) put(id string, r cachedRow) {
 	if c.max <= 0 {
 		return
 	}
-	if _, ok := c.m[id]; !ok && len(c.m) >= c.max {
+	r.id = id
+	if cur := c.m[id]; cur != nil {
+		*cur = r
+		return
+	}
+	if len(c.m) >= c.max {
 		for k := range c.m {
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[id] = r
+	c.m[id] = &r
 }
 
-// cacheID names rollup row key of interval i in the cache.
-func cacheID(i int, key []byte) string {
-	return string(append([]byte{byte(i)}, key...))
+// appendCacheID appends the name of rollup row key of interval i in the
+// cache: i as one byte, then the key.
+func appendCacheID(dst []byte, i int, key []byte) []byte {
+	return append(append(dst, byte(i)), key...)
 }
 
 // batchRow is a rollup row of a short interval being rewritten by a batch.
@@ -179,14 +189,20 @@ func lastStart(cells []rollup.Cell) int64 {
 // this writer wrote and read is what is stored. On an error the rows the
 // batch touched leave the cache.
 func (w *rollupWriter) writeCached(ctx context.Context, jobs []rollupJob, ts int64, st *RollupStats) (err error) {
-	batch := map[string]*batchRow{}
-	var order []*batchRow
+	if w.batch == nil {
+		w.batch = map[string]*batchRow{}
+	}
+	batch, order := w.batch, w.order[:0]
+	w.keys, w.cellArena, w.cellSlab = w.keys[:0], w.cellArena[:0], w.cellSlab[:0]
 	defer func() {
 		if err != nil {
 			for _, br := range order {
 				delete(w.cache.m, br.id)
 			}
 		}
+		clear(batch)
+		clear(order)
+		w.order = order[:0]
 	}()
 	for j := range jobs {
 		job := &jobs[j]
@@ -252,14 +268,14 @@ func (w *rollupWriter) writeCached(ctx context.Context, jobs []rollupJob, ts int
 			continue
 		}
 		if br.packed {
-			w.cache.put(br.id, &cachedRow{packed: br.value})
+			w.cache.put(br.id, cachedRow{packed: br.value})
 			continue
 		}
 		raw := br.raw
 		if br.parsed {
 			raw = appendCacheCells(nil, &w.cfg.Intervals[br.i], br.base, br.cells)
 		}
-		w.cache.put(br.id, &cachedRow{cells: raw, stray: br.stray, lastT: br.lastT, fold: br.fold})
+		w.cache.put(br.id, cachedRow{cells: raw, stray: br.stray, lastT: br.lastT, fold: br.fold})
 	}
 	return nil
 }
@@ -269,15 +285,25 @@ const rollupHourMs = 3600 * 1000
 // batchRow returns the batch's row of interval i holding base for the
 // series of rawKey, from the batch, the cache or the store.
 func (w *rollupWriter) batchRow(ctx context.Context, batch map[string]*batchRow, order *[]*batchRow, i int, rawKey []byte, base int64, st *RollupStats) (*batchRow, error) {
-	key := append([]byte(nil), rawKey...)
-	rollup.SetBaseTime(w.opts.Layout, key, base)
-	id := cacheID(i, key)
-	if br := batch[id]; br != nil {
+	w.idBuf = appendCacheID(w.idBuf[:0], i, rawKey)
+	rollup.SetBaseTime(w.opts.Layout, w.idBuf[1:], base)
+	if br := batch[string(w.idBuf)]; br != nil {
 		return br, nil
 	}
+	cr := w.cache.m[string(w.idBuf)]
+	var id string
+	if cr != nil {
+		id = cr.id
+	} else {
+		id = string(w.idBuf)
+	}
+	// The key lives in w.keys until the batch is written.
+	n := len(w.keys)
+	w.keys = append(w.keys, w.idBuf[1:]...)
+	key := w.keys[n:len(w.keys):len(w.keys)]
 	br := &batchRow{id: id, i: i, key: key, base: base, parsed: true}
 	iv := &w.cfg.Intervals[i]
-	if cr := w.cache.m[id]; cr != nil {
+	if cr != nil {
 		if cr.packed != nil {
 			var err error
 			if br.cells, err = w.rdec.Decode(nil, iv, base, cr.packed); err != nil {
@@ -353,15 +379,23 @@ func (w *rollupWriter) rowMut(br *batchRow, ts int64) (rollupMut, error) {
 	m := rollupMut{tbl: w.tables[br.i], mut: storage.Mutation{Row: br.key}}
 	br.wrote = true
 	if !br.packed && !br.complete && !br.vanished {
+		// Qualifiers, values and the cell list live in the batch's
+		// arenas until the batch is written.
+		n := len(w.cellSlab)
 		for i := range br.fresh {
 			c := &br.fresh[i]
 			idx := iv.Index(br.base, c.T/1000)
-			q, _ := rollup.AppendCellQualifier(nil, idx)
-			m.mut.Cells = append(m.mut.Cells, storage.Cell{Family: fam, Qualifier: q, Timestamp: ts, Value: rollup.AppendCellValue(nil, c)})
+			a := len(w.cellArena)
+			w.cellArena, _ = rollup.AppendCellQualifier(w.cellArena, idx)
+			b := len(w.cellArena)
+			w.cellArena = rollup.AppendCellValue(w.cellArena, c)
+			e := len(w.cellArena)
+			w.cellSlab = append(w.cellSlab, storage.Cell{Family: fam, Qualifier: w.cellArena[a:b:b], Timestamp: ts, Value: w.cellArena[b:e:e]})
 			if sc := (strayCol{uint16(idx), ts}); !slices.Contains(br.stray, sc) {
 				br.stray = append(br.stray, sc)
 			}
 		}
+		m.mut.Cells = w.cellSlab[n:len(w.cellSlab):len(w.cellSlab)]
 		return m, nil
 	}
 	if err := w.ensureCells(br); err != nil {
@@ -395,7 +429,8 @@ func (w *rollupWriter) rowMut(br *batchRow, ts int64) (rollupMut, error) {
 // derivedCached returns the mutations of the longer intervals' cells
 // holding the jobs' hours, each folded once from its source's cells: the
 // batch's rows (or cached, or read) for a short source, the store for a
-// source that is itself longer (written by the Apply before).
+// source that is itself longer (written by the Apply before); a cell
+// every job of it leaves to a later flush (rollupJob.open) is skipped.
 func (w *rollupWriter) derivedCached(ctx context.Context, jobs []rollupJob, batch map[string]*batchRow, order *[]*batchRow, ts int64, st *RollupStats) ([]rollupMut, error) {
 	type cellID struct {
 		iv  int
@@ -406,6 +441,9 @@ func (w *rollupWriter) derivedCached(ctx context.Context, jobs []rollupJob, batc
 	var muts []rollupMut
 	for j := range jobs {
 		for k, d := range w.derived {
+			if k < 64 && jobs[j].open&(1<<k) != 0 {
+				continue // left to the flush of the range's last head row
+			}
 			iv := &w.cfg.Intervals[d.iv]
 			base, idx := iv.CellOf(jobs[j].baseSec * 1000)
 			lo := iv.CellStart(base, idx)

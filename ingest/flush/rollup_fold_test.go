@@ -1,7 +1,9 @@
 package flush
 
 import (
+	"context"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
+	"github.com/tsd-db/tsd/storage"
 )
 
 // TestRollupSoleWriterDayFold flushes an hour at a time with a sole
@@ -148,4 +151,65 @@ func newBarePipeline(t *testing.T, fs vfs.FS, s *ingesttest.Store, ro *RollupOpt
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestRollupDayLeftToLastRow: a sole writer flushing hours of a day whose
+// later hours the head still holds writes their 1h cells but leaves the
+// day's cell to the flush of the day's last head row, then writes it once,
+// exact; a series that stops mid-day gets its cell with its last row.
+func TestRollupDayLeftToLastRow(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.DB.Close()
+	ro, _ := rollupStore(t, s)
+	ro.SoleWriter = true
+	days := &countingTable{Table: ro.Tables[2]}
+	ro.Tables[2] = days
+	clock := int64(t0)
+	p := newRollupPipeline(t, fs, s, ro, schema.FormatDense, &clock)
+	defer p.h.Close()
+	keys := ingesttest.Keys(2)
+	m := ingesttest.Model{}
+	const hours = 30 // day 0 whole, day 1 to 06:00
+	for h := range int64(hours) {
+		for i, key := range keys {
+			if i == 1 && h >= 5 && h < 24 {
+				continue // stops at 05:00, back the next day
+			}
+			for k := range int64(3) {
+				pt := series.IntPoint(t0+h*hour+k*600_000, h*10+k)
+				p.commit(key, pt)
+				m.Add(key, pt)
+			}
+		}
+	}
+	w := p.f.roll
+	dayWrites := days.rows.Load
+	p.clock = t0 + 10*hour + 2*time.Minute.Milliseconds() // hours 0..9 due
+	p.flush(false)
+	if got := storedCells(t, w, 2, keys[0], t0); len(got) != 0 {
+		t.Fatalf("day 0 of a series the head holds hours 10..23 of: cell %+v written", got)
+	}
+	checkHeldDays(t, p, m, keys, t0, t0+hours*hour, 0) // series 1's day 0 is whole
+	if n := dayWrites(); n != 1 {
+		t.Fatalf("%d writes to the 1d table, want 1 (series 1 stopped at 05:00)", n)
+	}
+	p.clock = t0 + (hours+1)*hour
+	p.flush(true)
+	checkRollups(t, w, m, keys, t0, t0+hours*hour)
+	// Series 0's day 0 and day 1, series 1's day 1.
+	if n := dayWrites(); n != 4 {
+		t.Fatalf("%d writes to the 1d table, want 4: one per series and day", n)
+	}
+}
+
+// countingTable counts the row mutations applied to its table.
+type countingTable struct {
+	storage.Table
+	rows atomic.Int64
+}
+
+func (t *countingTable) Apply(ctx context.Context, muts []storage.Mutation) error {
+	t.rows.Add(int64(len(muts)))
+	return t.Table.Apply(ctx, muts)
 }

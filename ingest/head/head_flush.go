@@ -68,6 +68,18 @@ func (d *DetachedRow) AppendPoints(dst []series.Point) []series.Point {
 	return d.row.appendPoints(dst, math.MinInt64, math.MaxInt64)
 }
 
+// HoldsRowIn reports whether the row's series has a row in the head, not
+// being written, whose hour starts in [lo, hi) ms: points a later flush
+// writes. Readers read such a range raw, so the rollup writer
+// (ingest/flush) leaves a day's cell to the flush of its last row.
+func (d *DetachedRow) HoldsRowIn(lo, hi int64) bool {
+	s := d.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, _ := s.findRow(lo)
+	return i < len(s.rows) && s.rows[i].base < hi
+}
+
 // DetachRow moves the row of e into its series' flushing rows when due
 // says it is due (given the series key, the row's base and the arrival of
 // its latest point), and returns a copy to write; readers still see the

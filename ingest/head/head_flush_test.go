@@ -76,8 +76,15 @@ func TestFlushSide(t *testing.T) {
 	if got := d.AppendPoints(nil); !slices.Equal(got, m.Points(string(keys[1]), t0, t0+RowSpan)) {
 		t.Fatalf("detached row holds %v", got)
 	}
-	m.Check(t, h)                              // still read while it is written
+	m.Check(t, h) // still read while it is written
+	// The rows it holds besides the detached one: hour 1, not hour 0.
+	if d.HoldsRowIn(t0, t0+RowSpan) || !d.HoldsRowIn(t0, t0+2*RowSpan) || !d.HoldsRowIn(t0+RowSpan, t0+2*RowSpan) || d.HoldsRowIn(t0+2*RowSpan, t0+30*RowSpan) {
+		t.Fatal("HoldsRowIn counts the detached row, or misses hour 1")
+	}
 	commit(keys[1], series.IntPoint(t0+1, 42)) // overwrites the detached point
+	if !d.HoldsRowIn(t0, t0+RowSpan) {
+		t.Fatal("HoldsRowIn misses the new row of the detached hour")
+	}
 	h.Reinstate(&d, true)
 	m.Check(t, h)
 	h.RestoreEntries(es[2:])

@@ -49,6 +49,9 @@ func TestRollupModelPromQL(t *testing.T) {
 	}
 	// Some cells as written before cells kept their first point.
 	t.Run("dense/old-cells", func(t *testing.T) { rollupModelPromQL(t, schema.FormatDense, read.PlanAuto, true, seed) })
+	// The flusher as the daemon on Pebble runs it: packed day rows, and a
+	// day's cell left to the flush of the day's last head row.
+	t.Run("dense-sole/auto", func(t *testing.T) { rollupModelPromQLSole(t, seed) })
 }
 
 // rollupModelEnv is a stack with rollups, reopened on its directory to
@@ -61,13 +64,14 @@ type rollupModelEnv struct {
 	dir     string
 	format  schema.Format
 	plan    read.Plan
+	sole    bool
 	s       *stack
 	off     *promql.Queryable
 }
 
 func (e *rollupModelEnv) open(t *testing.T) {
 	t.Helper()
-	s, err := openStackErr(e.dir, stackOptions{format: e.format, rollups: true, rowCache: -1, clockMs: e.clockMs, plan: e.plan})
+	s, err := openStackErr(e.dir, stackOptions{format: e.format, rollups: true, rowCache: -1, clockMs: e.clockMs, plan: e.plan, sole: e.sole})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +90,19 @@ func (e *rollupModelEnv) restart(t *testing.T) {
 }
 
 func rollupModelPromQL(t *testing.T, format schema.Format, plan read.Plan, old bool, seed uint64) {
+	runRollupModelPromQL(t, &rollupModelEnv{dir: t.TempDir(), format: format, plan: plan}, old, seed)
+}
+
+// rollupModelPromQLSole is the model with a sole writer (dense, Pebble).
+func rollupModelPromQLSole(t *testing.T, seed uint64) {
+	runRollupModelPromQL(t, &rollupModelEnv{dir: t.TempDir(), format: schema.FormatDense, plan: read.PlanAuto, sole: true}, false, seed)
+}
+
+func runRollupModelPromQL(t *testing.T, e *rollupModelEnv, old bool, seed uint64) {
 	ctx := context.Background()
 	const span = 2 * 86400 * 1000
-	e := &rollupModelEnv{dir: t.TempDir(), format: format, plan: plan, clockMs: rd0 + span + 3_600_000}
+	format := e.format
+	e.clockMs = rd0 + span + 3_600_000
 	e.open(t)
 	t.Cleanup(func() { _ = e.s.close() })
 	rng := rand.New(rand.NewPCG(seed, 23))

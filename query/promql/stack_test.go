@@ -64,6 +64,9 @@ type stackOptions struct {
 	clockMs int64
 	// plan is the reader's Plan.
 	plan read.Plan
+	// sole makes the flusher the rollup tables' sole writer, as the
+	// daemon on Pebble runs it (flush.RollupOptions.SoleWriter).
+	sole bool
 }
 
 func openStack(t testing.TB, o stackOptions) *stack {
@@ -114,6 +117,7 @@ func openStackErr(dir string, o stackOptions) (_ *stack, err error) {
 		if fro, err = ensureRollupTables(ctx, s.db); err != nil {
 			return s, err
 		}
+		fro.SoleWriter = o.sole
 		rro = &read.Rollups{Config: fro.Config, Tables: fro.Tables}
 	}
 	s.flusher, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: data, Meta: meta, Layout: &layout,
