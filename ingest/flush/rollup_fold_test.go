@@ -158,15 +158,11 @@ func newBarePipeline(t *testing.T, fs vfs.FS, s *ingesttest.Store, ro *RollupOpt
 // day's cell to the flush of the day's last head row, then writes it once,
 // exact; a series that stops mid-day gets its cell with its last row.
 func TestRollupDayLeftToLastRow(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
-	ro, _ := rollupStore(t, s)
-	ro.SoleWriter = true
-	days := &countingTable{Table: ro.Tables[2]}
-	ro.Tables[2] = days
-	clock := int64(t0)
-	p := newRollupPipeline(t, fs, s, ro, schema.FormatDense, &clock)
+	r := newRollupRig(t)
+	r.ro.SoleWriter = true
+	days := &countingTable{Table: r.ro.Tables[2]}
+	r.ro.Tables[2] = days
+	p := r.pipeline(t, schema.FormatDense)
 	defer p.h.Close()
 	keys := ingesttest.Keys(2)
 	m := ingesttest.Model{}
