@@ -3,6 +3,7 @@ package rollup
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/series"
@@ -219,6 +220,7 @@ func (d *RowDecoder) decodeV3(dst []Cell, iv *Interval, base int64, v []byte) ([
 	if v, err = d.readShapeRuns(int(n), v); err != nil {
 		return dst, err
 	}
+	dst = slices.Grow(dst, int(n))
 	var prev [5]int64 // count, sum, min, max, first
 	ir, sr := 0, 0    // the current index and shape runs
 	idx, left := d.idxRuns[0].idx, d.idxRuns[0].n
@@ -234,7 +236,9 @@ func (d *RowDecoder) decodeV3(dst []Cell, iv *Interval, base int64, v []byte) ([
 		}
 		t := iv.CellStart(base, idx)
 		h := shape[0]
-		c := Cell{T: t, Edge: Edge(h >> 6),
+		dst = dst[:len(dst)+1] // grown above; filled in place (a Cell is 120 bytes)
+		c := &dst[len(dst)-1]
+		*c = Cell{T: t, Edge: Edge(h >> 6),
 			Sum: series.Point{T: t, Kind: series.Kind(h & 3)}, Min: series.Point{T: t, Kind: series.Kind(h >> 2 & 3)},
 			Max: series.Point{T: t, Kind: series.Kind(h >> 4 & 3)}}
 		u, k := binary.Uvarint(v)
@@ -262,7 +266,6 @@ func (d *RowDecoder) decodeV3(dst []Cell, iv *Interval, base int64, v []byte) ([
 			prev[f+1] += unzigzag(u)
 			p.Bits, v = uint64(prev[f+1]), v[k:]
 		}
-		dst = append(dst, c)
 		idx, left, sleft = idx+1, left-1, sleft-1
 	}
 	if len(v) != 0 {
