@@ -215,6 +215,12 @@ func TestFold(t *testing.T) {
 	}
 }
 
+// TestPackedRoundTrip: a day of hour cells (one without a point at its
+// start, one missing, floats of both widths, negative integers) packs
+// into a version 03 row and reads back the same, as the version 02 row
+// tsd wrote before does; a cell that does not know its first point keeps
+// EdgeUnknown in version 03, and a version 01 row's cells all read back
+// with it.
 func TestPackedRoundTrip(t *testing.T) {
 	iv := DefaultConfig().Intervals[1]
 	base := int64(1370476800)
@@ -227,57 +233,75 @@ func TestPackedRoundTrip(t *testing.T) {
 			continue // hour 9 has none
 		}
 		p := series.IntPoint((base+i*10)*1000, i%97)
-		if i/360 == 20 {
+		switch i / 360 {
+		case 20:
 			p = series.Float64Point(p.T, float64(i)/3)
+		case 21:
+			p = series.Float32Point(p.T, float32(i)/4)
+		case 22:
+			p = series.IntPoint(p.T, -i*1e9)
 		}
 		pts = append(pts, p)
 	}
 	cells := Fold(nil, &iv, base, pts)
 	var enc RowEncoder
+	var dec RowDecoder
+	var old denseRowEncoder
 	v, err := enc.Append(nil, &iv, base, cells)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dec RowDecoder
-	got, err := dec.Decode(nil, &iv, base, v)
+	v2, err := old.Append(nil, &iv, base, cells)
+	if err != nil || v2[0] != 2 {
+		t.Fatalf("version 02 row %x: %v", v2[:1], err)
+	}
+	for _, row := range [][]byte{v, v2} {
+		got, err := dec.Decode(nil, &iv, base, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 23 || len(got) != len(cells) {
+			t.Fatalf("version %d: %d cells back, want %d", row[0], len(got), len(cells))
+		}
+		for i := range got {
+			if got[i] != cells[i] {
+				t.Errorf("version %d cell %d: %+v, want %+v", row[0], i, got[i], cells[i])
+			}
+		}
+	}
+	t.Logf("23 hour cells of 360 points: %d bytes packed (version 02: %d)", len(v), len(v2))
+	if v[0] != 3 || len(v) > 600 {
+		t.Errorf("version %d, %d bytes", v[0], len(v))
+	}
+	if cells[0].Edge != EdgePoint || cells[5].Edge != EdgeNone || cells[19].Sum.Kind != series.Float64 || cells[20].Min.Kind != series.Float32 || cells[21].Min.Int() >= 0 {
+		t.Errorf("the test's cells lack a case: %+v %+v %+v %+v", cells[0], cells[5], cells[19], cells[20])
+	}
+	cells[3].Edge, cells[3].First = EdgeUnknown, series.Point{}
+	v3, err := enc.Append(nil, &iv, base, cells)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 23 || len(got) != len(cells) {
-		t.Fatalf("%d cells back, want %d", len(got), len(cells))
+	v1, err := old.Append(nil, &iv, base, cells)
+	if err != nil || v1[0] != 1 {
+		t.Fatalf("version 01 row %x: %v", v1[:1], err)
 	}
-	for i := range got {
-		if got[i] != cells[i] {
-			t.Errorf("cell %d: %+v, want %+v", i, got[i], cells[i])
+	for _, row := range [][]byte{v3, v1} {
+		got, err := dec.Decode(nil, &iv, base, row)
+		if err != nil || len(got) != len(cells) {
+			t.Fatalf("version %d: %d cells, %v", row[0], len(got), err)
 		}
-	}
-	t.Logf("23 hour cells of 360 points: %d bytes packed", len(v))
-	if len(v) > 600 {
-		t.Errorf("packed row of %d bytes", len(v))
-	}
-	if v[0] != 2 || got[0].Edge != EdgePoint || got[5].Edge != EdgeNone {
-		t.Errorf("version %d, cells 0 and 5: %+v %+v", v[0], got[0], got[5])
-	}
-	// Cells of which one does not know its first point make a version 1
-	// row (the four sections alone), whose cells decode EdgeUnknown.
-	cells[3].Edge = EdgeUnknown
-	v1, err := enc.Append(nil, &iv, base, cells)
-	if err != nil || v1[0] != 1 || len(v1) >= len(v) {
-		t.Fatalf("version 1 row %x %v", v1[:1], err)
-	}
-	got, err = dec.Decode(nil, &iv, base, v1)
-	if err != nil || len(got) != len(cells) {
-		t.Fatal(err)
-	}
-	for i := range got {
-		want := cells[i]
-		want.Edge, want.First = EdgeUnknown, series.Point{}
-		if got[i] != want {
-			t.Errorf("v1 cell %d: %+v, want %+v", i, got[i], want)
+		for i := range got {
+			want := cells[i]
+			if row[0] == 1 {
+				want.Edge, want.First = EdgeUnknown, series.Point{}
+			}
+			if got[i] != want {
+				t.Errorf("version %d cell %d: %+v, want %+v", row[0], i, got[i], want)
+			}
 		}
 	}
 	// Corruptions are errors, never panics.
-	for _, bad := range [][]byte{nil, {2}, {3}, v[:len(v)-1], append(bytes.Clone(v), 0)} {
+	for _, bad := range [][]byte{nil, {2}, {3}, {4}, {3, 1, 24, 1}, v[:len(v)-1], append(bytes.Clone(v), 0), v2[:len(v2)-1]} {
 		if _, err := dec.Decode(nil, &iv, base, bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%x: %v", bad, err)
 		}
@@ -287,6 +311,9 @@ func TestPackedRoundTrip(t *testing.T) {
 	}
 	if _, err := enc.Append(nil, &iv, base, []Cell{{T: (base + 1) * 1000, Count: 1}}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("misaligned cell: %v", err)
+	}
+	if _, err := enc.Append(nil, &iv, base, []Cell{cells[1], cells[0]}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("cells out of order: %v", err)
 	}
 }
 
@@ -473,17 +500,25 @@ func TestFoldFastPath(t *testing.T) {
 	}
 }
 
-// TestPackedBytes pins a version 2 packed row: two hours, the first with
-// a point at its start (1), the third without.
+// TestPackedBytes pins a version 03 packed row and the version 02 row
+// tsd wrote before for the same cells: two hours, the first with a point
+// at its start (1), the third without.
 func TestPackedBytes(t *testing.T) {
 	iv := DefaultConfig().Intervals[1]
 	base := int64(1370476800)
 	cells := Fold(nil, &iv, base, []series.Point{
 		series.IntPoint(base*1000, 1), series.IntPoint(base*1000+1000, 3), series.Float64Point(base*1000+7201000, 2.5),
 	})
-	// Version 02, then sum, count, min, max and first, each a uvarint
-	// length and a dense column.
-	const want = "02" +
+	// Version 03: two cells; index runs (0, 1 cell) and (1 skipped, 1
+	// cell); shape runs (80: integers, a first point; 00: an integer
+	// one; 1 cell) and (6a: float64s, no first point; 1 cell); then
+	// count 2, sum 4, min 1, max 3, first 1 as zigzag deltas, count -1
+	// and the float64s 2.5.
+	const want = "03" + "02" + "0001" + "0101" + "800001" + "6a0001" +
+		"0408020602" + "01" + "4004000000000000" + "4004000000000000" + "4004000000000000"
+	// Version 02: sum, count, min, max and first, each a uvarint length
+	// and a dense column.
+	const want2 = "02" +
 		"15170200020100028004008004020150000f080004010710020002" +
 		"04000115170200020100028004008004020114000f08000402" +
 		"1517020002010002800400800402013c000804000401" +
@@ -493,13 +528,19 @@ func TestPackedBytes(t *testing.T) {
 	if err != nil || hex.EncodeToString(v) != want {
 		t.Fatalf("packed %x %v, want %s", v, err, want)
 	}
-	var dec RowDecoder
-	got, err := dec.Decode(nil, &iv, base, unhex(t, want))
-	if err != nil || len(got) != 2 || got[0] != cells[0] || got[1] != cells[1] {
-		t.Fatalf("decoded %+v %v, want %+v", got, err, cells)
+	var old denseRowEncoder
+	if v2, err := old.Append(nil, &iv, base, cells); err != nil || hex.EncodeToString(v2) != want2 {
+		t.Fatalf("version 02 packed %x %v, want %s", v2, err, want2)
 	}
-	if got[0].Edge != EdgePoint || got[0].First != series.IntPoint(base*1000, 1) || got[1].Edge != EdgeNone {
-		t.Errorf("first points %+v", got)
+	var dec RowDecoder
+	for _, row := range []string{want, want2} {
+		got, err := dec.Decode(nil, &iv, base, unhex(t, row))
+		if err != nil || len(got) != 2 || got[0] != cells[0] || got[1] != cells[1] {
+			t.Fatalf("decoded %+v %v, want %+v", got, err, cells)
+		}
+		if got[0].Edge != EdgePoint || got[0].First != series.IntPoint(base*1000, 1) || got[1].Edge != EdgeNone {
+			t.Errorf("first points %+v", got)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package rollup
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tsd-db/tsd/rowkey"
@@ -38,15 +39,24 @@ func BenchmarkPackedEncode(b *testing.B) {
 	b.ReportMetric(float64(len(buf)), "bytes/row")
 }
 
+// BenchmarkPackedDecode decodes a day of hour cells as RowEncoder writes
+// it (v3) and as tsd wrote it before (v2, entropy-coded columns).
 func BenchmarkPackedDecode(b *testing.B) {
 	iv, base, _, cells := benchDay(b)
 	var enc RowEncoder
-	var dec RowDecoder
-	v, _ := enc.Append(nil, iv, base, cells)
-	out, _ := dec.Decode(nil, iv, base, v)
-	b.ReportAllocs()
-	for b.Loop() {
-		out, _ = dec.Decode(out[:0], iv, base, v)
+	var old denseRowEncoder
+	v3, _ := enc.Append(nil, iv, base, cells)
+	v2, _ := old.Append(nil, iv, base, cells)
+	for _, v := range [][]byte{v3, v2} {
+		b.Run(fmt.Sprintf("v%d", v[0]), func(b *testing.B) {
+			var dec RowDecoder
+			out, _ := dec.Decode(nil, iv, base, v)
+			b.ReportAllocs()
+			for b.Loop() {
+				out, _ = dec.Decode(out[:0], iv, base, v)
+			}
+			b.ReportMetric(float64(len(v)), "bytes/row")
+		})
 	}
 }
 

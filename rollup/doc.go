@@ -70,15 +70,17 @@
 // Example: the hour at index 15 holding 100 (at its start) and -300:
 // qualifier FD 00 0F, value 80 02 8F 03 D7 04 C8 01 00 C8 01. A finished
 // row is one packed column, qualifier FD alone, holding all its cells
-// (RowEncoder: 02, then for sum, count, min, max and the first points a
-// uvarint length and a dense column of the cells' values at millisecond
-// <index> of a row based at 0, the first points only of the cells that
-// have one); ingest/flush says when it writes which. Values written
-// before cells kept their first point (header bits 6-7 zero; packed
-// version 01, the four aggregate sections) decode with EdgeUnknown, and
-// a row with such a cell is packed as version 01. Readers merge both: a cell column wins over a
-// packed cell of the same index, and either over OpenTSDB columns of
-// that index (written through /api/rollup into a dense store).
+// (RowEncoder: 03, the cell count, runs of consecutive indexes, runs of
+// cells sharing a header byte and first-point kind, then each cell's
+// count, sum, min, max and first point as zigzag varint differences from
+// the previous cell's, floats whole); ingest/flush says when it writes
+// which. Packed versions 01 and 02, written before, hold the aggregates
+// as entropy-coded dense columns and still decode (01 without first
+// points: EdgeUnknown). Cell values written before cells kept their first
+// point (header bits 6-7 zero) decode with EdgeUnknown too. Readers
+// merge every form: a cell column wins over a packed cell of the same
+// index, and either over OpenTSDB columns of that index (written through
+// /api/rollup into a dense store).
 // RowReader.Partial keeps cells of OpenTSDB columns that lack some
 // aggregators (Cell.Missing names them), for queries that need only
 // those present; the flusher folds only whole cells.

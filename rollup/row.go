@@ -113,8 +113,15 @@ func (r *RowReader) decodeTSD(dst []Cell, iv *Interval, base int64, cells []cell
 
 // keepCounted drops from dst[n:] the cells without points.
 func keepCounted(dst []Cell, n int) []Cell {
-	out := dst[:n]
-	for _, c := range dst[n:] {
+	i := n
+	for i < len(dst) && dst[i].Count > 0 {
+		i++
+	}
+	if i == len(dst) {
+		return dst // the usual case: nothing to drop, nothing to copy
+	}
+	out := dst[:i]
+	for _, c := range dst[i:] {
 		if c.Count > 0 {
 			out = append(out, c)
 		}

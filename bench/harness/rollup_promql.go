@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -35,8 +36,9 @@ func rollupPromFigures() []Figure {
 
 // promRollup is a PromQL engine and Queryable on a new reader of l.
 type promRollup struct {
-	q   *tsdpromql.Queryable
-	eng *prom.Engine
+	q       *tsdpromql.Queryable
+	eng     *prom.Engine
+	rollups bool
 }
 
 func (l *rollupLoaded) prom(cacheBytes int64, rollups bool) (*promRollup, error) {
@@ -48,18 +50,30 @@ func (l *rollupLoaded) prom(cacheBytes int64, rollups bool) (*promRollup, error)
 	if err != nil {
 		return nil, err
 	}
-	return &promRollup{q: q, eng: tsdpromql.NewEngine(tsdpromql.EngineOptions{})}, nil
+	return &promRollup{q: q, eng: tsdpromql.NewEngine(tsdpromql.EngineOptions{}), rollups: rollups}, nil
 }
 
 // run answers the figure's query over the whole span (windows ending on
 // every hour after the first point), marked for pushdown as the HTTP API
-// marks it.
-func (p *promRollup) run(l *rollupLoaded) (prom.Matrix, error) {
+// marks it. The work carries the profiler label rollup_promql=rollups or
+// raw (tsdbench -cpuprofile; the goroutines it starts inherit it).
+func (p *promRollup) run(l *rollupLoaded) (m prom.Matrix, err error) {
+	side := "raw"
+	if p.rollups {
+		side = "rollups"
+	}
+	pprof.Do(context.Background(), pprof.Labels("rollup_promql", side), func(ctx context.Context) {
+		m, err = p.runLabeled(ctx, l)
+	})
+	return m, err
+}
+
+func (p *promRollup) runLabeled(ctx context.Context, l *rollupLoaded) (prom.Matrix, error) {
 	expr, err := parser.ParseExpr(rollupPromExpr)
 	if err != nil {
 		return nil, err
 	}
-	ctx := tsdpromql.WithPushdown(context.Background(), expr)
+	ctx = tsdpromql.WithPushdown(ctx, expr)
 	const hour = int64(time.Hour / time.Millisecond)
 	start := l.data.Start - l.data.Start%hour + hour
 	end := l.data.MaxTime() - l.data.MaxTime()%hour

@@ -53,6 +53,7 @@ type groupWriter struct {
 	open  bool // the phase's list is opened
 	i     int
 	began time.Time // with statistics: when the group's writing began
+	ts    jsonw.Stamps
 }
 
 // The phases of a group's JSON, in order.
@@ -184,11 +185,11 @@ func (r *Result) appendDPSPart(dst []byte, g *Group, w *groupWriter, o JSONOptio
 			ts /= 1000
 		}
 		if arrays {
-			dst = strconv.AppendInt(append(dst, '['), ts, 10)
+			dst = w.ts.Append(append(dst, '['), ts)
 			dst = append(appendValue(append(dst, ','), p, null), ']')
 			continue
 		}
-		dst = append(strconv.AppendInt(append(dst, '"'), ts, 10), '"', ':')
+		dst = append(w.ts.Append(append(dst, '"'), ts), '"', ':')
 		dst = appendValue(dst, p, null)
 	}
 	w.i = i

@@ -124,6 +124,10 @@ func (mr *metricRead) evalRollup() error {
 	// Up to the end of the cell starting at the last window's end: its
 	// first point is the point entering that window.
 	sel.Start, sel.End = pd.first-pd.rng, pd.last+ivMs-1
+	// The planner picks a Get per row and series unless it knows the
+	// selection is most of its metric (then a scan of the rollup table
+	// per salt bucket: a seek per bucket instead of one per row).
+	sel.MetricSeries = qr.metricSeries(mr.ctx, &sel)
 	st, err := r.VisitCells(mr.ctx, sel, mr.rw.ivIdx, cs)
 	if err != nil {
 		return err

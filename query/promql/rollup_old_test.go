@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/tsd-db/tsd/rollup"
+	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/series"
 	tsdstorage "github.com/tsd-db/tsd/storage"
 )
 
 // downgradeCells rewrites about half the stored rollup columns as tsd
 // wrote them before cells kept their first point: a packed column as
-// version 01 (the four aggregate sections alone), a cell column with
-// header bits 6-7 zero and no first point. It returns how many columns
-// it rewrote.
+// version 01 (the four aggregate sections alone, entropy-coded dense
+// columns), a cell column with header bits 6-7 zero and no first point.
+// It returns how many columns it rewrote.
 func (e *rollupModelEnv) downgradeCells(t *testing.T, rng *rand.Rand) int {
 	t.Helper()
 	ctx := context.Background()
@@ -25,10 +26,11 @@ func (e *rollupModelEnv) downgradeCells(t *testing.T, rng *rand.Rand) int {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, tbl := range ro.Tables {
+	for i, tbl := range ro.Tables {
 		if tbl == nil {
 			continue
 		}
+		iv := &ro.Config.Intervals[i]
 		var muts []tsdstorage.Mutation
 		sc := tbl.Scan(ctx, &tsdstorage.ScanOptions{})
 		for sc.Next() {
@@ -37,7 +39,7 @@ func (e *rollupModelEnv) downgradeCells(t *testing.T, rng *rand.Rand) int {
 				if rng.IntN(2) == 0 {
 					continue
 				}
-				v, ok := oldCellValue(t, c.Qualifier, c.Value)
+				v, ok := oldCellValue(t, iv, c.Qualifier, c.Value)
 				if !ok {
 					continue
 				}
@@ -58,10 +60,10 @@ func (e *rollupModelEnv) downgradeCells(t *testing.T, rng *rand.Rand) int {
 	return n
 }
 
-// oldCellValue returns value (of a tsd rollup column with qualifier q) in
-// the encoding that predates first points, and false for a column that
-// has none (OpenTSDB's) or is in it already.
-func oldCellValue(t *testing.T, q, value []byte) ([]byte, bool) {
+// oldCellValue returns value (of a tsd rollup column of iv with
+// qualifier q) in the encoding that predates first points, and false for
+// a column that has none (OpenTSDB's) or is in it already.
+func oldCellValue(t *testing.T, iv *rollup.Interval, q, value []byte) ([]byte, bool) {
 	t.Helper()
 	if _, ok := rollup.ParseCellQualifier(q); ok {
 		c, err := rollup.ParseCellValue(0, value)
@@ -78,19 +80,36 @@ func oldCellValue(t *testing.T, q, value []byte) ([]byte, bool) {
 		}
 		return v, true
 	}
-	if string(q) != rollup.PackedQualifier || value[0] != 2 {
+	if string(q) != rollup.PackedQualifier || value[0] == 1 {
 		return nil, false
 	}
-	// 02 ‖ sum, count, min, max ‖ first: keep 01 and the four.
-	rest := value[1:]
-	for range 4 {
-		l, k := binary.Uvarint(rest)
-		if k <= 0 || l > uint64(len(rest)-k) {
-			t.Fatalf("packed value %x", value)
-		}
-		rest = rest[k+int(l):]
+	var dec rollup.RowDecoder
+	cells, err := dec.Decode(nil, iv, 0, value)
+	if err != nil {
+		t.Fatal(err)
 	}
-	v := slices.Clone(value[:len(value)-len(rest)])
-	v[0] = 1
-	return v, true
+	return packedV1(t, iv, cells), true
+}
+
+// packedV1 is the version 01 packed value of cells, of iv's row based at
+// 0: 01, then for sum, count, min and max a uvarint length and a dense
+// column of the aggregate at millisecond idx, the cell's index.
+func packedV1(t *testing.T, iv *rollup.Interval, cells []rollup.Cell) []byte {
+	t.Helper()
+	var enc rowkey.DenseEncoder
+	v := []byte{1}
+	for a := range rollup.NumAggs {
+		var pts []series.Point
+		for i := range cells {
+			p := cells[i].Value(a)
+			p.T = int64(iv.Index(0, cells[i].T/1000))
+			pts = append(pts, p)
+		}
+		sec, err := enc.Append(nil, 0, pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = append(binary.AppendUvarint(v, uint64(len(sec))), sec...)
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	"sync"
 
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/rowkey"
@@ -17,6 +18,13 @@ import (
 func (cs *cellStream) scanCells(ctx context.Context) error {
 	sel := cs.sel
 	stored := make([][]rollup.Cell, len(sel.Series))
+	room := cs.cellRoom()
+	if slab := getCellSlab(len(sel.Series), room); slab != nil {
+		defer cellSlabs.Put(slab)
+		for i := range stored {
+			stored[i] = (*slab)[i*room : i*room : (i+1)*room]
+		}
+	}
 	if err := cs.r.forBuckets(ctx, &cellScan{cs: cs, ids: selectionIDs(nil, sel), stored: stored}); err != nil {
 		return err
 	}
@@ -36,6 +44,34 @@ func (cs *cellStream) scanCells(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// maxSlabCells bounds the cells of a pooled slab (cellSlabs): 15 MiB.
+const maxSlabCells = 1 << 17
+
+// cellSlabs holds the slabs scanCells cuts its series' cell lists from
+// (*[]rollup.Cell): a month of 1h cells for 100 series is 8 MiB, which
+// allocating (and zeroing) again for every query cost more than
+// decoding the cells.
+var cellSlabs sync.Pool
+
+// getCellSlab returns a pooled slab of at least n·room cells, nil when
+// that is more than maxSlabCells (the series' lists are then allocated
+// as their first rows arrive). Put it back when no list cut from it is
+// used any more.
+func getCellSlab(n, room int) *[]rollup.Cell {
+	if n*room > maxSlabCells {
+		return nil
+	}
+	slab, _ := cellSlabs.Get().(*[]rollup.Cell)
+	if slab == nil {
+		slab = new([]rollup.Cell)
+	}
+	if cap(*slab) < n*room {
+		*slab = make([]rollup.Cell, n*room)
+	}
+	*slab = (*slab)[:cap(*slab)]
+	return slab
 }
 
 // maxCellPrealloc bounds the cells a series' list is made room for
@@ -95,8 +131,11 @@ func (w *cellWorker) usable(dst []rollup.Cell, base int64, cells []storage.Cell)
 	cs := w.cs
 	n := len(dst)
 	dst = w.decodeRow(dst, base, cells)
-	keep := dst[:n]
 	step := cs.iv.Seconds * 1000
+	if len(dst) == n || !covered(cs.raw, cs.sel, dst[n].T, dst[len(dst)-1].T+step-1) {
+		return dst // the row's cells all lie in the range, outside the raw units
+	}
+	keep := dst[:n]
 	for _, c := range dst[n:] {
 		if !covered(cs.raw, cs.sel, c.T, c.T+step-1) {
 			keep = append(keep, c)
