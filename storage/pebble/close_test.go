@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/storage"
 )
 
 // stepFS takes a crash clone of mem before every change to the store's
@@ -191,5 +192,43 @@ func TestCloseCrashEveryStep(t *testing.T) {
 	checkBatches(t, final, acked)
 	if err := final.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCloseKeepsOneManifest: pebble keeps the previous manifest beside the
+// current one; a clean close removes it, and the store opens as before.
+func TestCloseKeepsOneManifest(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := &Options{FS: mem, GCInterval: -1}
+	for i := range 3 {
+		d, err := Open("db", opts)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if i == 0 {
+			if err := d.EnsureTable(context.Background(), storage.TableSpec{Name: "t", Families: []storage.FamilySpec{{Name: "f"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		specs, err := d.Tables(context.Background())
+		if err != nil || len(specs) != 1 {
+			t.Fatalf("open %d: tables %v, %v", i, specs, err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		names, err := mem.List("db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var manifests []string
+		for _, n := range names {
+			if strings.HasPrefix(n, "MANIFEST-") {
+				manifests = append(manifests, n)
+			}
+		}
+		if len(manifests) != 1 {
+			t.Fatalf("after close %d: manifests %v, want one", i, manifests)
+		}
 	}
 }

@@ -29,7 +29,9 @@ import (
 //  4. Every log file numbered below the newest one is removed and the
 //     directory synced. These are exactly the files pebble's next Open
 //     would find below the manifest's first unflushed log and delete as
-//     obsolete; none holds a write that is not in an sstable.
+//     obsolete; none holds a write that is not in an sstable. So is every
+//     manifest but the one pebble's marker file names: pebble keeps the
+//     previous one for debugging, a block of disk for nothing.
 //
 // A crash at any point leaves a store pebble opens with every acknowledged
 // write (TestCloseCrashEveryStep): before the flush's manifest edit the
@@ -109,9 +111,9 @@ func (d *DB) flushForClose() bool {
 	return d.space.full.Load() == nil
 }
 
-// removeObsoleteLogs is step 4 of a clean close, after pebble has closed
+// removeObsoleteFiles is step 4 of a clean close, after pebble has closed
 // and before the directory lock is released.
-func (d *DB) removeObsoleteLogs() error {
+func (d *DB) removeObsoleteFiles() error {
 	fs := d.opts.FS
 	names, err := fs.List(d.dir)
 	if err != nil {
@@ -128,13 +130,17 @@ func (d *DB) removeObsoleteLogs() error {
 			logs = append(logs, logNum{name, num})
 		}
 	}
-	if len(logs) < 2 {
+	obsolete := obsoleteManifests(names)
+	if len(logs) < 2 && len(obsolete) == 0 {
 		return nil
 	}
 	slices.SortFunc(logs, func(a, b logNum) int { return cmp.Compare(a.num, b.num) })
-	for _, l := range logs[:len(logs)-1] {
-		if err := fs.Remove(fs.PathJoin(d.dir, l.name)); err != nil {
-			return fmt.Errorf("remove obsolete log: %w", err)
+	for _, l := range logs[:max(len(logs)-1, 0)] {
+		obsolete = append(obsolete, l.name)
+	}
+	for _, name := range obsolete {
+		if err := fs.Remove(fs.PathJoin(d.dir, name)); err != nil {
+			return fmt.Errorf("remove obsolete file: %w", err)
 		}
 	}
 	dir, err := fs.OpenDir(d.dir)
@@ -149,6 +155,31 @@ func (d *DB) removeObsoleteLogs() error {
 		return fmt.Errorf("sync %s: %w", d.dir, serr)
 	}
 	return nil
+}
+
+// obsoleteManifests returns the manifests in names other than the one
+// pebble's marker file ("marker.manifest.<iteration>.<manifest name>")
+// names; none when there is not exactly one marker.
+func obsoleteManifests(names []string) []string {
+	var current string
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, "marker.manifest.")
+		if !ok {
+			continue
+		}
+		_, m, ok := strings.Cut(rest, ".")
+		if !ok || current != "" {
+			return nil
+		}
+		current = m
+	}
+	var obsolete []string
+	for _, name := range names {
+		if current != "" && strings.HasPrefix(name, "MANIFEST-") && name != current {
+			obsolete = append(obsolete, name)
+		}
+	}
+	return obsolete
 }
 
 // parseLogName reads the number of a pebble log file name, "000123.log".

@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,10 +305,13 @@ func (d *DB) Compact(ctx context.Context) error {
 	if err := d.admit(true); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	if err := d.pdb.Flush(); err != nil {
-		return fmt.Errorf("compact: flush: %w", err)
+	err := d.compactAll(ctx)
+	if err == nil {
+		var moved bool
+		if moved, err = d.rewriteMoved(); moved && err == nil {
+			err = d.compactAll(ctx)
+		}
 	}
-	err := d.pdb.Compact(ctx, []byte{0}, []byte{0xFF}, true)
 	// Pooled iterators pin the sstables the compaction replaced; closing
 	// them lets pebble delete those files now rather than after the next
 	// write.
@@ -316,6 +320,55 @@ func (d *DB) Compact(ctx context.Context) error {
 		return fmt.Errorf("compact: %w", err)
 	}
 	return nil
+}
+
+// rewriteMoved makes the next compaction rewrite every bottom-level
+// sstable written with another level's options: one pebble moved down
+// whole because nothing below overlapped it keeps its codec, block size
+// and filter, and pebble compacts a bottom-level file only when a file
+// above overlaps it. For each such file it deletes a key inside the
+// file's bounds that no write makes (its largest cell key less its last
+// byte, which sorts just before it: a cell key ends in its 7-byte
+// timestamp, so a key one byte shorter never parses); the deletion hides
+// nothing, and the compaction that merges it into the file drops it, since
+// nothing lies below the bottom level.
+func (d *DB) rewriteMoved() (bool, error) {
+	levels, err := d.pdb.SSTables(pebble.WithProperties())
+	if err != nil {
+		return false, fmt.Errorf("list sstables: %w", err)
+	}
+	want := d.po.Levels[len(d.po.Levels)-1].Compression().Name
+	b := d.pdb.NewBatch()
+	defer b.Close()
+	for _, f := range levels[len(levels)-1] {
+		if f.Properties == nil || f.Properties.CompressionName == want {
+			continue
+		}
+		k := f.Largest.UserKey
+		if _, _, err := ParseCellKey(nil, k); err != nil {
+			continue // a range deletion's end: leave the file
+		}
+		k = slices.Clone(k[:len(k)-1])
+		if comparer.Compare(k, f.Smallest.UserKey) <= 0 {
+			continue // one cell: nothing to gain
+		}
+		if err := b.Delete(k, nil); err != nil {
+			return false, err
+		}
+	}
+	if b.Empty() {
+		return false, nil
+	}
+	return true, b.Commit(pebble.NoSync)
+}
+
+// compactAll flushes the memtables and compacts the whole keyspace into
+// the bottom level.
+func (d *DB) compactAll(ctx context.Context) error {
+	if err := d.pdb.Flush(); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	return d.pdb.Compact(ctx, []byte{0}, []byte{0xFF}, true)
 }
 
 // nowMicros is the clock in whole milliseconds, expressed in microseconds.

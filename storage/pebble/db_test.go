@@ -199,7 +199,7 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 	o := (*pebble.Options)(nil).EnsureDefaults()
-	if o.GCInterval != 10*time.Minute || o.Compression != pebble.CompressionBalanced || o.FS == nil || o.Clock == nil {
+	if o.GCInterval != 10*time.Minute || o.Compression != pebble.CompressionSmall || o.FS == nil || o.Clock == nil {
 		t.Fatalf("defaults = %+v", o)
 	}
 }

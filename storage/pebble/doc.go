@@ -95,7 +95,19 @@
 // and NextPrefix skips to the next row. Because a row field is never
 // a prefix of another, (prefix, rest) order equals bytewise order, as
 // pebble requires. Value separation by suffix is disabled: every cell of a
-// row shares the prefix, and scans want the values inline.
+// row shares the prefix, and scans want the values inline. The bottom
+// level, which holds nearly every row once the store settles, has no
+// filters (options.go).
+//
+// # Compression
+//
+// The default (CompressionSmall) writes the upper levels with the fastest
+// codec and the bottom level with zstd at the pure-Go coder's best level
+// in 16 KiB blocks: the dense columns are already entropy coded, and what
+// zstd finds is the repeats between row keys, which only a block holding
+// many rows shows it. Compact rewrites bottom-level files that pebble
+// moved down whole from an upper level (rewriteMoved), so a compacted
+// store is all in the bottom level's setting.
 //
 // # Invariants and semantics
 //

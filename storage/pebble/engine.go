@@ -66,9 +66,9 @@ func (d *DB) unref(e *engine) {
 		return
 	}
 	if err == nil && d.closeFlushed.Load() {
-		if rerr := d.removeObsoleteLogs(); rerr != nil {
+		if rerr := d.removeObsoleteFiles(); rerr != nil {
 			// The store is intact; pebble's next Open deletes them.
-			d.opts.Logger.Warn("remove obsolete pebble logs", "dir", d.dir, "err", rerr)
+			d.opts.Logger.Warn("remove obsolete pebble logs and manifests", "dir", d.dir, "err", rerr)
 		}
 	}
 	if lerr := d.lock.Close(); err == nil {

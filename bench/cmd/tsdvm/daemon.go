@@ -52,14 +52,15 @@ func startVM(ctx context.Context, bin, dir string) (*daemon, error) {
 	return d, d.start("/health")
 }
 
-func startTSD(ctx context.Context, bin, dir string) (*daemon, error) {
+func startTSD(ctx context.Context, bin, dir string, rollups bool) (*daemon, error) {
 	a, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(a)
 	d := &daemon{name: "tsd", http: a, telnet: a, dataDir: dir}
-	d.cmd = exec.CommandContext(ctx, bin, "--data", dir, "--tsd.network.bind=127.0.0.1", "--port="+port)
+	d.cmd = exec.CommandContext(ctx, bin, "--data", dir, "--tsd.network.bind=127.0.0.1", "--port="+port,
+		"--tsd.rollups.enable="+strconv.FormatBool(rollups))
 	return d, d.start("/api/version")
 }
 

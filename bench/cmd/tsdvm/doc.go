@@ -6,7 +6,10 @@
 // with GOBIN set, cgo off) into a temporary directory and kept under the
 // user cache directory, keyed by version, so later runs reuse it; it never
 // enters tsd's go.mod. tsd is built from this checkout (go build
-// ./cmd/tsd) unless -tsd names a binary.
+// ./cmd/tsd) unless -tsd names a binary. tsd runs with its defaults,
+// rollups included; -rollups=false starts it with
+// --tsd.rollups.enable=false, to measure the store without its rollup
+// tables.
 //
 // For each protocol (Influx line protocol, OpenTSDB telnet, Prometheus
 // remote_write) each daemon starts on a fresh data directory and free
@@ -36,4 +39,6 @@
 //
 //	go run ./bench/cmd/tsdvm                       # 100 hosts x 24 h, 8.64 M points a protocol
 //	go run ./bench/cmd/tsdvm -span 1h -hosts 10    # a quick look
+//	go run ./bench/cmd/tsdvm -protos influx -n 0   # sizes only: the Influx load, settled, no queries
+//	go run ./bench/cmd/tsdvm -protos influx -n 0 -rollups=false -values float
 package main

@@ -28,6 +28,7 @@ type flags struct {
 	queries int
 	tsd, vm string
 	keep    bool
+	rollups bool
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -43,6 +44,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.tsd, "tsd", "", "tsd binary (default: go build ./cmd/tsd)")
 	fs.StringVar(&f.vm, "vm", "", "victoria-metrics binary (default: built from the module proxy, cached)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
+	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -143,7 +145,7 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 	if which == "vm" {
 		d, err = startVM(ctx, bin, dir)
 	} else {
-		d, err = startTSD(ctx, bin, dir)
+		d, err = startTSD(ctx, bin, dir, f.rollups)
 	}
 	if err != nil {
 		return side{}, err
@@ -248,6 +250,13 @@ func shards(f *flags, format gen.Format, batch int) ([]load.Source, error) {
 	return srcs, nil
 }
 
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -257,8 +266,8 @@ func loadAvg() string {
 }
 
 func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 string) {
-	fmt.Fprintf(w, "tsdvm: devops %d hosts x %v, %s values, %d loader connections, %v, load average %s at start, %s at end\n",
-		f.cfg.Hosts, f.cfg.Span, f.values, f.conns, took.Round(time.Second), load0, loadAvg())
+	fmt.Fprintf(w, "tsdvm: devops %d hosts x %v, %s values, %d loader connections, tsd rollups %v, %v, load average %s at start, %s at end\n",
+		f.cfg.Hosts, f.cfg.Span, f.values, f.conns, onOff(f.rollups), took.Round(time.Second), load0, loadAvg())
 	fmt.Fprintf(w, "machine: %d logical CPUs (GOMAXPROCS %d), %s %s/%s, VictoriaMetrics %s\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, vmVersion)
 	fmt.Fprintln(w, "| figure | tsd | VictoriaMetrics | ratio |")

@@ -45,8 +45,11 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 {
+	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups {
 		t.Fatalf("parsed %+v", f)
+	}
+	if f, err = parse([]string{"-rollups=false"}, io.Discard); err != nil || f.rollups {
+		t.Fatalf("-rollups=false: %+v, %v", f, err)
 	}
 	if _, err := parse([]string{"-values", "text"}, io.Discard); err == nil {
 		t.Fatal("-values text accepted")
