@@ -81,7 +81,7 @@ type rollupWindows struct {
 	once  sync.Once
 	use   bool // the Select reads cells of interval ivIdx
 	ivIdx int
-	pts   [][]series.Point
+	pts   [][]sample
 	err   error
 	st    read.CellStats
 }
@@ -92,18 +92,17 @@ func (s *tsdSeries) rollupIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 	if err != nil {
 		return NewIterator(errIterator{err})
 	}
-	it, ok := reuse.(*Iterator)
+	it, ok := reuse.(*samplesIter)
 	if !ok {
-		it = &Iterator{}
+		it = &samplesIter{}
 	}
-	si, _ := it.it.(*series.SliceIterator)
-	it.Reset(series.NewSliceIterator(si, pts))
+	it.reset(pts)
 	return it
 }
 
 // rollupWindows returns series fi's windows, evaluating every series of
 // mr on the first call.
-func (mr *metricRead) rollupWindows(fi int) ([]series.Point, error) {
+func (mr *metricRead) rollupWindows(fi int) ([]sample, error) {
 	rw := &mr.rw
 	rw.once.Do(func() { rw.err = mr.evalRollup() })
 	if rw.err != nil {
@@ -112,13 +111,15 @@ func (mr *metricRead) rollupWindows(fi int) ([]series.Point, error) {
 	return rw.pts[fi], nil
 }
 
-// evalRollup reads the cells and edge points of every series of mr and
-// folds them into windows.
+// evalRollup reads the cells of every series of mr and folds them into
+// windows: as VisitCells hands each series' cells over, where the cells
+// alone answer every window, else afterwards with the edge points and
+// windows that must be read raw.
 func (mr *metricRead) evalRollup() error {
 	qr, pd := mr.qr, mr.pd
 	r := qr.q.opts.Reader
 	n := len(mr.sel.Series)
-	cs := &cellSink{cells: make([][]rollup.Cell, n)}
+	ws := &windowSink{mr: mr, pts: make([][]sample, n), cells: make([][]rollup.Cell, n)}
 	ivMs := r.Rollups().Intervals[mr.rw.ivIdx].Seconds * 1000
 	sel := mr.sel
 	// Up to the end of the cell starting at the last window's end: its
@@ -128,24 +129,42 @@ func (mr *metricRead) evalRollup() error {
 	// selection is most of its metric (then a scan of the rollup table
 	// per salt bucket: a seek per bucket instead of one per row).
 	sel.MetricSeries = qr.metricSeries(mr.ctx, &sel)
-	st, err := r.VisitCells(mr.ctx, sel, mr.rw.ivIdx, cs)
+	st, err := r.VisitCells(mr.ctx, sel, mr.rw.ivIdx, ws)
 	if err != nil {
 		return err
 	}
-	mr.rw.st = st
-	// The windows' edges whose point no cell knows (cells of an older
-	// encoding, OpenTSDB columns) are read raw.
-	ts := rawEdges(pd, cs.cells)
+	mr.rw.st, mr.rw.pts = st, ws.pts
+	err = mr.evalKept(ws.cells)
+	qr.noteRollup(st)
+	return err
+}
+
+// evalKept folds the series whose cells the visit kept (cells[i] non-nil)
+// into windows, reading raw the windows' edges whose point no cell knows
+// (cells of an older encoding, OpenTSDB columns) and the windows the
+// cells cannot answer.
+func (mr *metricRead) evalKept(cells [][]rollup.Cell) error {
+	var kept []int
+	for i := range cells {
+		if cells[i] != nil {
+			kept = append(kept, i)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	qr, pd := mr.qr, mr.pd
+	ts := rawEdges(pd, cells)
 	var edges [][]series.Point
 	if len(ts) > 0 {
 		esel := mr.sel
 		esel.Start, esel.End = ts[0], ts[len(ts)-1]
-		if edges, err = r.PointsAt(mr.ctx, esel, ts); err != nil {
+		var err error
+		if edges, err = qr.q.opts.Reader.PointsAt(mr.ctx, esel, ts); err != nil {
 			return err
 		}
 		qr.q.stats.rollupRawEdges.Add(int64(len(ts)))
 	}
-	mr.rw.pts = make([][]series.Point, n)
 	var (
 		next  atomic.Int64
 		wg    sync.WaitGroup
@@ -153,17 +172,18 @@ func (mr *metricRead) evalRollup() error {
 		first error
 	)
 	work := func() {
-		ev := rollupEval{mr: mr}
+		ev := rollupEval{mr: mr, read: true}
 		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
+			k := int(next.Add(1) - 1)
+			if k >= len(kept) {
 				break
 			}
+			i := kept[k]
 			var edge []series.Point
 			if edges != nil {
 				edge = edges[i]
 			}
-			pts, err := ev.series(i, cs.cells[i], ts, edge)
+			pts, _, err := ev.series(i, cells[i], ts, edge)
 			if err != nil {
 				errMu.Lock()
 				if first == nil {
@@ -176,12 +196,11 @@ func (mr *metricRead) evalRollup() error {
 		}
 		qr.q.stats.rollupRawWindows.Add(ev.raw)
 	}
-	for range min(runtime.GOMAXPROCS(0), n/seriesPerWorker) - 1 {
+	for range min(runtime.GOMAXPROCS(0), len(kept)/seriesPerWorker) - 1 {
 		wg.Go(work)
 	}
 	work()
 	wg.Wait()
-	qr.noteRollup(st)
 	return first
 }
 
@@ -245,27 +264,58 @@ func (cc *cellCursor) at(t int64) *rollup.Cell {
 	return nil
 }
 
-// cellSink keeps VisitCells' cells per series.
-type cellSink struct{ cells [][]rollup.Cell }
+// windowSink folds each series' cells into its windows as VisitCells
+// hands them over (in the scan's workers, without copying them), and
+// keeps a copy of the cells of a series that needs raw reads: a cell at
+// a window's edge that does not know its first point, or a window the
+// cells cannot answer.
+type windowSink struct {
+	mr    *metricRead
+	pts   [][]sample      // series i's windows, once folded
+	cells [][]rollup.Cell // series i's cells kept for evalKept
+}
 
 // Cells implements read.CellVisitor.
-func (c *cellSink) Cells(i int, cells []rollup.Cell) error {
-	c.cells[i] = append([]rollup.Cell(nil), cells...)
+func (ws *windowSink) Cells(i int, cells []rollup.Cell) error {
+	if !edgeUnknown(cells) {
+		ev := rollupEval{mr: ws.mr}
+		if pts, ok, err := ev.series(i, cells, nil, nil); err != nil || ok {
+			ws.pts[i] = pts
+			return err
+		}
+	}
+	ws.cells[i] = append(make([]rollup.Cell, 0, max(len(cells), 1)), cells...)
 	return nil
+}
+
+// edgeUnknown reports whether a cell does not know its first point.
+func edgeUnknown(cells []rollup.Cell) bool {
+	for i := range cells {
+		if cells[i].Edge == rollup.EdgeUnknown {
+			return true
+		}
+	}
+	return false
 }
 
 // rollupEval is one goroutine's evaluation of series' windows.
 type rollupEval struct {
-	mr  *metricRead
-	raw int64 // windows read raw
+	mr   *metricRead
+	read bool  // windows the cells cannot answer are read raw
+	raw  int64 // windows read raw
 }
 
 // series folds series i's cells and its points at the edge times ts
 // (T read.NoPoint where it has none; ts are the edges no cell knows) into
-// one point per non-empty window.
-func (ev *rollupEval) series(i int, cells []rollup.Cell, ts []int64, edge []series.Point) ([]series.Point, error) {
+// one sample per non-empty window. Without ev.read, ok is false when a
+// window must be read raw.
+func (ev *rollupEval) series(i int, cells []rollup.Cell, ts []int64, edge []series.Point) (out []sample, ok bool, err error) {
 	pd := ev.mr.pd
-	var out []series.Point
+	nw := 1
+	if pd.step > 0 {
+		nw = int((pd.last-pd.first)/pd.step) + 1
+	}
+	out = make([]sample, 0, min(nw, 2*len(cells)+1))
 	// at returns the point at exactly t (not a staleness marker): the
 	// first point of the cell starting at t, none without such a cell
 	// (the cells are the fold of every point up to the last window's
@@ -301,21 +351,23 @@ func (ev *rollupEval) series(i int, cells []rollup.Cell, ts []int64, edge []seri
 		pe, hasE := at(&ends, e)
 		v, ok, fallback := combine(pd.fn, cells[j:k], ps, hasS, pe, hasE)
 		if fallback {
+			if !ev.read {
+				return nil, false, nil
+			}
 			ev.raw++
-			var err error
 			if v, ok, err = ev.rawWindow(i, e); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		if ok {
-			out = append(out, series.Float64Point(e, v))
+			out = append(out, sample{t: e, v: v})
 		}
 		j = k
 		if pd.step == 0 {
 			break
 		}
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // rawWindow evaluates window (e−R, e] of series i from its raw points.
