@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// refJava is appendJava as it was before it laid out strconv's 'e' digits
-// itself: strconv's 'f' form for [1e-3, 1e7), the reference the faster
-// layout must match byte for byte.
+// refJava is appendJava as it was before integers took AppendInt:
+// strconv's shortest digits for every finite value, the reference the
+// faster path must match byte for byte.
 func refJava(dst []byte, f float64, bits int) []byte {
 	switch abs := math.Abs(f); {
 	case math.IsNaN(f):
@@ -81,8 +81,8 @@ func randomDoubles(n int) []float64 {
 	return vs
 }
 
-// TestAppendJavaMatchesReference: the layout from 'e' digits writes what
-// strconv's 'f' form did, for doubles and floats.
+// TestAppendJavaMatchesReference: appendJava writes what refJava does,
+// for doubles and floats.
 func TestAppendJavaMatchesReference(t *testing.T) {
 	vs := append(edgeDoubles(), randomDoubles(40_000)...)
 	var got, want []byte
