@@ -176,6 +176,27 @@ func (c *Accumulator) Float() float64 {
 	return c.floatSlow()
 }
 
+// floatOne returns what Reset(a), AddFloat(v) and Float give, without
+// touching an accumulator, for the aggregators where that is a test or
+// two (sum and avg turn -0 into 0; min and max answer NaN for an
+// infinity, their empty start); ok is false for the others. GroupBy uses it
+// for a group of one series.
+func floatOne(a *Aggregator, v float64) (f float64, ok bool) {
+	switch a.kind {
+	case kSum, kAvg:
+		if v != v {
+			return math.NaN(), true
+		}
+		return v + 0, true
+	case kMin, kMax:
+		if v != v || math.IsInf(v, 0) {
+			return math.NaN(), true
+		}
+		return v, true
+	}
+	return 0, false
+}
+
 func (c *Accumulator) floatSlow() float64 {
 	if c.all == 0 {
 		return math.NaN()

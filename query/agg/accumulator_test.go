@@ -177,3 +177,28 @@ func TestAccumulatorReuseNoAlloc(t *testing.T) {
 		t.Errorf("%v allocs per warm run", n)
 	}
 }
+
+// TestFloatOne: floatOne answers what an accumulator fed the one value
+// does, bit for bit (NaN as NaN), for every aggregator it takes.
+func TestFloatOne(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, -2.5e300, 5e-324, math.MaxFloat64,
+		math.Inf(1), math.Inf(-1), nan, 61.34722222222222}
+	taken := 0
+	for _, name := range Names() {
+		a := mustLookup(t, name)
+		for _, v := range vals {
+			got, ok := floatOne(a, v)
+			if !ok {
+				continue
+			}
+			taken++
+			want := runFloat(a, v)
+			if math.Float64bits(got) != math.Float64bits(want) && !(got != got && want != want) {
+				t.Errorf("floatOne(%s, %v) = %v, the accumulator gives %v", name, v, got, want)
+			}
+		}
+	}
+	if taken < 4*len(vals) { // sum, avg, min, max and their aliases
+		t.Errorf("floatOne took %d cases, want at least %d", taken, 4*len(vals))
+	}
+}

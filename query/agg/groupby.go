@@ -185,8 +185,14 @@ func (g *GroupBy) step() (int64, bool) {
 	return x, true
 }
 
-// value aggregates every active series at x.
+// value aggregates every active series at x; a group of one series
+// skips the accumulator where floatOne can.
 func (g *GroupBy) value(x int64) series.Point {
+	if len(g.slots) == 1 && g.slots[0].curOK && !g.integral() {
+		if f, ok := floatOne(g.spec.Agg, g.lerpFloat(&g.slots[0], x)); ok {
+			return series.Float64Point(x, f)
+		}
+	}
 	g.acc.Reset(g.spec.Agg)
 	if g.integral() {
 		for i := range g.slots {

@@ -105,6 +105,34 @@ func BenchmarkGroupByAvg1h(b *testing.B) {
 	b.Run("1m-points", func(b *testing.B) { benchGroup(b, spec, hosts(100, 12*60, 0, 60000, 0)) })
 }
 
+// BenchmarkGroupByCells1h is the 1h-avg rollup query's group-by: 100
+// series of 30 days of 1h cells (sum and count, as rollup rows give
+// them) in Buckets, grouped by host (100 groups of one series).
+func BenchmarkGroupByCells1h(b *testing.B) {
+	const cells = 30 * 24
+	spec := window(mustLookup(b, "avg"), 0, cells*hour)
+	spec.Downsample = ds(b, "1h-avg")
+	bks := make([]*Buckets, 100)
+	for k := range bks {
+		bks[k] = &Buckets{}
+		bks[k].Reset(spec)
+		for j := range int64(cells) {
+			bks[k].PushCell(j*hour, 360, float64(20_000+int64(k)*j%997), 0, 0)
+		}
+		bks[k].Finish()
+	}
+	g := &GroupBy{}
+	b.ReportAllocs()
+	for b.Loop() {
+		for k := range bks {
+			g = NewGroupByBuckets(g, spec, bks[k:k+1])
+			for g.Next() {
+				sinkPoint = g.At()
+			}
+		}
+	}
+}
+
 func TestGroupByReuseAllocs(t *testing.T) {
 	if invariants.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
