@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"runtime/pprof"
 	"time"
 
@@ -87,20 +86,8 @@ func rollupLoad(e *Env, on bool, prefix string, after func(w *tsdWriter, d *prom
 		if err := w.appendAll(d, promtsdb.DefaultCommitEvery); err != nil {
 			return err
 		}
-		if f, err = flush.NewFlusher(w.h, &flush.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1, Rollups: ro}); err != nil {
-			return err
-		}
-		if _, err := f.Flush(ctx, time.UnixMilli(d.MaxTime()).Add(24*time.Hour), true); err != nil {
-			return fmt.Errorf("flush: %w", err)
-		}
-		c, err := f.NewCompactor(nil)
-		if err != nil {
-			return err
-		}
-		if _, err := c.Drain(ctx); err != nil {
-			return fmt.Errorf("drain: %w", err)
-		}
-		return w.ix.Flush(ctx)
+		f, err = w.flushWith(d, &flush.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1, Rollups: ro})
+		return err
 	})
 	if err != nil {
 		return 0, err

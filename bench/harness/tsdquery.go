@@ -97,27 +97,34 @@ func (w *tsdWriter) registerAll(d *promtsdb.Data) error {
 
 // flushAll writes every head row to the store and drains the compactor.
 func (w *tsdWriter) flushAll(d *promtsdb.Data) error {
-	ctx := context.Background()
 	ts, err := tsmeta.New(w.meta)
 	if err != nil {
 		return err
 	}
-	f, err := flush.NewFlusher(w.h, &flush.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1,
+	_, err = w.flushWith(d, &flush.FlushOptions{Table: w.data, Meta: w.meta, WriterID: 1, RowsPerSecond: -1,
 		Tracker: tsmeta.NewTracker(ts, w.track, 1)})
+	return err
+}
+
+// flushWith flushes every head row of d with a flusher of opts, drains
+// its compactor and flushes the series index; it returns the flusher.
+func (w *tsdWriter) flushWith(d *promtsdb.Data, opts *flush.FlushOptions) (*flush.Flusher, error) {
+	ctx := context.Background()
+	f, err := flush.NewFlusher(w.h, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := f.Flush(ctx, time.UnixMilli(d.MaxTime()).Add(24*time.Hour), true); err != nil {
-		return fmt.Errorf("flush: %w", err)
+		return nil, fmt.Errorf("flush: %w", err)
 	}
 	c, err := f.NewCompactor(nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := c.Drain(ctx); err != nil {
-		return fmt.Errorf("drain: %w", err)
+		return nil, fmt.Errorf("drain: %w", err)
 	}
-	return w.ix.Flush(ctx)
+	return f, w.ix.Flush(ctx)
 }
 
 func newTSDLoaded(e *Env, w *tsdWriter, d *promtsdb.Data) (*tsdLoaded, error) {
