@@ -2,6 +2,7 @@ package agg
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/tsd-db/tsd/series"
@@ -50,6 +51,11 @@ func (b *Buckets) Reset(spec Spec) {
 		b.from = b.align(spec.Start + b.ds.Interval - 1)
 	}
 }
+
+// Grow makes room for n more buckets, so that a caller that knows how many
+// will come (rollup cells, one per bucket) copies none while they arrive.
+// Call it after Reset.
+func (b *Buckets) Grow(n int) { b.out = slices.Grow(b.out, n) }
 
 func (b *Buckets) align(t int64) int64 { return t - t%b.ds.Interval }
 
@@ -254,4 +260,56 @@ func NewGroupByBuckets(reuse *GroupBy, spec Spec, inputs []*Buckets) *GroupBy {
 		g.streams[i].ds.pre = preSource{b: b}
 	}
 	return g
+}
+
+// AppendSingle appends the rest of g's output to dst and reports true
+// when g is a NewGroupByBuckets over one series without rate or fill
+// whose aggregator floatOne computes: the group's points are then its
+// buckets' values through floatOne, in order, so they are copied in one
+// loop instead of stepping the pipeline per point (the rollup answers'
+// one-series groups, where the stepping cost more than reading the
+// cells). Otherwise it appends nothing and reports false; Next then
+// walks the output as usual. After true, Next reports false.
+func (g *GroupBy) AppendSingle(dst []series.Point) ([]series.Point, bool) {
+	if g.err != nil || g.have || len(g.streams) != 1 || g.spec.Rate {
+		return dst, false
+	}
+	st := &g.streams[0]
+	b := st.ds.pre.b // stale unless the stream downsamples
+	if !st.hasDS || b == nil || st.ds.fill {
+		return dst, false
+	}
+	if _, ok := floatOne(g.spec.Agg, 0); !ok {
+		return dst, false
+	}
+	if !g.started {
+		g.start()
+		if g.err != nil {
+			return dst, true
+		}
+	}
+	sl := &g.slots[0]
+	if !sl.nxtOK {
+		return dst, true
+	}
+	// The pending point, then the buckets not yet read, as step and
+	// advance would take them: none after End, none after QueryEnd.
+	dst = slices.Grow(dst, 1+len(b.out)-st.ds.pre.i)
+	p := sl.nxt
+	for i := st.ds.pre.i; ; i++ {
+		if p.t > g.spec.End || p.t > g.spec.QueryEnd {
+			break
+		}
+		if p.t >= g.spec.QueryStart {
+			f, _ := floatOne(g.spec.Agg, p.f64())
+			dst = append(dst, series.Float64Point(p.t, f))
+		}
+		if i >= len(b.out) {
+			break
+		}
+		p = b.out[i]
+	}
+	st.ds.pre.i = len(b.out)
+	sl.nxtOK, sl.curOK = false, false
+	return dst, true
 }

@@ -102,15 +102,21 @@ func TestPushSumMatchesPush(t *testing.T) {
 
 // TestBucketsMatchGroupBy checks that GroupByBuckets over pushed series is
 // bit for bit GroupBy over the same series pulled raw, for random series,
-// aggregators, intervals, fill policies, "all" and rates.
+// aggregators, intervals, fill policies, "all" and rates; and so is its
+// output taken by AppendSingle (then Next), half the cases having one
+// series.
 func TestBucketsMatchGroupBy(t *testing.T) {
 	names := []string{"sum", "zimsum", "pfsum", "avg", "min", "max", "mimmin", "mimmax", "count",
 		"first", "last", "diff", "median", "squareSum", "dev", "p90", "mult"}
 	r := rand.New(rand.NewPCG(3, 4))
-	var g1, g2 *GroupBy
+	var g1, g2, g3 *GroupBy
 	reuse := make([]Buckets, 8)
+	singles := 0
 	for n := 0; n < *modelIters*4; n++ {
 		ss := randomSeries(r)
+		if r.IntN(2) == 0 && len(ss) > 1 {
+			ss = ss[:1]
+		}
 		for _, s := range ss {
 			for k := range s {
 				if r.IntN(20) == 0 {
@@ -145,6 +151,24 @@ func TestBucketsMatchGroupBy(t *testing.T) {
 				t.Fatalf("case %d %s: point %d: got %v, want %v\nseries %v", n, ds, k, got[k], want[k], ss)
 			}
 		}
+		g3 = NewGroupByBuckets(g3, spec, pushSeries(r, spec, ss, reuse))
+		got, ok := g3.AppendSingle(nil)
+		if ok {
+			singles++
+		}
+		rest, err3 := collectErr(g3)
+		got = append(got, rest...)
+		if (err1 == nil) != (err3 == nil) || len(got) != len(want) {
+			t.Fatalf("case %d %s: AppendSingle %v: got %v (%v), want %v (%v)\nseries %v", n, ds, ok, got, err3, want, err1, ss)
+		}
+		for k := range got {
+			if got[k] != want[k] {
+				t.Fatalf("case %d %s: AppendSingle %v: point %d: got %v, want %v\nseries %v", n, ds, ok, k, got[k], want[k], ss)
+			}
+		}
+	}
+	if singles < *modelIters/8 {
+		t.Fatalf("AppendSingle took %d of %d cases", singles, *modelIters*4)
 	}
 }
 

@@ -243,6 +243,15 @@ func (x *executor) aggregate(ctx context.Context, r *run, idx []int, res *Result
 	x.groupBy(r.spec, idx)
 	g := res.addGroup(r.q.Queries[r.sub], x.sels[r.sub].metric)
 	n := 0
+	if pts, ok := x.gb.AppendSingle(res.points); ok {
+		n = len(pts) - len(res.points)
+		res.points = pts
+		if full := n - n%outputCheck; full > 0 {
+			if err := x.checkOutput(ctx, r, full); err != nil {
+				return false, err
+			}
+		}
+	}
 	for x.gb.Next() {
 		res.points = append(res.points, x.gb.At())
 		if n++; n%outputCheck == 0 {

@@ -89,8 +89,10 @@ func (x *executor) readRollup(ctx context.Context, q *tsquery.TSQuery, sq *tsque
 		f.s = f.s[:len(sel.series)]
 		f.need = cellsNeeded(spec.Downsample.Agg.Name())
 		f.used.Store(0)
+		room := bucketsRoom(&spec, len(f.s))
 		for i := range f.s {
 			f.s[i].b.Reset(spec)
+			f.s[i].b.Grow(room)
 			f.s[i].notes, f.s[i].n = nil, 0
 		}
 		rsel := read.Selection{Series: sel.series, Start: spec.Start, End: spec.End - 1,
@@ -118,6 +120,22 @@ func (x *executor) readRollup(ctx context.Context, q *tsquery.TSQuery, sq *tsque
 		return true, st.Table, nil
 	}
 	return false, "", nil
+}
+
+// maxBucketsRoom bounds the buckets readRollup makes room for before the
+// cells arrive, over all series: 24 MiB of points.
+const maxBucketsRoom = 1 << 20
+
+// bucketsRoom is the room each of n series' buckets gets before its cells
+// arrive: every bucket of the range while the n series' together stay
+// within maxBucketsRoom (a month of hours for a thousand series), else
+// none, the buckets growing as cells come.
+func bucketsRoom(spec *agg.Spec, n int) int {
+	per := (spec.End-spec.Start)/spec.Downsample.Interval + 1
+	if per*int64(n) > maxBucketsRoom {
+		return 0
+	}
+	return int(per)
 }
 
 func indexOf(cfg *rollup.Config, iv *rollup.Interval) int {
