@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -129,7 +130,8 @@ func settle(db storage.DB) {
 }
 
 // quiesce waits (up to a minute) until the store runs no flush or
-// compaction.
+// compaction and has collected its tables' statistics (a reopened pebble
+// reads every table's properties in the background).
 func quiesce(db storage.DB) {
 	m, ok := db.(interface{ Metrics() *pebble.Metrics })
 	if !ok {
@@ -138,7 +140,9 @@ func quiesce(db storage.DB) {
 	quiet := 0
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && quiet < 10; {
 		time.Sleep(100 * time.Millisecond)
-		if mt := m.Metrics(); mt.Compact.NumInProgress == 0 && mt.Flush.NumInProgress == 0 {
+		mt := m.Metrics()
+		if mt.Compact.NumInProgress == 0 && mt.Flush.NumInProgress == 0 &&
+			mt.Table.InitialStatsCollectionComplete && mt.Table.PendingStatsCollectionCount == 0 {
 			quiet++
 		} else {
 			quiet = 0
@@ -190,6 +194,9 @@ func (l *rollupLoaded) restart(e *Env) error {
 		return err
 	}
 	quiesce(db)
+	// The closed store's caches are garbage now; a daemon starting afresh
+	// has none, so collect them here rather than during the timed query.
+	runtime.GC()
 	return nil
 }
 

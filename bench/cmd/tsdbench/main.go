@@ -29,6 +29,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rowCache := fs.Int64("rowcache", 0, "query readers' decoded-row cache in bytes: 0 the default (256 MiB), -1 off (every query decodes)")
 	clock := fs.String("clock", "cpu", "timer of the CPU-bound rows: cpu (process CPU time, robust on shared machines) or wall")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (datasets, both sides of every figure) to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to this file at its end")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -44,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer writeAllocs(*memProfile, stderr)
 	}
 	size := harness.Default
 	if *smoke {
@@ -105,4 +109,19 @@ func bench(size harness.Size, clk harness.Clock, rowCache int64, dir string, fil
 		return err
 	}
 	return e.Close()
+}
+
+// writeAllocs writes the allocation profile (every allocation since the
+// start, sampled) to path.
+func writeAllocs(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdbench: -memprofile: %v\n", err)
+	}
 }
