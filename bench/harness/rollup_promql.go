@@ -9,7 +9,6 @@ import (
 	"time"
 
 	prom "github.com/prometheus/prometheus/promql"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
@@ -69,11 +68,6 @@ func (p *promRollup) run(l *rollupLoaded) (m prom.Matrix, err error) {
 }
 
 func (p *promRollup) runLabeled(ctx context.Context, l *rollupLoaded) (prom.Matrix, error) {
-	expr, err := parser.ParseExpr(rollupPromExpr)
-	if err != nil {
-		return nil, err
-	}
-	ctx = tsdpromql.WithPushdown(ctx, expr)
 	const hour = int64(time.Hour / time.Millisecond)
 	start := l.data.Start - l.data.Start%hour + hour
 	end := l.data.MaxTime() - l.data.MaxTime()%hour
@@ -82,7 +76,7 @@ func (p *promRollup) runLabeled(ctx context.Context, l *rollupLoaded) (prom.Matr
 		return nil, err
 	}
 	defer rq.Close()
-	res := rq.Exec(ctx)
+	res := rq.Exec(tsdpromql.WithPushdown(ctx, p.q, rq.Statement()))
 	if res.Err != nil {
 		return nil, res.Err
 	}
