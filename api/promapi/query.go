@@ -93,12 +93,13 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		return
 	}
 	// A query without subqueries lets tsd's Queryable evaluate range
-	// functions while reading (query/promql.WithPushdown), unless the
+	// functions while reading (query/promql.WithPushdown, which rewrites
+	// count_over_time in the statement when a.q is tsd's), unless the
 	// client asks for statistics: pushed down, the engine would count one
 	// sample per window instead of the samples in the windows.
 	ectx := qctx
 	if f.get("stats") == "" {
-		ectx = tsdpromql.WithPushdown(qctx, qry.Statement())
+		ectx = tsdpromql.WithPushdown(qctx, a.q, qry.Statement())
 	}
 	res := qry.Exec(ectx)
 	if res.Err != nil {

@@ -42,7 +42,7 @@ func BenchmarkPromQL(b *testing.B) {
 		}
 		// tsd: range functions pushed down, as the HTTP API runs queries;
 		// tsd-raw: the engine gets every sample.
-		push := tsdpromql.WithPushdown(ctx, expr)
+		push := tsdpromql.WithPushdown(ctx, tl.promQ, expr)
 		b.Run(name+"/tsd", func(b *testing.B) { benchPromRun(b, push, tl.promEng, tl.promQ, q, d.MaxTime()) })
 		b.Run(name+"/tsd-raw", func(b *testing.B) { benchPromRun(b, ctx, tl.promEng, tl.promQ, q, d.MaxTime()) })
 		b.Run(name+"/prom", func(b *testing.B) { benchPromRun(b, ctx, pl.eng, pl.db, q, d.MaxTime()) })

@@ -9,39 +9,50 @@ import (
 	"time"
 
 	prom "github.com/prometheus/prometheus/promql"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	tsdpromql "github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
 )
 
-// rollupPromExpr is the PromQL figure's query: hourly averages by host.
-const rollupPromExpr = `avg by (hostname) (avg_over_time(cpu_usage_user[1h]))`
+// rollupPromExpr is the PromQL figures' query: hourly averages by host;
+// rollupPromCount counts the hour's points by host (count_over_time,
+// which WithPushdown rewrites for tsd's Queryable).
+const (
+	rollupPromExpr  = `avg by (hostname) (avg_over_time(cpu_usage_user[1h]))`
+	rollupPromCount = `sum by (hostname) (count_over_time(cpu_usage_user[1h]))`
+)
 
 func rollupPromFigures() []Figure {
 	return []Figure{
 		{
 			Name: "rollups: PromQL 1 metric 100 hosts 30 d, avg by (hostname) (avg_over_time(x[1h])) step 1h, row cache off", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "1h rollup cells (tsdb-rollup-1h) and edge points", Measure: rollupProm(true, false)},
-			Peer: Side{Name: "same query, rollups off", Measure: rollupProm(false, false)},
+			TSD:  Side{Name: "1h rollup cells (tsdb-rollup-1h) and edge points", Measure: rollupProm(rollupPromExpr, true, false)},
+			Peer: Side{Name: "same query, rollups off", Measure: rollupProm(rollupPromExpr, false, false)},
 		},
 		{
 			Name: "rollups: PromQL 1 metric 100 hosts 30 d, avg by (hostname) (avg_over_time(x[1h])) step 1h, first query of a new reader, row cache on", Unit: "ms", LowerIsBetter: true,
-			TSD:  Side{Name: "1h rollup cells (tsdb-rollup-1h) and edge points", Measure: rollupProm(true, true)},
-			Peer: Side{Name: "same query, rollups off", Measure: rollupProm(false, true)},
+			TSD:  Side{Name: "1h rollup cells (tsdb-rollup-1h) and edge points", Measure: rollupProm(rollupPromExpr, true, true)},
+			Peer: Side{Name: "same query, rollups off", Measure: rollupProm(rollupPromExpr, false, true)},
+		},
+		{
+			Name: "rollups: PromQL 1 metric 100 hosts 30 d, sum by (hostname) (count_over_time(x[1h])) step 1h, row cache off", Unit: "ms", LowerIsBetter: true,
+			TSD:  Side{Name: "1h rollup count cells (tsdb-rollup-1h) and edge points", Measure: rollupProm(rollupPromCount, true, false)},
+			Peer: Side{Name: "same query, rollups off (counted while reading)", Measure: rollupProm(rollupPromCount, false, false)},
 		},
 	}
 }
 
-// promRollup is a PromQL engine and Queryable on a new reader of l.
+// promRollup is a PromQL engine and Queryable on a new reader of l, and
+// the query it times.
 type promRollup struct {
 	q       *tsdpromql.Queryable
 	eng     *prom.Engine
 	rollups bool
+	expr    string
 }
 
-func (l *rollupLoaded) prom(cacheBytes int64, rollups bool) (*promRollup, error) {
+func (l *rollupLoaded) prom(expr string, cacheBytes int64, rollups bool) (*promRollup, error) {
 	r, err := read.New(&read.Options{Data: l.w.data, Layout: rowkey.DefaultLayout(), Head: l.w.h, RowCacheBytes: cacheBytes, Rollups: l.ro})
 	if err != nil {
 		return nil, err
@@ -50,7 +61,7 @@ func (l *rollupLoaded) prom(cacheBytes int64, rollups bool) (*promRollup, error)
 	if err != nil {
 		return nil, err
 	}
-	return &promRollup{q: q, eng: tsdpromql.NewEngine(tsdpromql.EngineOptions{}), rollups: rollups}, nil
+	return &promRollup{q: q, eng: tsdpromql.NewEngine(tsdpromql.EngineOptions{}), rollups: rollups, expr: expr}, nil
 }
 
 // run answers the figure's query over the whole span (windows ending on
@@ -69,20 +80,15 @@ func (p *promRollup) run(l *rollupLoaded) (m prom.Matrix, err error) {
 }
 
 func (p *promRollup) runLabeled(ctx context.Context, l *rollupLoaded) (prom.Matrix, error) {
-	expr, err := parser.ParseExpr(rollupPromExpr)
-	if err != nil {
-		return nil, err
-	}
-	ctx = tsdpromql.WithPushdown(ctx, expr)
 	const hour = int64(time.Hour / time.Millisecond)
 	start := l.data.Start - l.data.Start%hour + hour
 	end := l.data.MaxTime() - l.data.MaxTime()%hour
-	rq, err := p.eng.NewRangeQuery(ctx, p.q, nil, rollupPromExpr, time.UnixMilli(start), time.UnixMilli(end), time.Hour)
+	rq, err := p.eng.NewRangeQuery(ctx, p.q, nil, p.expr, time.UnixMilli(start), time.UnixMilli(end), time.Hour)
 	if err != nil {
 		return nil, err
 	}
 	defer rq.Close()
-	res := rq.Exec(ctx)
+	res := rq.Exec(tsdpromql.WithPushdown(ctx, p.q, rq.Statement()))
 	if res.Err != nil {
 		return nil, res.Err
 	}
@@ -91,7 +97,7 @@ func (p *promRollup) runLabeled(ctx context.Context, l *rollupLoaded) (prom.Matr
 		return nil, err
 	}
 	if len(m) == 0 {
-		return nil, fmt.Errorf("%s: empty result", rollupPromExpr)
+		return nil, fmt.Errorf("%s: empty result", p.expr)
 	}
 	// The engine reuses the result's slices once the query is closed.
 	out := make(prom.Matrix, len(m))
@@ -101,38 +107,44 @@ func (p *promRollup) runLabeled(ctx context.Context, l *rollupLoaded) (prom.Matr
 	return out, nil
 }
 
-// checkPromRollups compares the figure's answers with rollups on and off
+// checkPromRollups compares expr's answers with rollups on and off
 // (within 1e-9 relative, in the same order) and that the first used
-// rollup cells.
-func (l *rollupLoaded) checkPromRollups() error {
-	l.promOnce.Do(func() {
-		on, err := l.prom(-1, true)
-		if err != nil {
-			l.promErr = err
-			return
-		}
-		off, err := l.prom(-1, false)
-		if err != nil {
-			l.promErr = err
-			return
-		}
-		a, err := on.run(l)
-		if err != nil {
-			l.promErr = err
-			return
-		}
-		b, err := off.run(l)
-		if err != nil {
-			l.promErr = err
-			return
-		}
-		if on.q.Stats().RollupSelects == 0 {
-			l.promErr = fmt.Errorf("%s read no rollup cells", rollupPromExpr)
-			return
-		}
-		l.promErr = sameMatrix(a, b)
-	})
-	return l.promErr
+// rollup cells, once per expression.
+func (l *rollupLoaded) checkPromRollups(expr string) error {
+	l.promMu.Lock()
+	defer l.promMu.Unlock()
+	if err, ok := l.promChecked[expr]; ok {
+		return err
+	}
+	err := l.comparePromRollups(expr)
+	if l.promChecked == nil {
+		l.promChecked = map[string]error{}
+	}
+	l.promChecked[expr] = err
+	return err
+}
+
+func (l *rollupLoaded) comparePromRollups(expr string) error {
+	on, err := l.prom(expr, -1, true)
+	if err != nil {
+		return err
+	}
+	off, err := l.prom(expr, -1, false)
+	if err != nil {
+		return err
+	}
+	a, err := on.run(l)
+	if err != nil {
+		return err
+	}
+	b, err := off.run(l)
+	if err != nil {
+		return err
+	}
+	if on.q.Stats().RollupSelects == 0 {
+		return fmt.Errorf("%s read no rollup cells", expr)
+	}
+	return sameMatrix(a, b)
 }
 
 func sameMatrix(a, b prom.Matrix) error {
@@ -156,20 +168,20 @@ func sameMatrix(a, b prom.Matrix) error {
 	return nil
 }
 
-// rollupProm times the PromQL figure with rollups on or off, on one
+// rollupProm times a PromQL figure's expr with rollups on or off, on one
 // reader without row cache or as the first query of a new reader with
 // the default row cache (as after a restart).
-func rollupProm(rollups, firstAfterRestart bool) Measure {
+func rollupProm(expr string, rollups, firstAfterRestart bool) Measure {
 	return func(e *Env) (float64, error) {
 		l, err := loadRollups(e)
 		if err != nil {
 			return 0, err
 		}
-		if err := l.checkPromRollups(); err != nil {
+		if err := l.checkPromRollups(expr); err != nil {
 			return 0, fmt.Errorf("rollup and raw PromQL answers differ: %w", err)
 		}
 		if !firstAfterRestart {
-			p, err := l.prom(-1, rollups)
+			p, err := l.prom(expr, -1, rollups)
 			if err != nil {
 				return 0, err
 			}
@@ -177,7 +189,7 @@ func rollupProm(rollups, firstAfterRestart bool) Measure {
 		}
 		ds := make([]float64, 0, e.Size.QueryRepeats)
 		for range max(e.Size.QueryRepeats, 1) {
-			p, err := l.prom(0, rollups)
+			p, err := l.prom(expr, 0, rollups)
 			if err != nil {
 				return 0, err
 			}

@@ -59,9 +59,10 @@ type rollupLoaded struct {
 	w    *tsdWriter
 	data *promtsdb.Data
 	ro   *read.Rollups
-	// promOnce checks the PromQL figure's answers once (rollup_promql.go).
-	promOnce sync.Once
-	promErr  error
+	// promChecked holds each PromQL figure's check of its answers, made
+	// once (rollup_promql.go).
+	promMu      sync.Mutex
+	promChecked map[string]error
 }
 
 func loadRollups(e *Env) (*rollupLoaded, error) {

@@ -175,7 +175,7 @@ func tsdPromQuery(i int, load loader) Measure {
 		if err != nil {
 			return 0, err
 		}
-		ctx := tsdpromql.WithPushdown(context.Background(), expr)
+		ctx := tsdpromql.WithPushdown(context.Background(), l.promQ, expr)
 		return medianMs(e, func() error {
 			_, n, err := promtsdb.Run(ctx, l.promEng, l.promQ, promQueries[i], d.MaxTime())
 			if err == nil && n == 0 {

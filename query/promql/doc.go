@@ -58,11 +58,23 @@
 // sees the whole query can set. Options.DisablePushdown turns it off;
 // Queryable.Stats counts the pushed-down Selects.
 //
+// count_over_time does not return a lone sample's value, so WithPushdown,
+// given tsd's Queryable, rewrites the engine's statement before Exec:
+// count_over_time(v[R]) becomes sum_over_time(v[R]) with a marker matcher
+// appended to v (the engine names the function in the hints and calls it
+// by name at Exec, and drops the metric name of both alike). Select
+// knows the marker by its address, not its text, drops it, and reads that
+// selector's series in count mode: every sample but a staleness marker
+// is 1, so the engine's sum over raw samples, a pushed-down sum (a count
+// of the window's samples) and a sum from rollup cells (their count
+// cells) are all the count. A query that writes the marker's matcher
+// itself ({__tsd_count__=""}) keeps its ordinary meaning.
+//
 // # Rollups
 //
-// A pushed-down sum_over_time, avg_over_time, min_over_time or
-// max_over_time (rollup.go) whose range and step are whole intervals of a
-// rollup table of the Reader (read.Rollups), every window (t−R, t]
+// A pushed-down sum_over_time, avg_over_time, min_over_time, max_over_time
+// or count_over_time (rollup.go) whose range and step are whole intervals
+// of a rollup table of the Reader (read.Rollups), every window (t−R, t]
 // starting a cell, is answered from the longest such interval's cells:
 // read.VisitCells gives each series' cells over [first window's start,
 // last window's end), exact folds of its raw points (the head's hours and
@@ -72,15 +84,17 @@
 // neither): the first points of the cells starting at t−R and at t
 // (rollup.Cell.First), or, where such a cell does not know it (OpenTSDB
 // columns, cells written before tsd kept it), the raw point from
-// read.PointsAt. Sums of integers stay exact (the state the pushed-down loop
-// reaches, so answers match bit for bit while within 2^53), sums of
-// floats add the cells' sums with Kahan-Neumaier (within rounding of the
-// raw loop); a min or max whose first cell's extreme equals the leaving
-// point, a sum overflowing or NaN, and a cell lacking an aggregator (an
-// OpenTSDB row with some columns only) read that window raw. Anything
-// else reads raw, as does every Select under Options.DisableRollups.
-// Queryable.Stats counts the Selects by table. TestRollupModelPromQL
-// holds random queries to the answers with rollups off.
+// read.PointsAt. A count is the cells' counts less and plus those points,
+// exact; a cell without a count reads its window raw. Sums of integers
+// stay exact (the state the pushed-down loop reaches, so answers match bit
+// for bit while within 2^53), sums of floats add the cells' sums with
+// Kahan-Neumaier (within rounding of the raw loop); a min or max whose
+// first cell's extreme equals the leaving point, a sum overflowing or NaN,
+// and a cell lacking an aggregator (an OpenTSDB row with some columns
+// only) read that window raw. Anything else reads raw, as does every
+// Select under Options.DisableRollups. Queryable.Stats counts the Selects
+// by table. TestRollupModelPromQL holds random queries to the answers with
+// rollups off.
 //
 // # Values
 //

@@ -180,7 +180,8 @@ var edgeInstants = []int64{0, 3_600_000, 3_600_001, 3_599_999, 2*3_600_000 + 15_
 // queries and range queries at steps of at least the range, aligned and
 // not; then aggregations and arithmetic on top.
 func edgeQueries() []edgeQuery {
-	funcs := []string{"avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "last_over_time", "present_over_time"}
+	funcs := []string{"avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "last_over_time", "present_over_time",
+		"count_over_time"}
 	ranges := []time.Duration{time.Millisecond, time.Second, 15 * time.Second, 30 * time.Second, time.Minute,
 		7 * time.Minute, time.Hour, 90 * time.Minute}
 	sels := []string{`edge`, `edge{s=~"ints|special|stale"}`}
@@ -209,6 +210,7 @@ func edgeQueries() []edgeQuery {
 		{`sum by (kind) (sum_over_time(edge{kind="i"}[1h]))`, false},
 		{`avg without (s) (avg_over_time(edge[90m]))`, false},
 		{`count by (kind) (present_over_time(edge[1m]))`, true},
+		{`sum by (kind) (count_over_time(edge[1h]))`, true},
 		{`last_over_time(edge[30s]) * 2`, true},
 		{`sum_over_time(edge[1h]) / avg_over_time(edge[1h])`, true},
 		{`topk(3, max_over_time(edge[1h]))`, true},
@@ -397,7 +399,8 @@ var edgeRandom = flag.Int("promql.edge.random", 300, "random pushed-down queries
 // range (or instants), offsets of either sign and @ times, anywhere in
 // and around the edge data.
 func randomEdgeQueries(r *rand.Rand, n int) []edgeQuery {
-	funcs := []string{"avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "last_over_time", "present_over_time"}
+	funcs := []string{"avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "last_over_time", "present_over_time",
+		"count_over_time"}
 	sels := []string{`edge`, `edge{s=~"ints|mixed"}`, `edge{s="special"}`, `edge{s!~"grid|kahan"}`,
 		`{__name__=~"edge.*", s=~"b.|grid|ints"}`, `{__name__=~"edge.*"}`}
 	const span = 4*3_600_000 + 10*60_000

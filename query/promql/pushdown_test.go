@@ -28,7 +28,7 @@ func (e pushdownEngine) NewInstantQuery(ctx context.Context, q storage.Queryable
 	if err != nil {
 		return nil, err
 	}
-	return pushdownQuery{qry}, nil
+	return pushdownQuery{qry, q}, nil
 }
 
 func (e pushdownEngine) NewRangeQuery(ctx context.Context, q storage.Queryable, opts prom.QueryOpts, qs string, start, end time.Time, step time.Duration) (prom.Query, error) {
@@ -36,13 +36,17 @@ func (e pushdownEngine) NewRangeQuery(ctx context.Context, q storage.Queryable, 
 	if err != nil {
 		return nil, err
 	}
-	return pushdownQuery{qry}, nil
+	return pushdownQuery{qry, q}, nil
 }
 
-type pushdownQuery struct{ prom.Query }
+// pushdownQuery is a query and the Queryable it runs on.
+type pushdownQuery struct {
+	prom.Query
+	q storage.Queryable
+}
 
 func (q pushdownQuery) Exec(ctx context.Context) *prom.Result {
-	return q.Query.Exec(promql.WithPushdown(ctx, q.Statement()))
+	return q.Query.Exec(promql.WithPushdown(ctx, q.q, q.Statement()))
 }
 
 // builtinPushdowns counts the pushed-down Selects of the promqltest stores.
@@ -115,10 +119,16 @@ func pushdownCases() []pushdownCase {
 		{`min_over_time(special_d[3m])`, 3 * m, true},
 		{`last_over_time(special_d[1m])`, m, true},
 		{`present_over_time(special_d[40s])`, m, true},
+		{`count_over_time(gauge_a[10m])`, 10 * m, true},
+		{`count_over_time(gauge_c[7m])`, 9 * m, true},
+		{`count_over_time(special_d[5m] offset 3m)`, 5 * m, true},
+		{`sum by (job) (count_over_time(gauge_c[1h]))`, 60 * m, true},
+		{`count_over_time(gauge_a[30m] @ ` + at(2*hour) + `)`, m, true},
+		// Count mode, not pushed down: every sample reads as 1.
+		{`count_over_time(gauge_c[10m])`, 5 * m, false},
 		// Overlapping windows, functions not idempotent on one sample,
 		// subqueries (whose selectors' hints hold the outer step).
 		{`max_over_time(gauge_a[10m])`, 5 * m, false},
-		{`count_over_time(gauge_a[10m])`, 10 * m, false},
 		{`stddev_over_time(gauge_a[10m])`, 10 * m, false},
 		{`quantile_over_time(0.5, gauge_a[10m])`, 10 * m, false},
 		{`rate(counter_b[5m])`, 5 * m, false},
@@ -235,14 +245,14 @@ func TestWithPushdownMarks(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.expr, err)
 		}
-		res := qry.Exec(promql.WithPushdown(context.Background(), qry.Statement()))
+		res := qry.Exec(promql.WithPushdown(context.Background(), s.q, qry.Statement()))
 		mustOK(t, res.Err)
 		qry.Close()
 		if pushed := s.q.Stats().PushdownSelects > before; pushed != c.push {
 			t.Errorf("%s: pushed down %v, want %v", c.expr, pushed, c.push)
 		}
 	}
-	if ctx := promql.WithPushdown(context.Background(), nil); ctx != context.Background() {
+	if ctx := promql.WithPushdown(context.Background(), s.q, nil); ctx != context.Background() {
 		t.Error("a nil node marked the context")
 	}
 }

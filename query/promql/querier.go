@@ -76,7 +76,14 @@ func (qr *querier) iterator(mr *metricRead, fi int, prev *read.SeriesIterator) s
 // Select implements storage.Querier: the series ms select, with lazy
 // sample iterators over the hinted range (Start and End; Range and Func are
 // already in them), in the hinted shard, at most Limit series.
+//
+// A selector WithPushdown rewrote (countMarker among ms) is read in count
+// mode: the marker is dropped before any label look-up, and every sample
+// but a staleness marker reads as 1, in the raw samples, the windows
+// pushed down (a count) and those answered from rollup cells (their
+// count cells).
 func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	ms, count := countMode(ms)
 	start, end := qr.mint, qr.maxt
 	if hints != nil {
 		start, end = hints.Start, hints.End
@@ -100,7 +107,13 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	}
 	qr.fetch(ctx, ss, start, end)
 	set := &pushdownSet{seriesSet: seriesSet{ss: ss, i: -1}}
-	if pd, ok := qr.pushdown(ctx, hints); ok {
+	pd, ok := qr.pushdown(ctx, hints, count)
+	if !ok && count {
+		for _, s := range ss {
+			s.ones = true
+		}
+	}
+	if ok {
 		set.pd = pd
 		iv := qr.rollupFor(&set.pd)
 		for _, s := range ss {
@@ -121,12 +134,13 @@ type pushdownSet struct {
 }
 
 // pushdown returns the Select's range function plan, if the context and
-// the hints allow one and Options do not disable it.
-func (qr *querier) pushdown(ctx context.Context, hints *storage.SelectHints) (pushdown, bool) {
+// the hints allow one and Options do not disable it; count: the Select
+// is in count mode.
+func (qr *querier) pushdown(ctx context.Context, hints *storage.SelectHints, count bool) (pushdown, bool) {
 	if qr.q.opts.DisablePushdown {
 		return pushdown{}, false
 	}
-	return pushdownPlan(ctx, hints)
+	return pushdownPlan(ctx, hints, count)
 }
 
 // fetch prepares the reads of ss over [start, end]: one metricRead per

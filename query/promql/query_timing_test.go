@@ -107,6 +107,19 @@ func BenchmarkPushdown(b *testing.B) {
 	})
 }
 
+// BenchmarkPushdownCount: hourly count_over_time over six hours, step 1
+// h, on tsd counted while reading (push: WithPushdown's rewrite) and by
+// the engine (raw), and on Prometheus's tsdb head.
+func BenchmarkPushdownCount(b *testing.B) {
+	const e = `sum by (dc) (count_over_time(bench[1h]))`
+	s := benchStack(b)
+	b.Run("tsd/push", func(b *testing.B) { benchHourly(b, pushdownEngine{promql.NewEngine(promql.EngineOptions{})}, s.q, e) })
+	b.Run("tsd/raw", func(b *testing.B) { benchHourly(b, promql.NewEngine(promql.EngineOptions{}), s.q, e) })
+	b.Run("prometheus", func(b *testing.B) {
+		benchHourly(b, promql.NewEngine(promql.EngineOptions{}), loadProm(context.Background(), b, benchSamples()), e)
+	})
+}
+
 func benchHourly(b *testing.B, eng prom.QueryEngine, q storage.Queryable, e string) {
 	ctx := context.Background()
 	b.ReportAllocs()

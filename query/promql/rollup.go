@@ -37,7 +37,7 @@ func (qr *querier) rollupFor(pd *pushdown) int {
 		return -1
 	}
 	switch pd.fn {
-	case fnSum, fnAvg, fnMin, fnMax:
+	case fnSum, fnAvg, fnMin, fnMax, fnCount:
 	default:
 		return -1
 	}
@@ -391,7 +391,7 @@ func (ev *rollupEval) rawWindow(i int, e int64) (float64, bool, error) {
 func combine(fn rangeFunc, cells []rollup.Cell, ps series.Point, hasS bool, pe series.Point, hasE bool) (v float64, ok, fallback bool) {
 	n := int64(0)
 	for i := range cells {
-		if cells[i].Missing != 0 {
+		if cells[i].Missing != 0 && (fn != fnCount || !cells[i].Has(rollup.Count)) {
 			return 0, false, true // an OpenTSDB row with some aggregators only
 		}
 		n += cells[i].Count
@@ -409,6 +409,8 @@ func combine(fn rangeFunc, cells []rollup.Cell, ps series.Point, hasS bool, pe s
 		return 0, false, false
 	}
 	switch fn {
+	case fnCount:
+		return float64(n), true, false
 	case fnSum, fnAvg:
 		return sumCells(fn, cells, ps, hasS, pe, hasE)
 	case fnMin, fnMax:

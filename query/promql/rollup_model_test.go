@@ -192,15 +192,20 @@ func runRollupModelPromQL(t *testing.T, e *rollupModelEnv, old bool, seed uint64
 		downgraded = true
 	}
 	e.restart(t)
-	q := rollupModelQuery{expr: `sum_over_time(roll{kind="int"}[1h])`, start: rd0 + 3_600_000, end: rd0 + span, step: 3_600_000, intsOnly: true}
-	before := e.s.q.Stats()
-	compared += e.check(t, ctx, q, eng, plain, "last query")
-	after := e.s.q.Stats()
-	lastEdges := after.RollupRawEdges - before.RollupRawEdges
-	rolled += after.RollupSelects - before.RollupSelects
-	rawEdges += lastEdges
-	if after.RollupSelects == before.RollupSelects {
-		t.Errorf("last query %s not answered from rollup cells", q)
+	var lastEdges int64
+	for _, q := range []rollupModelQuery{
+		{expr: `sum_over_time(roll{kind="int"}[1h])`, start: rd0 + 3_600_000, end: rd0 + span, step: 3_600_000, intsOnly: true},
+		{expr: `count_over_time(roll[2h])`, start: rd0 + 2*3_600_000, end: rd0 + span, step: 2 * 3_600_000, intsOnly: true},
+	} {
+		before := e.s.q.Stats()
+		compared += e.check(t, ctx, q, eng, plain, "last query")
+		after := e.s.q.Stats()
+		lastEdges += after.RollupRawEdges - before.RollupRawEdges
+		rolled += after.RollupSelects - before.RollupSelects
+		rawEdges += after.RollupRawEdges - before.RollupRawEdges
+		if after.RollupSelects == before.RollupSelects {
+			t.Errorf("last query %s not answered from rollup cells", q)
+		}
 	}
 	t.Logf("%d points compared, %d Selects from rollup cells, %d windows read raw, %d edges read raw", compared, rolled, rawWindows, rawEdges)
 	if rolled == 0 || compared == 0 {
@@ -279,8 +284,10 @@ func randomRollupQuery(rng *rand.Rand, span int64) rollupModelQuery {
 	if rng.IntN(6) == 0 {
 		sel += " offset 1h"
 	}
-	q := rollupModelQuery{expr: fns[rng.IntN(len(fns))] + "(" + sel + ")"}
-	q.intsOnly = m == 1
+	fn := fns[rng.IntN(len(fns))]
+	q := rollupModelQuery{expr: fn + "(" + sel + ")"}
+	// Counts are integers whatever the values: exact.
+	q.intsOnly = m == 1 || fn == "count_over_time"
 	switch rng.IntN(5) {
 	case 0:
 		q.expr = "max by (kind) (" + q.expr + ")"

@@ -44,6 +44,7 @@ type tsdSeries struct {
 	mr   *metricRead // the read of the series' metric
 	fi   int         // the series' index in mr
 	pd   *pushdown   // non-nil: Iterator returns the windows' results
+	ones bool        // count mode, not pushed down: every value reads 1
 }
 
 // Labels implements storage.Series.
@@ -64,7 +65,7 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 		prev, _ = it.it.(*read.SeriesIterator) // this querier closes it
 	}
 	it.Reset(s.qr.iterator(s.mr, s.fi, prev))
-	it.qr = s.qr
+	it.qr, it.ones = s.qr, s.ones
 	return it
 }
 
@@ -120,6 +121,7 @@ type iterator[T ~int64] struct {
 	sample
 	ok   bool // positioned on a sample
 	done bool
+	ones bool // count mode: every value but the staleness marker is 1
 }
 
 // batcher is a series.Iterator that hands out a row of points at a time
@@ -193,6 +195,9 @@ func (a *iterator[T]) batch(t int64) chunkenc.ValueType {
 
 func (a *iterator[T]) set(p *series.Point) chunkenc.ValueType {
 	a.ok, a.t, a.v = true, p.T, floatOf(*p)
+	if a.ones && !isStale(p) {
+		a.v = 1
+	}
 	return chunkenc.ValFloat
 }
 
@@ -208,11 +213,14 @@ func (a *iterator[T]) settle(ok bool) chunkenc.ValueType {
 // floatOf converts a point to Prometheus's float, the staleness marker
 // (whatever float kind held it) to value.StaleNaN.
 func floatOf(p series.Point) float64 {
-	if p.Kind != series.Int && p.Bits == series.StaleNaN {
+	if isStale(&p) {
 		return math.Float64frombits(value.StaleNaN)
 	}
 	return p.Float()
 }
+
+// isStale reports whether p is the staleness marker.
+func isStale(p *series.Point) bool { return p.Kind != series.Int && p.Bits == series.StaleNaN }
 
 // sample is the float sample an iterator stands on, with the
 // chunkenc.Iterator accessors both adapters (iterator, windowIterator)

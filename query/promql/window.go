@@ -227,7 +227,7 @@ func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
 		if p.Kind != series.Int && p.Bits == series.StaleNaN {
 			continue
 		}
-		a.v = p.Float() // last, present
+		a.v = p.Float() // last, present, count
 		a.n++
 	}
 	return len(pts)
@@ -423,6 +423,8 @@ func (a *agg) result(fn rangeFunc) float64 {
 		}
 	case fnPresent:
 		r = 1
+	case fnCount:
+		r = a.n
 	default:
 		r = a.v
 	}

@@ -14,7 +14,7 @@ import (
 
 // TestPushdownOf: the window plan of a Select's hints, or none.
 func TestPushdownOf(t *testing.T) {
-	marked := WithPushdown(context.Background(), nil) // nil node: not marked
+	marked := WithPushdown(context.Background(), nil, nil) // nil node: not marked
 	if PushdownMarked(marked) {
 		t.Fatal("WithPushdown(nil) marked")
 	}
@@ -23,29 +23,35 @@ func TestPushdownOf(t *testing.T) {
 		return &storage.SelectHints{Func: fn, Start: start, End: end, Step: step, Range: rng}
 	}
 	for _, c := range []struct {
-		h    *storage.SelectHints
-		want *pushdown
+		h     *storage.SelectHints
+		count bool // the Select is in count mode
+		want  *pushdown
 	}{
 		// A range query over [1000, 5000] step 1000, range 1000.
-		{h("max_over_time", 1, 5000, 1000, 1000), &pushdown{fn: fnMax, first: 1000, last: 5000, step: 1000, rng: 1000}},
+		{h("max_over_time", 1, 5000, 1000, 1000), false, &pushdown{fn: fnMax, first: 1000, last: 5000, step: 1000, rng: 1000}},
 		// Step > range: the last window end is the last step at or before End.
-		{h("sum_over_time", 501, 5400, 2000, 500), &pushdown{fn: fnSum, first: 1000, last: 5000, step: 2000, rng: 500}},
+		{h("sum_over_time", 501, 5400, 2000, 500), false, &pushdown{fn: fnSum, first: 1000, last: 5000, step: 2000, rng: 500}},
 		// Instant query: one window ending at End.
-		{h("avg_over_time", 4001, 5000, 0, 1000), &pushdown{fn: fnAvg, first: 5000, last: 5000, rng: 1000}},
+		{h("avg_over_time", 4001, 5000, 0, 1000), false, &pushdown{fn: fnAvg, first: 5000, last: 5000, rng: 1000}},
 		// Step < range but a single window (@).
-		{h("last_over_time", 4001, 5000, 10, 1000), &pushdown{fn: fnLast, first: 5000, last: 5000, rng: 1000}},
-		{h("max_over_time", 1, 5000, 999, 1000), nil},     // overlapping windows
-		{h("count_over_time", 1, 5000, 1000, 1000), nil},  // not idempotent
-		{h("max_over_time", 1, 5000, 1000, 0), nil},       // not a range
-		{h("max_over_time", 4001, 6000, 0, 1000), nil},    // step 0, several windows?
-		{h("max_over_time", 4001, 4999, 1000, 1000), nil}, // first window past End
-		{nil, nil},
+		{h("last_over_time", 4001, 5000, 10, 1000), false, &pushdown{fn: fnLast, first: 5000, last: 5000, rng: 1000}},
+		{h("max_over_time", 1, 5000, 999, 1000), false, nil},     // overlapping windows
+		{h("count_over_time", 1, 5000, 1000, 1000), false, nil},  // not idempotent
+		{h("max_over_time", 1, 5000, 1000, 0), false, nil},       // not a range
+		{h("max_over_time", 4001, 6000, 0, 1000), false, nil},    // step 0, several windows?
+		{h("max_over_time", 4001, 4999, 1000, 1000), false, nil}, // first window past End
+		// Count mode: sum_over_time (what count_over_time became) is a
+		// count; nothing else is pushed down.
+		{h("sum_over_time", 501, 5400, 2000, 500), true, &pushdown{fn: fnCount, first: 1000, last: 5000, step: 2000, rng: 500}},
+		{h("max_over_time", 1, 5000, 1000, 1000), true, nil},
+		{h("sum_over_time", 1, 5000, 999, 1000), true, nil},
+		{nil, false, nil},
 	} {
-		got := pushdownOf(ctx, c.h)
+		got := pushdownOf(ctx, c.h, c.count)
 		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 			t.Errorf("%+v: %+v, want %+v", c.h, got, c.want)
 		}
-		if c.h != nil && pushdownOf(context.Background(), c.h) != nil {
+		if c.h != nil && pushdownOf(context.Background(), c.h, c.count) != nil {
 			t.Errorf("%+v: pushed down on an unmarked context", c.h)
 		}
 	}
