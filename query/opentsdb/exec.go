@@ -241,6 +241,7 @@ func (x *executor) aggregate(ctx context.Context, r *run, idx []int, res *Result
 		return false, err
 	}
 	x.groupBy(r.spec, idx)
+	x.growPoints(res, idx)
 	g := res.addGroup(r.q.Queries[r.sub], x.sels[r.sub].metric)
 	n := 0
 	if pts, ok := x.gb.AppendSingle(res.points); ok {
@@ -269,6 +270,24 @@ func (x *executor) aggregate(ctx context.Context, r *run, idx []int, res *Result
 	}
 	res.endGroup(g)
 	return true, x.describe(ctx, g, idx, res)
+}
+
+// growPoints makes room in res for every group's points at the first
+// group over Buckets (a rollup or fused read): the buckets already hold
+// them, at most one output point each without a fill policy, so a first
+// answer allocates its points once instead of doubling through the
+// groups. Capped as Result.Release caps what it keeps.
+func (x *executor) growPoints(res *Result, idx []int) {
+	if len(res.points) != 0 || x.members[idx[0]].bk == nil {
+		return
+	}
+	n := 0
+	for i := range x.members {
+		if bk := x.members[i].bk; bk != nil {
+			n += bk.Len()
+		}
+	}
+	res.points = slices.Grow(res.points, min(n, 1<<20))
 }
 
 // checkOutput counts n more output points against the budget and the
