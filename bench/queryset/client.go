@@ -156,11 +156,23 @@ type Stats struct {
 	Runs, Errors   int
 	FirstError     error
 	Mean, P50, P99 time.Duration
+	Max            time.Duration
 }
 
 // Repeat runs q n times and summarises the latencies of the successful runs.
 func (c *Client) Repeat(ctx context.Context, api API, q *Query, end time.Time, n int) Stats {
 	return repeat(n, func() (time.Duration, error) { return c.Do(ctx, api, q, end) })
+}
+
+// Cycle runs n queries, the queries of qs in turn, and summarises them
+// together: the first queries a daemon answers after a bulk load, whose
+// slowest against their median shows a cold start.
+func (c *Client) Cycle(ctx context.Context, api API, qs []*Query, end time.Time, n int) Stats {
+	var s samples
+	for i := range n {
+		s.add(c.Do(ctx, api, qs[i%len(qs)], end))
+	}
+	return s.stats()
 }
 
 // Interleave runs q n times on c and on peer in turn, one run on each at
@@ -254,6 +266,7 @@ func (s *samples) stats() Stats {
 	st.Mean = sum / time.Duration(len(ds))
 	st.P50 = ds[rank(len(ds), 0.5)]
 	st.P99 = ds[rank(len(ds), 0.99)]
+	st.Max = ds[len(ds)-1]
 	return st
 }
 

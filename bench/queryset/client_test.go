@@ -79,6 +79,16 @@ func TestClientAgainstServer(t *testing.T) {
 	if srv.opentsdb.Load() != int64(3*len(Set)) || srv.promql.Load() != int64(3*exprs) {
 		t.Fatalf("server saw %d opentsdb and %d promql requests", srv.opentsdb.Load(), srv.promql.Load())
 	}
+	// Cycle: 5 runs over two queries, one request each, Max the slowest.
+	qs := []*Query{&Set[0], &Set[1]}
+	before := srv.opentsdb.Load()
+	s := c.Cycle(context.Background(), OpenTSDB, qs, end, 5)
+	if s.Errors != 0 || s.Runs != 5 || s.Max < s.P99 || s.P99 < s.P50 || s.P50 <= 0 {
+		t.Fatalf("Cycle: %+v", s)
+	}
+	if n := srv.opentsdb.Load() - before; n != 5 {
+		t.Fatalf("Cycle sent %d requests, want 5", n)
+	}
 }
 
 func TestClientErrors(t *testing.T) {

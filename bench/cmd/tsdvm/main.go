@@ -63,6 +63,7 @@ type side struct {
 	settleCPU  float64 // daemon CPU seconds from the load's start to settled
 	points     int64
 	queryMeans map[string]time.Duration
+	first      queryset.Stats // the first queries after the load, rows still in the head
 }
 
 // row is one protocol's run: tsd, VictoriaMetrics, and for telnet tsd with
@@ -184,6 +185,11 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 	if !sizes {
 		return s, nil
 	}
+	if f.queries > 0 {
+		if s.first, err = firstQueries(ctx, f, d); err != nil {
+			return s, err
+		}
+	}
 	if err := d.settle(); err != nil {
 		return s, err
 	}
@@ -202,11 +208,7 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 		c := &queryset.Client{Base: "http://" + d.http}
 		defer c.Close()
 		end := queryset.End(f.cfg.Span)
-		for i := range queryset.Set {
-			q := &queryset.Set[i]
-			if q.Shape != f.cfg.Shape || q.Range > f.cfg.Span {
-				continue
-			}
+		for _, q := range eligible(f) {
 			st := c.Repeat(ctx, queryset.PromQL, q, end, f.queries)
 			if st.Errors > 0 {
 				return s, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
@@ -234,6 +236,35 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 	logf("tsd stopped: %d bytes allocated; compacted offline: %d", s.stopped, s.bytes)
 	return s, nil
 }
+
+// eligible is the query set's queries for the dataset: its shape, a range
+// within its span.
+func eligible(f *flags) []*queryset.Query {
+	var qs []*queryset.Query
+	for i := range queryset.Set {
+		if q := &queryset.Set[i]; q.Shape == f.cfg.Shape && q.Range <= f.cfg.Span {
+			qs = append(qs, q)
+		}
+	}
+	return qs
+}
+
+// firstQueries are the first firstN queries d answers after the load, the
+// eligible set in turn, before anything settles: tsd answers them from
+// the head's rows, VictoriaMetrics from its in-memory parts.
+func firstQueries(ctx context.Context, f *flags, d *daemon) (queryset.Stats, error) {
+	c := &queryset.Client{Base: "http://" + d.http}
+	defer c.Close()
+	st := c.Cycle(ctx, queryset.PromQL, eligible(f), queryset.End(f.cfg.Span), firstN)
+	if st.Errors > 0 {
+		return st, fmt.Errorf("%s first queries: %d errors, first %v", d.name, st.Errors, st.FirstError)
+	}
+	return st, nil
+}
+
+// firstN is how many queries after the load firstQueries times (issue 22:
+// the slowest of the first 20 at most 10x their median).
+const firstN = 20
 
 // shards makes one generator per connection, each carrying its own hosts.
 func shards(f *flags, format gen.Format, batch int) ([]load.Source, error) {
@@ -309,6 +340,14 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 			line(p+": disk right after a clean stop, against settled ↓", float64(r.tsd.stopped)/float64(r.tsd.bytes), float64(r.vm.stopped)/float64(r.vm.bytes), "x", 2)
 			fmt.Fprintf(w, "| %s: tsd running, after POST /api/compact (with the logs pebble keeps for reuse) | %.3f B/point | | |\n",
 				p, float64(r.tsd.running)/float64(r.tsd.points))
+		}
+		if r.tsd.first.Runs > 0 && r.vm.first.Runs > 0 {
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+			line(fmt.Sprintf("PromQL, the first %d queries after the load (query set in turn, rows in the head): median ↓", firstN),
+				ms(r.tsd.first.P50), ms(r.vm.first.P50), "ms", 2)
+			line(fmt.Sprintf("PromQL, the first %d queries after the load: slowest ↓", firstN), ms(r.tsd.first.Max), ms(r.vm.first.Max), "ms", 2)
+			line(fmt.Sprintf("PromQL, the first %d queries after the load: slowest against median (target ≤ 10x) ↓", firstN),
+				ms(r.tsd.first.Max)/ms(r.tsd.first.P50), ms(r.vm.first.Max)/ms(r.vm.first.P50), "x", 1)
 		}
 		for i := range queryset.Set {
 			q := queryset.Set[i].Name
