@@ -222,6 +222,14 @@ func TestBigtableOutage(t *testing.T) {
 
 	proxy.cut()
 	t.Logf("%v: store cut", elapsed())
+	// The stats answer while the store does not (they once waited minutes
+	// on the UID MAXID read): generously bounded, a hang fails here.
+	hc := &http.Client{Timeout: 30 * time.Second}
+	resp, err := hc.Get("http://" + d.Addr + "/api/stats")
+	if err != nil {
+		t.Fatalf("/api/stats during the outage: %v", err)
+	}
+	resp.Body.Close()
 	flushedAtCut := d.stat(t, "tsd.flush.points")
 	throttled := false
 	for i := 0; i < 500 && !throttled; i++ {

@@ -186,11 +186,20 @@ func (l *statList) rpcStats(st *ingestStack, srv *api.Server) {
 	l.add("tsd.datapoints.added", "Data points stored, every protocol.", true, added, api.StatTag{Key: "type", Value: "all"})
 }
 
+// maxIDsTimeout bounds the stats' read of the UID MAXID row.
+const maxIDsTimeout = time.Second
+
 func (l *statList) uidStats(u *uid.UIDs) {
 	if u == nil {
 		return
 	}
-	if ids, err := u.MaxIDs(context.Background()); err == nil {
+	// The MAXID row is the only figure read from the store: bounded, so
+	// that /api/stats, telnet stats and /metrics answer while the store
+	// does not (a Bigtable client retries an unavailable store for
+	// minutes); the two figures are left out then.
+	ctx, cancel := context.WithTimeout(context.Background(), maxIDsTimeout)
+	defer cancel()
+	if ids, err := u.MaxIDs(ctx); err == nil {
 		for _, k := range uid.Kinds {
 			tag := api.StatTag{Key: "kind", Value: k.String()}
 			l.add("tsd.uid.ids-used", "UIDs assigned, by kind (the MAXID counter).", false, int64(ids[k]), tag)
