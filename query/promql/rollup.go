@@ -335,7 +335,7 @@ func (ev *rollupEval) series(i int, cells []rollup.Cell, ts []int64, edge []seri
 			return series.Point{}, false
 		}
 		p := edge[k]
-		return p, p.T == t && !(p.Kind != series.Int && p.Bits == series.StaleNaN)
+		return p, p.T == t && !isStale(&p)
 	}
 	j := 0
 	for e := pd.first; e <= pd.last; e += pd.step {

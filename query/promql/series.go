@@ -219,7 +219,9 @@ func floatOf(p series.Point) float64 {
 	return p.Float()
 }
 
-// isStale reports whether p is the staleness marker.
+// isStale reports whether p is the staleness marker, held by any float
+// kind as floatOf reads it (series.Point.IsStale looks at Float64 points
+// only); every staleness test of this package's reads uses it.
 func isStale(p *series.Point) bool { return p.Kind != series.Int && p.Bits == series.StaleNaN }
 
 // sample is the float sample an iterator stands on, with the

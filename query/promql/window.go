@@ -224,7 +224,7 @@ func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
 		if p.T > e {
 			return i
 		}
-		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+		if isStale(p) {
 			continue
 		}
 		a.v = p.Float() // last, present, count
@@ -243,7 +243,7 @@ func (a *agg) addMax(pts []series.Point, e int64) int {
 		if p.T > e {
 			break
 		}
-		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+		if isStale(p) {
 			continue
 		}
 		if f := p.Float(); n == 0 || f > v || math.IsNaN(v) {
@@ -264,7 +264,7 @@ func (a *agg) addMin(pts []series.Point, e int64) int {
 		if p.T > e {
 			break
 		}
-		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+		if isStale(p) {
 			continue
 		}
 		if f := p.Float(); n == 0 || f < v || math.IsNaN(v) {
@@ -325,7 +325,7 @@ func (a *agg) addSum(avg bool, pts []series.Point, e int64) int {
 		if p.T > e {
 			return i
 		}
-		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+		if isStale(p) {
 			continue
 		}
 		f := p.Float()
@@ -351,7 +351,7 @@ func (a *agg) addKahan(avg bool, pts []series.Point, e int64) int {
 		if p.T > e {
 			break
 		}
-		if p.Kind != series.Int && p.Bits == series.StaleNaN {
+		if isStale(p) {
 			continue
 		}
 		f := p.Float()
