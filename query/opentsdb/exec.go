@@ -276,7 +276,7 @@ func (x *executor) aggregate(ctx context.Context, r *run, idx []int, res *Result
 // group over Buckets (a rollup or fused read): the buckets already hold
 // them, at most one output point each without a fill policy, so a first
 // answer allocates its points once instead of doubling through the
-// groups. Capped as Result.Release caps what it keeps.
+// groups, at most maxKeptPoints.
 func (x *executor) growPoints(res *Result, idx []int) {
 	if len(res.points) != 0 || x.members[idx[0]].bk == nil {
 		return
@@ -287,7 +287,7 @@ func (x *executor) growPoints(res *Result, idx []int) {
 			n += bk.Len()
 		}
 	}
-	res.points = slices.Grow(res.points, min(n, 1<<20))
+	res.points = slices.Grow(res.points, min(n, maxKeptPoints))
 }
 
 // checkOutput counts n more output points against the budget and the

@@ -86,6 +86,10 @@ func (r *Result) Table(i int) string {
 // Query returns the executed query.
 func (r *Result) Query() *tsquery.TSQuery { return r.q }
 
+// maxKeptPoints is the most points a released Result keeps room for, and
+// the most an executor makes room for ahead (growPoints).
+const maxKeptPoints = 1 << 20
+
 // Release returns r's buffers for reuse; r must not be used after.
 func (r *Result) Release() {
 	clear(r.Groups)
@@ -94,7 +98,7 @@ func (r *Result) Release() {
 	clear(r.tables)
 	r.tags, r.names, r.tables = r.tags[:0], r.names[:0], r.tables[:0]
 	r.Groups, r.GlobalNotes, r.points, r.q, r.stats = r.Groups[:0], nil, r.points[:0], nil, nil
-	if cap(r.points) > 1<<20 {
+	if cap(r.points) > maxKeptPoints {
 		r.points = nil // one huge answer should not pin its slab forever
 	}
 	results.Put(r)
