@@ -25,13 +25,14 @@ import (
 func (c *config) openPromQL(rs *readStack, st *ingestStack, log *slog.Logger) (promapi.Options, error) {
 	noTracing()
 	lim := c.query.limits()
-	q, err := promql.New(&promql.Options{Reader: rs.reader, Index: st.index, UIDs: st.uids, Limits: lim})
-	if err != nil {
-		return promapi.Options{}, fmt.Errorf("promql queryable: %w", err)
-	}
 	features, err := promql.ParseFeatures(c.query.promFeatures) // checked when the key was read
 	if err != nil {
 		return promapi.Options{}, err
+	}
+	q, err := promql.New(&promql.Options{Reader: rs.reader, Index: st.index, UIDs: st.uids, Limits: lim,
+		DelayedNameRemoval: features.DelayedNameRemoval})
+	if err != nil {
+		return promapi.Options{}, fmt.Errorf("promql queryable: %w", err)
 	}
 	promql.SetParserFeatures(features)
 	timeout := c.promTimeout()

@@ -33,6 +33,12 @@ type Options struct {
 	// rollup cells could answer them (see the package doc, Rollups).
 	// Default false: the Reader's rollup tables are used.
 	DisableRollups bool
+	// DelayedNameRemoval says the engine runs with the feature of that
+	// name (EngineOptions.Features): the engine then keeps a range
+	// function's metric name until the end of the query, which only it
+	// can do, so WithPushdown leaves those calls to it (rewriteWindows).
+	// Default false, as the engine's default.
+	DelayedNameRemoval bool
 }
 
 // EnsureDefaults fills zero fields and returns o.

@@ -30,6 +30,14 @@ type pushdownKey struct{}
 // alike, so n must be the very statement the query will Exec, rewritten
 // before Exec; any other q (Prometheus's tsdb behind the HTTP API in
 // tests) gets n unchanged, since only tsd's Select knows the marker.
+//
+// When n is the statement (*parser.EvalStmt), WithPushdown then also
+// replaces each avg_over_time, min_over_time, max_over_time,
+// sum_over_time and last_over_time call whose every window Select will
+// push down by the call's selector, marked with its window
+// (rewriteWindows): the engine looks up one sample per step instead of
+// calling the function over a window of one sample. Not with
+// Options.DisablePushdown or Options.DelayedNameRemoval.
 // Calling it again on n changes nothing more.
 // Mark the context given to the query's Exec, never one shared by other
 // queries.
@@ -37,8 +45,11 @@ func WithPushdown(ctx context.Context, q storage.Queryable, n parser.Node) conte
 	if n == nil || !pushdownSafe(n) {
 		return ctx
 	}
-	if _, ok := q.(*Queryable); ok {
+	if tq, ok := q.(*Queryable); ok {
 		rewriteCounts(n)
+		if st, ok := n.(*parser.EvalStmt); ok && !tq.opts.DisablePushdown && !tq.opts.DelayedNameRemoval {
+			rewriteWindows(st)
+		}
 	}
 	return context.WithValue(ctx, pushdownKey{}, true)
 }
@@ -184,7 +195,15 @@ func pushdownOf(ctx context.Context, h *storage.SelectHints, count bool) *pushdo
 // its own allocation. In count mode only sum_over_time, the function
 // rewriteCounts leaves, is pushed down: as a count.
 func pushdownPlan(ctx context.Context, h *storage.SelectHints, count bool) (pushdown, bool) {
-	if h == nil || h.Range <= 0 || !PushdownMarked(ctx) {
+	if !PushdownMarked(ctx) {
+		return pushdown{}, false
+	}
+	return planOf(h, count)
+}
+
+// planOf is pushdownPlan for hints whose context allows pushdown.
+func planOf(h *storage.SelectHints, count bool) (pushdown, bool) {
+	if h == nil || h.Range <= 0 {
 		return pushdown{}, false
 	}
 	fn := rangeFuncs[h.Func]

@@ -340,6 +340,7 @@ func compareEdges(t *testing.T, ref storage.Queryable, s *stack, queries []edgeQ
 	plain := promql.NewEngine(promql.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	eng := pushdownEngine{plain}
 	failures, points := 0, 0
+	win0 := s.q.Stats().WindowSelects
 	for _, q := range queries {
 		want := edgeRun(ctx, plain, ref, q)
 		if want.err != "" && failures < 40 {
@@ -371,6 +372,12 @@ func compareEdges(t *testing.T, ref storage.Queryable, s *stack, queries []edgeQ
 	}
 	if points < 10*len(queries) {
 		t.Errorf("%d points compared, want more", points)
+	}
+	// Some calls were replaced by their selector (rewriteWindows).
+	if win := s.q.Stats().WindowSelects - win0; win == 0 {
+		t.Errorf("no window selector: the engine called every function")
+	} else {
+		t.Logf("%d window selectors", win)
 	}
 	if st := s.reader.Stats(); st.CacheHits == 0 {
 		t.Errorf("reader stats %+v: no row cache hit", st)

@@ -155,6 +155,11 @@ func comparePushdown(t *testing.T, ref storage.Queryable, got *promql.Queryable)
 		if ahead := st.PushdownAhead - st0.PushdownAhead; ahead == 0 || ahead >= st.PushdownSelects-st0.PushdownSelects {
 			t.Errorf("stats %+v then %+v: want both ahead and streaming evaluations", st0, st)
 		}
+		// Some of them were selectors in place of their calls
+		// (rewriteWindows), some calls.
+		if win := st.WindowSelects - st0.WindowSelects; win == 0 || win >= st.PushdownSelects-st0.PushdownSelects {
+			t.Errorf("stats %+v then %+v: want both window selectors and calls", st0, st)
+		}
 	}()
 	for _, c := range pushdownCases() {
 		eq := identical

@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -84,6 +85,16 @@ func (qr *querier) iterator(mr *metricRead, fi int, prev *read.SeriesIterator) s
 // count cells).
 func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
 	ms, count := countMode(ms)
+	ms, win, windowed, err := windowMode(ms)
+	if err != nil {
+		return storage.ErrSeriesSet(err)
+	}
+	if windowed {
+		if hints == nil {
+			return storage.ErrSeriesSet(errors.New("promql: window selector without hints"))
+		}
+		hints = win.matrixHints(hints)
+	}
 	start, end := qr.mint, qr.maxt
 	if hints != nil {
 		start, end = hints.Start, hints.End
@@ -108,6 +119,16 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	qr.fetch(ctx, ss, start, end)
 	set := &pushdownSet{seriesSet: seriesSet{ss: ss, i: -1}}
 	pd, ok := qr.pushdown(ctx, hints, count)
+	if windowed {
+		// The engine reads this selector as an instant one: every
+		// series must return its windows (rewriteWindows checked that
+		// the hints allow them).
+		if pd, ok = planOf(hints, count); !ok {
+			return storage.ErrSeriesSet(fmt.Errorf("promql: no window plan for %s over %d ms", win.fn, win.rng))
+		}
+		win.windowLabels(ss)
+		qr.q.stats.windowSelects.Add(1)
+	}
 	if !ok && count {
 		for _, s := range ss {
 			s.ones = true

@@ -18,6 +18,7 @@ type Queryable struct {
 	tables tableCounts // Selects answered from rollup cells, by table
 	stats  struct {
 		pushdownSelects, pushdownSeries, pushdownAhead atomic.Int64
+		windowSelects                                  atomic.Int64
 		rollupSelects, rollupCells, rollupRawRanges    atomic.Int64
 		rollupRawWindows, rollupRawEdges               atomic.Int64
 	}
@@ -34,6 +35,10 @@ type Stats struct {
 	// evaluated all at once, in parallel, when the engine iterated the
 	// first.
 	PushdownAhead int64
+	// WindowSelects is the number of those Selects of a selector
+	// WithPushdown put in place of its range function's call, which the
+	// engine read as an instant selector.
+	WindowSelects int64
 	// RollupSelects is the number of pushed-down Selects answered from
 	// rollup cells, RollupCells the stored cells they read,
 	// RollupRawRanges the ranges they folded from raw points (head hours,
@@ -53,7 +58,7 @@ type Stats struct {
 // Stats returns the counters since New.
 func (q *Queryable) Stats() Stats {
 	return Stats{PushdownSelects: q.stats.pushdownSelects.Load(), PushdownSeries: q.stats.pushdownSeries.Load(),
-		PushdownAhead: q.stats.pushdownAhead.Load(), RollupSelects: q.stats.rollupSelects.Load(),
+		PushdownAhead: q.stats.pushdownAhead.Load(), WindowSelects: q.stats.windowSelects.Load(), RollupSelects: q.stats.rollupSelects.Load(),
 		RollupCells: q.stats.rollupCells.Load(), RollupRawRanges: q.stats.rollupRawRanges.Load(),
 		RollupRawWindows: q.stats.rollupRawWindows.Load(), RollupRawEdges: q.stats.rollupRawEdges.Load(),
 		RollupTables: q.tables.snapshot()}
