@@ -81,8 +81,8 @@
 // (without the metric name, but for last_over_time); the engine, reading
 // an instant selector, takes the sample at each step's end, the only one
 // within its lookback. The answer is the call's, for about a third less
-// engine time on hourly steps over a month (BenchmarkVecVsMatrix in the
-// stop 30 notes of bench/README.md). Not under the engine's
+// engine time on hourly steps (BenchmarkWindowSelector; the PromQL rollup
+// figures of bench/README.md). Not under the engine's
 // delayed-name-removal feature (Options.DelayedNameRemoval), which keeps
 // the name until the query's end.
 //
