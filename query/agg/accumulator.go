@@ -32,7 +32,19 @@ func NewAccumulator(a *Aggregator) *Accumulator {
 
 // Reset empties the accumulator and sets its aggregator, keeping buffers.
 func (c *Accumulator) Reset(a *Aggregator) {
-	*c = Accumulator{agg: a, buf: c.buf[:0], ibuf: c.ibuf[:0]}
+	// Field by field: a whole-struct store holds three pointers, which
+	// costs write barriers and a typed copy per bucket (a rollup answer
+	// resets once per cell).
+	if c.agg != a {
+		c.agg = a
+	}
+	c.all, c.n, c.f, c.m2, c.i, c.first, c.last = 0, 0, 0, 0, 0, 0, 0
+	if len(c.buf) != 0 {
+		c.buf = c.buf[:0]
+	}
+	if len(c.ibuf) != 0 {
+		c.ibuf = c.ibuf[:0]
+	}
 	switch a.kind {
 	case kMin:
 		c.f, c.i = math.Inf(1), math.MaxInt64
