@@ -42,13 +42,12 @@ func appendJava(dst []byte, f float64, bits int) []byte {
 		return append(dst, "-Infinity"...)
 	case abs != 0 && abs < 1e7 && f == math.Trunc(f):
 		return append(strconv.AppendInt(dst, int64(f), 10), '.', '0')
-	case abs == 0 || (abs >= 1e-3 && abs < 1e7):
-		start := len(dst)
-		dst = strconv.AppendFloat(dst, f, 'f', -1, bits)
-		if !containsDot(dst[start:]) {
-			dst = append(dst, '.', '0')
-		}
-		return dst
+	case abs == 0:
+		return append(strconv.AppendFloat(dst, f, 'f', -1, bits), '.', '0') // 0.0, -0.0
+	case abs >= 1e-3 && abs < 1e7:
+		// Not a whole number (the case above took those): its 'f' form
+		// has a point.
+		return strconv.AppendFloat(dst, f, 'f', -1, bits)
 	}
 	var buf [32]byte
 	s := strconv.AppendFloat(buf[:0], f, 'e', -1, bits)
