@@ -73,14 +73,17 @@
 // Given the engine's statement, WithPushdown also removes the calls it
 // can: avg_over_time, min_over_time, max_over_time, sum_over_time and
 // last_over_time over a selector with a metric name matcher, in an
-// instant query or at a step of at least the range and the lookback
-// delta, are replaced by the selector itself, marked (a marker matcher
-// known by its address, then the window's function, range and lookback).
-// Select rebuilds the matrix selector's hints from the instant ones and
-// returns the windows as above, named as the call names its result
-// (without the metric name, but for last_over_time); the engine, reading
-// an instant selector, takes the sample at each step's end, the only one
-// within its lookback. The answer is the call's, for about a third less
+// instant query or at a step of at least the range, are replaced by the
+// selector itself, marked (a marker matcher known by its address, then
+// the window's function, range and lookback). Select rebuilds the matrix
+// selector's hints from the instant ones and returns the windows as
+// above, named as the call names its result (without the metric name,
+// but for last_over_time); the engine, reading an instant selector, takes
+// the sample at each step's end. Where steps are closer than the lookback
+// delta, a staleness marker ends each empty window that an earlier
+// window's sample would otherwise fill, so the step gets nothing, as the
+// call gave nothing for an empty window. The answer is the call's, for
+// about a third less
 // engine time on hourly steps (BenchmarkWindowSelector; the PromQL rollup
 // figures of bench/README.md). Not under the engine's
 // delayed-name-removal feature (Options.DelayedNameRemoval), which keeps

@@ -66,10 +66,11 @@ func parseWindowSpec(s string) (windowSpec, error) {
 // window at its end (the window's value) and, but for last_over_time,
 // series without the metric name and metadata labels, as the call's
 // result would be named; the selector finds the sample at each step's
-// end, and no other, since no earlier window's sample is within the
-// lookback delta (windowsPushable). Only selectors with a metric name
-// matcher are rewritten: dropping the name cannot then make two series
-// one label set, which the call would refuse.
+// end and no other: where steps are closer than the lookback delta, a
+// staleness marker ends each empty window that an earlier window's
+// sample would otherwise fill (staleFill). Only selectors with a metric
+// name matcher are rewritten: dropping the name cannot then make two
+// series one label set, which the call would refuse.
 func rewriteWindows(st *parser.EvalStmt) {
 	st.Expr = rewriteWindowsIn(st.Expr, st)
 }
@@ -123,10 +124,9 @@ func windowSelector(c *parser.Call, st *parser.EvalStmt) *parser.VectorSelector 
 }
 
 // windowsPushable reports whether every Select of a selector of range rng
-// in st gets a pushdown plan (pushdownPlan) and no window's sample is in
-// a later step's lookback: an instant query (one window; so is an @
-// selector's in any query), or a step of at least the range and of at
-// least the lookback delta (the lookback is open at its start).
+// in st gets a pushdown plan (pushdownPlan): an instant query (one
+// window; so is an @ selector's in any query), or a step of at least the
+// range.
 func windowsPushable(st *parser.EvalStmt, rng time.Duration) bool {
 	if rng <= 0 || st.LookbackDelta <= 0 || st.Start.After(st.End) {
 		return false
@@ -134,7 +134,7 @@ func windowsPushable(st *parser.EvalStmt, rng time.Duration) bool {
 	if st.Interval == 0 {
 		return st.Start.Equal(st.End)
 	}
-	return st.Interval >= rng && st.Interval >= st.LookbackDelta
+	return st.Interval >= rng
 }
 
 // namesMetric reports whether ms hold an equality matcher on the metric

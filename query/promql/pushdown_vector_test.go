@@ -35,7 +35,8 @@ func TestWithPushdownRewritesWindows(t *testing.T) {
 		{`label_replace(avg_over_time(up[1h]), "n", "$1", "__name__", "(.*)")`, time.Hour, true},
 		{`avg_over_time(up[1h])`, 0, true},
 		{`sum_over_time(up[10m])`, 5 * time.Minute, false},                                        // step below the range: not pushed down
-		{`sum_over_time(up[2m])`, 2 * time.Minute, false},                                         // the lookback (5m) covers earlier windows
+		{`sum_over_time(up[2m])`, 2 * time.Minute, true},                                          // steps within the lookback (5m): staleness markers fill
+		{`sum_over_time(up[1m] offset 1s)`, 90 * time.Second, true},                               // empty windows between samples
 		{`present_over_time(up[1h])`, time.Hour, false},                                           // its sample is not its value
 		{`avg_over_time({__name__=~"up|other"}[1h])`, time.Hour, false},                           // no metric name to drop safely
 		{`avg_over_time(up{__tsd_window__="avg_over_time 3600000 300000"}[1h])`, time.Hour, true}, // the marker is known by address: this one matches nothing

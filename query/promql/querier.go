@@ -127,6 +127,11 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 			return storage.ErrSeriesSet(fmt.Errorf("promql: no window plan for %s over %d ms", win.fn, win.rng))
 		}
 		win.windowLabels(ss)
+		if needsStaleFill(&pd, win.lookback) {
+			for _, s := range ss {
+				s.fill = win.lookback
+			}
+		}
 		qr.q.stats.windowSelects.Add(1)
 	}
 	if !ok && count {

@@ -44,6 +44,7 @@ type tsdSeries struct {
 	mr   *metricRead // the read of the series' metric
 	fi   int         // the series' index in mr
 	pd   *pushdown   // non-nil: Iterator returns the windows' results
+	fill int64       // >0: a window selector's lookback, stale markers added (staleFill)
 	ones bool        // count mode, not pushed down: every value reads 1
 }
 
@@ -71,6 +72,20 @@ func (s *tsdSeries) Iterator(reuse chunkenc.Iterator) chunkenc.Iterator {
 
 // windowIterator is Iterator for a pushed-down Select.
 func (s *tsdSeries) windowIterator(reuse chunkenc.Iterator) chunkenc.Iterator {
+	if s.fill <= 0 {
+		return s.windowSource(reuse)
+	}
+	f, ok := reuse.(*staleFill)
+	if !ok {
+		f = &staleFill{}
+	}
+	f.reset(s.windowSource(f.src), s.pd, s.fill)
+	return f
+}
+
+// windowSource iterates the series' windows: one sample per non-empty
+// window, at its end.
+func (s *tsdSeries) windowSource(reuse chunkenc.Iterator) chunkenc.Iterator {
 	if s.mr.rw.use {
 		return s.rollupIterator(reuse)
 	}

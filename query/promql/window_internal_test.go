@@ -107,3 +107,47 @@ func TestWindowIterator(t *testing.T) {
 		t.Fatal("a window of a staleness marker is not empty")
 	}
 }
+
+// TestStaleFill: a window selector's stream gets a staleness marker at
+// each empty window end within the lookback of its last sample, and no
+// other; Seek stays put on a sample at or after its target.
+func TestStaleFill(t *testing.T) {
+	pd := &pushdown{fn: fnAvg, first: 10, last: 80, step: 10, rng: 10}
+	src := &samplesIter{}
+	src.reset([]sample{{10, 1}, {30, 2}, {60, 3}})
+	var f staleFill
+	f.reset(src, pd, 25) // a sample fills the two next steps
+	type got struct {
+		t     int64
+		stale bool
+		v     float64
+	}
+	var out []got
+	for f.Next() == chunkenc.ValFloat {
+		ts, v := f.At()
+		out = append(out, got{ts, value.IsStaleNaN(v), v})
+	}
+	want := []got{{10, false, 1}, {20, true, 0}, {30, false, 2}, {40, true, 0}, {50, true, 0}, {60, false, 3}, {70, true, 0}, {80, true, 0}}
+	if len(out) != len(want) {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+	for i := range want {
+		if out[i].t != want[i].t || out[i].stale != want[i].stale || (!want[i].stale && out[i].v != want[i].v) {
+			t.Fatalf("sample %d: got %v, want %v", i, out[i], want[i])
+		}
+	}
+	if f.Next() != chunkenc.ValNone || f.Seek(10) != chunkenc.ValNone || f.Err() != nil {
+		t.Fatal("not exhausted")
+	}
+	src.reset([]sample{{10, 1}, {30, 2}, {60, 3}})
+	f.reset(src, pd, 15)
+	if f.Seek(35) != chunkenc.ValFloat || f.AtT() != 40 {
+		t.Fatalf("Seek(35) at %d, want the marker at 40", f.AtT())
+	}
+	if f.Seek(40) != chunkenc.ValFloat || f.AtT() != 40 {
+		t.Fatalf("Seek(40) moved to %d", f.AtT())
+	}
+	if f.Seek(41) != chunkenc.ValFloat || f.AtT() != 60 {
+		t.Fatalf("Seek(41) at %d, want 60 (50 is beyond the lookback of 30)", f.AtT())
+	}
+}
