@@ -9,5 +9,5 @@ import "testing"
 // TestRebuildRollupsBigtable is TestRebuildRollups on the Bigtable engine
 // over an in-process emulator (one per store).
 func TestRebuildRollupsBigtable(t *testing.T) {
-	runRebuild(t, openBigtableStore)
+	runRebuild(t, openBigtableStore, min(rebuildRounds(), bigtableRounds))
 }

@@ -111,10 +111,10 @@ func sameTables(t testing.TB, what string, a, b *RollupOptions) {
 // its checkpoint, and compares the two stores' rollup tables cell by
 // cell; a second full rebuild changes nothing.
 func TestRebuildRollups(t *testing.T) {
-	runRebuild(t, func(t *testing.T, fs vfs.FS) *ingesttest.Store { return openStore(t, fs) })
+	runRebuild(t, func(t *testing.T, fs vfs.FS) *ingesttest.Store { return openStore(t, fs) }, rebuildRounds())
 }
 
-func runRebuild(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Store) {
+func runRebuild(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Store, rounds int) {
 	seed := *rollupSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -148,7 +148,7 @@ func runRebuild(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Store) {
 				pa := newRollupPipelineDir(t, fsA, sa, roA, format, &clock, "wal", 9)
 				pb := newRollupPipelineDir(t, fsB, sb, written, format, &clock, "wal", 9)
 				keys := ingesttest.Keys(5)
-				for range rebuildRounds() {
+				for range rounds {
 					clock += int64(rng.IntN(3)+1) * hour / 2
 					pa.clock, pb.clock = clock, clock
 					aa, ab := pa.h.Appender(), pb.h.Appender()

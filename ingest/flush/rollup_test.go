@@ -171,7 +171,7 @@ func cellsClose(a, b []rollup.Cell) bool {
 // failed rollup writes and compactions, in both formats, and checks that
 // every 1h and 1d cell equals the fold of the raw points.
 func TestRollupModel(t *testing.T) {
-	runRollupModel(t, func(t *testing.T, fs vfs.FS) *ingesttest.Store { return openStore(t, fs) })
+	runRollupModel(t, func(t *testing.T, fs vfs.FS) *ingesttest.Store { return openStore(t, fs) }, modelRounds())
 }
 
 // modelRounds is the number of write-flush-check rounds of the rollup
@@ -187,7 +187,7 @@ func modelRounds() int {
 }
 
 // runRollupModel is TestRollupModel on the stores open makes.
-func runRollupModel(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Store) {
+func runRollupModel(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Store, rounds int) {
 	seed := *rollupSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -223,7 +223,7 @@ func runRollupModel(t *testing.T, open func(*testing.T, vfs.FS) *ingesttest.Stor
 			p := r.pipeline(t, format)
 			m := ingesttest.Model{}
 			keys := ingesttest.Keys(3)
-			for round := range modelRounds() {
+			for round := range rounds {
 				p.clock += int64(rng.IntN(3)+1) * hour / 2
 				r.clock = p.clock
 				a := p.h.Appender()

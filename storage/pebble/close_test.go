@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -177,6 +179,12 @@ func TestCloseCrashEveryStep(t *testing.T) {
 		t.Fatalf("only %d crash clones: the close path made fewer changes than expected", len(s.clones))
 	}
 	for i, c := range s.clones {
+		if invariants.RaceEnabled && i%4 != 0 {
+			// Every clone opens and reads alike; the test step checks
+			// all of them, the race step a quarter (the close path's
+			// goroutines ran with the detector on all the same).
+			continue
+		}
 		t.Run(fmt.Sprintf("%02d before %s, %d%% unsynced kept", i, c.step, c.kept), func(t *testing.T) {
 			clone := openOn(t, c.fs, false)
 			found := checkBatches(t, clone, acked)

@@ -15,13 +15,14 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 )
 
 var (
 	corruptSeed  = flag.Uint64("pebble.corrupt.seed", 0, "seed of the sstable byte-flip tests (0: time-based)")
-	corruptFlips = flag.Int("pebble.corrupt.flips", 40, "byte flips TestDamagedSSTables tries, one store copy each")
+	corruptFlips = flag.Int("pebble.corrupt.flips", 24, "byte flips TestDamagedSSTables tries, one store copy each")
 )
 
 // Three tables shaped like tsd's: data rows, UID rows with two families,
@@ -213,7 +214,14 @@ func TestDamagedSSTables(t *testing.T) {
 	orig := vfs.NewMem()
 	model := buildDamageStore(t, orig, rng)
 	var found, lostRows, repaired int
-	for i := range *corruptFlips {
+	flips := *corruptFlips
+	if invariants.RaceEnabled {
+		// One store copy and a full check per flip, each a few seconds
+		// under the detector: the race step tries a few, the test step
+		// all of them.
+		flips = min(flips, 4)
+	}
+	for i := range flips {
 		fs := copyStore(t, orig)
 		file, at := flipSST(t, fs, rng)
 		m := storeModel{}
@@ -235,7 +243,7 @@ func TestDamagedSSTables(t *testing.T) {
 			t.Fatalf("flip %d: byte %d of %s", i, at, file)
 		}
 	}
-	t.Logf("%d flips: %d found by reads, %d repaired, %d lost row ranges", *corruptFlips, found, repaired, lostRows)
+	t.Logf("%d flips: %d found by reads, %d repaired, %d lost row ranges", flips, found, repaired, lostRows)
 }
 
 // checkDamagedStore opens a damaged copy and checks reads, writes and
