@@ -109,14 +109,21 @@ func unwrapArg(e parser.Expr) parser.Expr {
 func countMode(ms []*labels.Matcher) ([]*labels.Matcher, bool) {
 	for i, m := range ms {
 		if m == countMarker {
-			if i == len(ms)-1 { // where rewriteCounts puts it
-				return ms[:i], true
-			}
-			out := make([]*labels.Matcher, 0, len(ms)-1)
-			return append(append(out, ms[:i]...), ms[i+1:]...), true
+			return withoutMatchers(ms, i, 1), true
 		}
 	}
 	return ms, false
+}
+
+// withoutMatchers returns ms without its n matchers from i: ms itself cut
+// short when they end it (where the rewrites append their markers), else
+// a copy, the engine's slice left as it is.
+func withoutMatchers(ms []*labels.Matcher, i, n int) []*labels.Matcher {
+	if i+n == len(ms) {
+		return ms[:i]
+	}
+	out := make([]*labels.Matcher, 0, len(ms)-n)
+	return append(append(out, ms[:i]...), ms[i+n:]...)
 }
 
 // pushdownSafe reports whether every matrix selector of n is evaluated by

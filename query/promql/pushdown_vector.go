@@ -162,8 +162,7 @@ func windowMode(ms []*labels.Matcher) ([]*labels.Matcher, windowSpec, bool, erro
 		if err != nil {
 			return ms, windowSpec{}, false, err
 		}
-		out := make([]*labels.Matcher, 0, len(ms)-2)
-		return append(append(out, ms[:i]...), ms[i+2:]...), spec, true, nil
+		return withoutMatchers(ms, i, 2), spec, true, nil
 	}
 	return ms, windowSpec{}, false, nil
 }

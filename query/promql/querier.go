@@ -84,11 +84,13 @@ func (qr *querier) iterator(mr *metricRead, fi int, prev *read.SeriesIterator) s
 // pushed down (a count) and those answered from rollup cells (their
 // count cells).
 func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
-	ms, count := countMode(ms)
+	// The window marker first: rewriteWindows appends it after the count
+	// marker, so each is then cut off the end.
 	ms, win, windowed, err := windowMode(ms)
 	if err != nil {
 		return storage.ErrSeriesSet(err)
 	}
+	ms, count := countMode(ms)
 	if windowed {
 		if hints == nil {
 			return storage.ErrSeriesSet(errors.New("promql: window selector without hints"))
@@ -118,11 +120,14 @@ func (qr *querier) Select(ctx context.Context, sortSeries bool, hints *storage.S
 	}
 	qr.fetch(ctx, ss, start, end)
 	set := &pushdownSet{seriesSet: seriesSet{ss: ss, i: -1}}
-	pd, ok := qr.pushdown(ctx, hints, count)
-	if windowed {
+	var pd pushdown
+	var ok bool
+	if !windowed {
+		pd, ok = qr.pushdown(ctx, hints, count)
+	} else {
 		// The engine reads this selector as an instant one: every
 		// series must return its windows (rewriteWindows checked that
-		// the hints allow them).
+		// the hints allow them), marked context or not.
 		if pd, ok = planOf(hints, count); !ok {
 			return storage.ErrSeriesSet(fmt.Errorf("promql: no window plan for %s over %d ms", win.fn, win.rng))
 		}
