@@ -28,7 +28,7 @@ func (e pushdownEngine) NewInstantQuery(ctx context.Context, q storage.Queryable
 	if err != nil {
 		return nil, err
 	}
-	return pushdownQuery{qry, q}, nil
+	return pushdownQuery{Query: qry, q: q}, nil
 }
 
 func (e pushdownEngine) NewRangeQuery(ctx context.Context, q storage.Queryable, opts prom.QueryOpts, qs string, start, end time.Time, step time.Duration) (prom.Query, error) {
@@ -36,17 +36,24 @@ func (e pushdownEngine) NewRangeQuery(ctx context.Context, q storage.Queryable, 
 	if err != nil {
 		return nil, err
 	}
-	return pushdownQuery{qry, q}, nil
+	return pushdownQuery{Query: qry, q: q}, nil
 }
 
-// pushdownQuery is a query and the Queryable it runs on.
+// pushdownQuery is a query and the Queryable it runs on; exprOnly marks
+// it by its expression instead of its statement (pushdown without
+// WithPushdown's window rewrite).
 type pushdownQuery struct {
 	prom.Query
-	q storage.Queryable
+	q        storage.Queryable
+	exprOnly bool
 }
 
 func (q pushdownQuery) Exec(ctx context.Context) *prom.Result {
-	return q.Query.Exec(promql.WithPushdown(ctx, q.q, q.Statement()))
+	var n parser.Node = q.Statement()
+	if q.exprOnly {
+		n = q.Statement().(*parser.EvalStmt).Expr
+	}
+	return q.Query.Exec(promql.WithPushdown(ctx, q.q, n))
 }
 
 // builtinPushdowns counts the pushed-down Selects of the promqltest stores.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	prom "github.com/prometheus/prometheus/promql"
-	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
@@ -144,16 +143,7 @@ func (e exprPushdownEngine) NewRangeQuery(ctx context.Context, q storage.Queryab
 	if err != nil {
 		return nil, err
 	}
-	return exprPushdownQuery{qry, q}, nil
-}
-
-type exprPushdownQuery struct {
-	prom.Query
-	q storage.Queryable
-}
-
-func (q exprPushdownQuery) Exec(ctx context.Context) *prom.Result {
-	return q.Query.Exec(promql.WithPushdown(ctx, q.q, q.Statement().(*parser.EvalStmt).Expr))
+	return pushdownQuery{Query: qry, q: q, exprOnly: true}, nil
 }
 
 // BenchmarkWindowSelector: hourly avg_over_time by host over a week from
@@ -174,27 +164,7 @@ func BenchmarkWindowSelector(b *testing.B) {
 		mustOK(b, s.commit())
 	}
 	mustOK(b, s.flushAll(ctx))
-	eng := promql.NewEngine(promql.EngineOptions{})
-	for _, c := range []struct {
-		name string
-		eng  prom.QueryEngine
-	}{{"selector", pushdownEngine{eng}}, {"call", exprPushdownEngine{eng}}} {
-		b.Run(c.name, func(b *testing.B) {
-			before := s.q.Stats()
-			b.ReportAllocs()
-			for b.Loop() {
-				qry, err := c.eng.NewRangeQuery(ctx, s.q, nil, e, time.UnixMilli(hour), time.UnixMilli(week), time.Hour)
-				mustOK(b, err)
-				res := qry.Exec(ctx)
-				mustOK(b, res.Err)
-				qry.Close()
-			}
-			after := s.q.Stats()
-			if after.RollupSelects == before.RollupSelects || (after.WindowSelects > before.WindowSelects) != (c.name == "selector") {
-				b.Fatalf("stats %+v then %+v: not the read measured", before, after)
-			}
-		})
-	}
+	benchWindows(b, s, e, hour, week, time.Hour, true)
 }
 
 // BenchmarkWindowSelectorMinute: per-minute max_over_time over six hours
@@ -203,7 +173,13 @@ func BenchmarkWindowSelector(b *testing.B) {
 // the calls.
 func BenchmarkWindowSelectorMinute(b *testing.B) {
 	const e = `max by (dc) (max_over_time(bench[1m]))`
-	s := benchStack(b)
+	benchWindows(b, benchStack(b), e, 0, 6*hour, time.Minute, false)
+}
+
+// benchWindows times the range query e over [start, end] (ms) at step on
+// s twice: as window selectors (selector) and as calls (call), checking
+// that each read the way it is named, from rollup cells when rollups.
+func benchWindows(b *testing.B, s *stack, e string, start, end int64, step time.Duration, rollups bool) {
 	ctx := context.Background()
 	eng := promql.NewEngine(promql.EngineOptions{})
 	for _, c := range []struct {
@@ -214,13 +190,15 @@ func BenchmarkWindowSelectorMinute(b *testing.B) {
 			before := s.q.Stats()
 			b.ReportAllocs()
 			for b.Loop() {
-				qry, err := c.eng.NewRangeQuery(ctx, s.q, nil, e, time.UnixMilli(0), time.UnixMilli(6*hour), time.Minute)
+				qry, err := c.eng.NewRangeQuery(ctx, s.q, nil, e, time.UnixMilli(start), time.UnixMilli(end), step)
 				mustOK(b, err)
 				res := qry.Exec(ctx)
 				mustOK(b, res.Err)
 				qry.Close()
 			}
-			if after := s.q.Stats(); (after.WindowSelects > before.WindowSelects) != (c.name == "selector") {
+			after := s.q.Stats()
+			if (after.WindowSelects > before.WindowSelects) != (c.name == "selector") ||
+				rollups && after.RollupSelects == before.RollupSelects {
 				b.Fatalf("stats %+v then %+v: not the read measured", before, after)
 			}
 		})
