@@ -249,7 +249,7 @@ func appendScalar(dst []byte, s promql.Scalar) []byte {
 	dst = append(dst, '[')
 	dst = appendShortSeconds(dst, s.T)
 	dst = append(dst, ',', '"')
-	dst = strconv.AppendFloat(dst, s.V, 'f', -1, 64)
+	dst = jsonw.AppendFixed(dst, s.V)
 	return append(dst, '"', ']')
 }
 
@@ -268,7 +268,7 @@ func appendStringResult(dst []byte, s promql.String) []byte {
 // float64(t)/1000: shortest form, never an exponent for a whole
 // millisecond count.
 func appendShortSeconds(dst []byte, t int64) []byte {
-	return strconv.AppendFloat(dst, float64(t)/1000, 'f', -1, 64)
+	return jsonw.AppendFixed(dst, float64(t)/1000)
 }
 
 // appendSeries appends {"metric":{..}} with "values":[..] when it has
@@ -379,12 +379,13 @@ func appendFloatString(dst []byte, f float64) []byte {
 		dst = strconv.AppendInt(dst, int64(f), 10)
 		return append(dst, '"')
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e' // +Inf included: strconv writes "+Inf" in either form
-	}
 	dst = append(dst, '"')
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		// +Inf included: strconv writes "+Inf" in either form.
+		dst = strconv.AppendFloat(dst, f, 'e', -1, 64)
+	} else {
+		dst = jsonw.AppendFixed(dst, f)
+	}
 	return append(dst, '"')
 }
 

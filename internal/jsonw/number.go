@@ -46,7 +46,13 @@ func appendJava(dst []byte, f float64, bits int) []byte {
 		return append(strconv.AppendFloat(dst, f, 'f', -1, bits), '.', '0') // 0.0, -0.0
 	case abs >= 1e-3 && abs < 1e7:
 		// Not a whole number (the case above took those): its 'f' form
-		// has a point.
+		// has a point. A double's digits take the fast path (shortest.go)
+		// unless it declines.
+		if bits == 64 {
+			if d, e, ok := shortest(abs); ok {
+				return appendDecimal(dst, f < 0, d, e)
+			}
+		}
 		return strconv.AppendFloat(dst, f, 'f', -1, bits)
 	}
 	var buf [32]byte

@@ -1,0 +1,217 @@
+package jsonw
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// strconvDigits is strconv's shortest digits of v as f·10^e, trailing
+// zeros removed.
+func strconvDigits(v float64) (f uint64, e int) {
+	s := strconv.FormatFloat(v, 'e', -1, 64) // d.ddde±xx
+	mant, exp := s, 0
+	for i := range s {
+		if s[i] == 'e' {
+			mant = s[:i]
+			exp, _ = strconv.Atoi(s[i+1:])
+			break
+		}
+	}
+	n := 0
+	for _, c := range mant {
+		if c >= '0' && c <= '9' {
+			f = f*10 + uint64(c-'0')
+			n++
+		}
+	}
+	e = exp - (n - 1)
+	for f != 0 && f%10 == 0 {
+		f /= 10
+		e++
+	}
+	return f, e
+}
+
+// checkShortest fails t when shortest gives v other digits than strconv,
+// and returns whether it declined.
+func checkShortest(t *testing.T, v float64) bool {
+	t.Helper()
+	f, e, ok := shortest(v)
+	if !ok {
+		return false
+	}
+	for f%10 == 0 {
+		f /= 10
+		e++
+	}
+	if wf, we := strconvDigits(v); f != wf || e != we {
+		t.Fatalf("shortest(%v) = %de%d, strconv %de%d", v, f, e, wf, we)
+	}
+	return true
+}
+
+// TestShortestMatchesStrconv: the fast path's digits are strconv's for
+// random bit patterns over every exponent, the answers' kinds of values,
+// and the neighbours of powers of two and ten; it never declines a value
+// appendJava gives it.
+func TestShortestMatchesStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 2026))
+	n := 2_000_000
+	if testing.Short() {
+		n = 200_000
+	}
+	declined, hot := 0, 0
+	try := func(v float64) {
+		if v = math.Abs(v); v == 0 || math.IsInf(v, 0) || math.IsNaN(v) || checkShortest(t, v) {
+			return
+		}
+		declined++
+		if v >= 1e-3 && v < 1e7 && v != math.Trunc(v) {
+			hot++ // appendJava's fast range: it must never decline there
+			t.Errorf("shortest declined %v (%x)", v, math.Float64bits(v))
+		}
+	}
+	for range n {
+		try(math.Float64frombits(r.Uint64()))
+		try(float64(r.IntN(36_000_000)) / float64(1+r.IntN(3600)))
+	}
+	for q := -1074; q <= 1023; q++ {
+		p := math.Ldexp(1, q)
+		try(math.Nextafter(p, 0))
+		try(math.Nextafter(p, math.Inf(1)))
+		try(p * 3)
+	}
+	for e := -323; e <= 308; e++ {
+		p, _ := strconv.ParseFloat("1e"+strconv.Itoa(e), 64)
+		try(p)
+		try(math.Nextafter(p, 0))
+		try(math.Nextafter(p, math.Inf(1)))
+	}
+	// Outside it: subnormals, and ties among values near 2^53 whose
+	// exact decimal is short.
+	t.Logf("declined %d of about %d values, %d in the fast range", declined, 2*n, hot)
+}
+
+// TestFloorLogs: the fixed-point logarithms are exact over the
+// exponents the table and the doubles use.
+func TestFloorLogs(t *testing.T) {
+	ten, two := big.NewInt(10), big.NewInt(2)
+	pow := func(b *big.Int, n int) *big.Int { return new(big.Int).Exp(b, big.NewInt(int64(n)), nil) }
+	// ⌊q·log10 2⌋ = k  ⇔  10^k ≤ 2^q < 10^(k+1), compared as integers.
+	le := func(b1 *big.Int, e1 int, b2 *big.Int, e2 int) bool {
+		// b1^e1 ≤ b2^e2 with either exponent negative: cross-multiply.
+		l, r := big.NewInt(1), big.NewInt(1)
+		if e1 >= 0 {
+			l.Mul(l, pow(b1, e1))
+		} else {
+			r.Mul(r, pow(b1, -e1))
+		}
+		if e2 >= 0 {
+			r.Mul(r, pow(b2, e2))
+		} else {
+			l.Mul(l, pow(b2, -e2))
+		}
+		return l.Cmp(r) <= 0
+	}
+	for q := -1200; q <= 1100; q++ {
+		k := flog10pow2(q)
+		if !le(ten, k, two, q) || le(ten, k+1, two, q) {
+			t.Fatalf("flog10pow2(%d) = %d", q, k)
+		}
+	}
+	for e := -400; e <= 400; e++ {
+		k := flog2pow10(e)
+		if !le(two, k, ten, e) || le(two, k+1, ten, e) {
+			t.Fatalf("flog2pow10(%d) = %d", e, k)
+		}
+	}
+	for i, g := range pow10g {
+		if g[0]>>62 != 1 || g[1]>>63 != 0 {
+			t.Fatalf("pow10g[%d] = %x %x: not 126 bits", i, g[0], g[1])
+		}
+	}
+}
+
+// FuzzShortest compares the fast path with strconv on any bit pattern.
+func FuzzShortest(f *testing.F) {
+	f.Add(math.Float64bits(61.34722222222222))
+	f.Add(math.Float64bits(0.001))
+	f.Fuzz(func(t *testing.T, b uint64) {
+		v := math.Abs(math.Float64frombits(b))
+		if v != 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			checkShortest(t, v)
+		}
+	})
+}
+
+var updateTable = flag.Bool("update-pow10", false, "rewrite pow10g_table.go")
+
+// makePow10g computes pow10g exactly.
+func makePow10g() [][2]uint64 {
+	var tab [][2]uint64
+	ten := big.NewInt(10)
+	for k := pow10gMin; k <= pow10gMax; k++ {
+		num, den := big.NewInt(1), big.NewInt(1)
+		if k <= 0 {
+			num.Exp(ten, big.NewInt(int64(-k)), nil)
+		} else {
+			den.Exp(ten, big.NewInt(int64(k)), nil)
+		}
+		if r := flog2pow10(-k) - 125; r < 0 {
+			num.Lsh(num, uint(-r))
+		} else {
+			den.Lsh(den, uint(r))
+		}
+		g := num.Quo(num, den)
+		g.Add(g, big.NewInt(1))
+		lo := new(big.Int).And(g, new(big.Int).SetUint64(1<<63-1))
+		tab = append(tab, [2]uint64{new(big.Int).Rsh(g, 63).Uint64(), lo.Uint64()})
+	}
+	return tab
+}
+
+// TestPow10Table: pow10g_table.go holds makePow10g's numbers (go test
+// -run TestPow10Table -update-pow10 writes it).
+func TestPow10Table(t *testing.T) {
+	want := makePow10g()
+	if *updateTable {
+		var b []byte
+		b = append(b, "// Code generated by TestPow10Table -update-pow10. DO NOT EDIT.\n\npackage jsonw\n\n"...)
+		b = append(b, "// pow10g is documented in shortest.go.\nvar pow10g = [pow10gMax - pow10gMin + 1][2]uint64{\n"...)
+		for i, g := range want {
+			b = fmt.Appendf(b, "\t{0x%016x, 0x%016x}, // %d\n", g[0], g[1], i+pow10gMin)
+		}
+		b = append(b, "}\n"...)
+		if err := os.WriteFile("pow10g_table.go", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if len(want) != len(pow10g) {
+		t.Fatalf("%d entries, want %d", len(pow10g), len(want))
+	}
+	for i := range want {
+		if pow10g[i] != want[i] {
+			t.Fatalf("pow10g[%d] (k %d) = %x, want %x", i, i+pow10gMin, pow10g[i], want[i])
+		}
+	}
+}
+
+// TestAppendFixed: AppendFixed writes strconv's 'f' form of any double.
+func TestAppendFixed(t *testing.T) {
+	vs := append(edgeDoubles(), randomDoubles(40_000)...)
+	vs = append(vs, 1e-6, 1.5e-7, 123456789012.25, 1e20+0.5, 4.5, 0.1+0.2)
+	var got []byte
+	for _, v := range vs {
+		got = AppendFixed(got[:0], v)
+		if want := strconv.FormatFloat(v, 'f', -1, 64); string(got) != want {
+			t.Fatalf("AppendFixed(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
