@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -90,6 +91,9 @@ type Result struct {
 	Latencies []time.Duration
 	// Server is the server's cost over the run when a PID was given.
 	Server *ServerCost
+	// LoaderCPUSeconds is this process's CPU time over Elapsed: the
+	// sending, and the encoding unless Options.Preload did it before.
+	LoaderCPUSeconds float64
 }
 
 // ServerCost is the server's CPU time over the run and its memory peak.
@@ -165,12 +169,16 @@ func run(ctx context.Context, o Options, srcs []Source) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
+	self0, serr := procstat.Read(os.Getpid())
 	start := time.Now()
 	runSenders(ctx, senders, ps, res)
 	for _, line := range closeAll(senders) {
 		res.addError(line)
 	}
 	res.Elapsed = time.Since(start)
+	if self1, err := procstat.Read(os.Getpid()); err == nil && serr == nil {
+		res.LoaderCPUSeconds = self1.CPUSeconds - self0.CPUSeconds
+	}
 	if perr := stopAll(ps); perr != nil {
 		return res, perr
 	}

@@ -29,6 +29,9 @@ type flags struct {
 	tsd, vm string
 	keep    bool
 	rollups bool
+	// tunedConns is the connections of the tuned-loader Influx run
+	// (bodies encoded before the clock starts); 0 skips it.
+	tunedConns int
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -44,6 +47,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.tsd, "tsd", "", "tsd binary (default: go build ./cmd/tsd)")
 	fs.StringVar(&f.vm, "vm", "", "victoria-metrics binary (default: built from the module proxy, cached)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
+	fs.IntVar(&f.tunedConns, "tuned-conns", 4, "connections of the Influx run with the loader tuned (every body encoded before the clock starts), after the others; 0 skips it")
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -56,7 +60,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 // side is what one daemon did under one protocol.
 type side struct {
 	res        *load.Result
-	loaderCPU  float64 // seconds
+	loaderCPU  float64 // seconds, over the timed load (load.Result.LoaderCPUSeconds)
 	bytes      int64   // settled size, allocated blocks; 0 when not measured
 	stopped    int64   // size right after a clean stop
 	running    int64   // tsd: size after /api/compact, still running
@@ -72,6 +76,18 @@ type row struct {
 	proto   string
 	tsd, vm side
 	barrier *side
+	tuned   bool // the tuned-loader run: rate and CPU rows only
+}
+
+// loadRun is one daemon's load: which daemon ("tsd" or "vm"), its binary
+// and data directory, the protocol, and how the loader runs.
+type loadRun struct {
+	which, bin, dir string
+	format          gen.Format
+	conns           int
+	barrier         bool // telnet: a version barrier every 1,000 lines
+	preload         bool // every body encoded before the clock starts
+	sizes           bool // settle, measure sizes and run the queries
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -119,14 +135,14 @@ func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...
 		r := row{proto: p}
 		sizes := format == gen.FormatInflux
 		dir := func(name string) string { return fmt.Sprintf("%s/%d-%s-%s", work, i, p, name) }
-		if r.tsd, err = loadOne(ctx, f, "tsd", f.tsd, dir("tsd"), format, false, sizes, logf); err != nil {
+		if r.tsd, err = loadOne(ctx, f, loadRun{which: "tsd", bin: f.tsd, dir: dir("tsd"), format: format, conns: f.conns, sizes: sizes}, logf); err != nil {
 			return err
 		}
-		if r.vm, err = loadOne(ctx, f, "vm", f.vm, dir("vm"), format, false, sizes, logf); err != nil {
+		if r.vm, err = loadOne(ctx, f, loadRun{which: "vm", bin: f.vm, dir: dir("vm"), format: format, conns: f.conns, sizes: sizes}, logf); err != nil {
 			return err
 		}
 		if format == gen.FormatTelnet {
-			b, err := loadOne(ctx, f, "tsd", f.tsd, dir("tsd-barrier"), format, true, false, logf)
+			b, err := loadOne(ctx, f, loadRun{which: "tsd", bin: f.tsd, dir: dir("tsd-barrier"), format: format, conns: f.conns, barrier: true}, logf)
 			if err != nil {
 				return err
 			}
@@ -134,13 +150,36 @@ func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...
 		}
 		rows = append(rows, r)
 	}
+	if f.tunedConns > 0 {
+		r, err := tunedRun(ctx, f, work, logf)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
 	writeTable(out, f, rows, time.Since(began), load0)
 	return nil
 }
 
-// loadOne starts one daemon on dir, loads the dataset over format and,
-// with sizes, settles it, measures its size and runs the queries.
-func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.Format, barrier, sizes bool, logf func(string, ...any)) (side, error) {
+// tunedRun loads Influx into each daemon with the loader out of the way
+// (issue 22's rate figure): every body encoded before the clock starts,
+// f.tunedConns connections.
+func tunedRun(ctx context.Context, f *flags, work string, logf func(string, ...any)) (row, error) {
+	r := row{proto: fmt.Sprintf("influx, loader tuned (bodies encoded before the clock, %d connections)", f.tunedConns), tuned: true}
+	var err error
+	lr := loadRun{which: "tsd", bin: f.tsd, dir: work + "/tuned-tsd", format: gen.FormatInflux, conns: f.tunedConns, preload: true}
+	if r.tsd, err = loadOne(ctx, f, lr, logf); err != nil {
+		return r, err
+	}
+	lr.which, lr.bin, lr.dir = "vm", f.vm, work+"/tuned-vm"
+	r.vm, err = loadOne(ctx, f, lr, logf)
+	return r, err
+}
+
+// loadOne starts one daemon on lr.dir, loads the dataset over lr.format
+// and, with lr.sizes, settles it, measures its size and runs the queries.
+func loadOne(ctx context.Context, f *flags, lr loadRun, logf func(string, ...any)) (side, error) {
+	which, bin, dir, format, barrier := lr.which, lr.bin, lr.dir, lr.format, lr.barrier
 	var d *daemon
 	var err error
 	if which == "vm" {
@@ -152,7 +191,7 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 		return side{}, err
 	}
 	defer d.stop()
-	o := load.Options{Addr: d.http, Format: format, Conns: f.conns, NoBarrier: !barrier, PID: d.pid()}
+	o := load.Options{Addr: d.http, Format: format, Conns: lr.conns, NoBarrier: !barrier, Preload: lr.preload, PID: d.pid()}
 	batch := 1000 // telnet lines between barriers, remote_write series a request
 	if format == gen.FormatTelnet {
 		o.Addr = d.telnet
@@ -160,11 +199,7 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 	if format == gen.FormatInflux {
 		batch = 100000 // 10,000 lines of ten fields
 	}
-	srcs, err := shards(f, format, batch)
-	if err != nil {
-		return side{}, err
-	}
-	self0, err := procstat.Read(os.Getpid())
+	srcs, err := shards(f, format, batch, lr.conns)
 	if err != nil {
 		return side{}, err
 	}
@@ -176,13 +211,12 @@ func loadOne(ctx context.Context, f *flags, which, bin, dir string, format gen.F
 	if err != nil {
 		return side{}, fmt.Errorf("%s %s load: %w\n%s", d.name, format, err, d.logs.String())
 	}
-	self1, _ := procstat.Read(os.Getpid())
-	s := side{res: res, loaderCPU: self1.CPUSeconds - self0.CPUSeconds, points: res.Points}
+	s := side{res: res, loaderCPU: res.LoaderCPUSeconds, points: res.Points}
 	logf("%s %s (barrier %v): %d points, %.0f points/s, %d errors", d.name, format, barrier, res.Points, res.PointsPerSecond(), res.Errors)
 	if res.Errors > 0 {
 		return s, fmt.Errorf("%s %s: %d errors, e.g. %v", d.name, format, res.Errors, res.ErrorSamples)
 	}
-	if !sizes {
+	if !lr.sizes {
 		return s, nil
 	}
 	if f.queries > 0 {
@@ -267,8 +301,8 @@ func firstQueries(ctx context.Context, f *flags, d *daemon) (queryset.Stats, err
 const firstN = 20
 
 // shards makes one generator per connection, each carrying its own hosts.
-func shards(f *flags, format gen.Format, batch int) ([]load.Source, error) {
-	n := max(f.conns, 1)
+func shards(f *flags, format gen.Format, batch, conns int) ([]load.Source, error) {
+	n := max(conns, 1)
 	srcs := make([]load.Source, n)
 	for i := range srcs {
 		g, err := gen.New(f.cfg)

@@ -45,7 +45,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups {
+	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups || f.tunedConns != 4 {
 		t.Fatalf("parsed %+v", f)
 	}
 	if f, err = parse([]string{"-rollups=false"}, io.Discard); err != nil || f.rollups {
