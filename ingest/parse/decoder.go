@@ -30,3 +30,14 @@ type Decoder interface {
 	// Err returns what stopped Next before the body's end, or nil.
 	Err() error
 }
+
+// NamesDecoder is a Decoder whose points may carry a Key with their
+// Metric and Tags not yet read (Point.Key). ParseNames reads them for the
+// current point's series; it returns the series' refusal (the element
+// is then refused, as Bad would have said, with the rest of the series)
+// or, when the body cannot be read on, Err's error. Without a Key it
+// does nothing.
+type NamesDecoder interface {
+	Decoder
+	ParseNames() error
+}

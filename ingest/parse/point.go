@@ -24,6 +24,12 @@ type Point struct {
 	Tags []Tag
 	// Value is the timestamped, typed value.
 	Value series.Point
+	// Key, when not nil, is the series' names as the decoder read them,
+	// byte for byte: two points from decoders of one protocol whose Keys
+	// are equal name the same series. A decoder that sets it may leave
+	// Metric and Tags unread until its ParseNames (NamesDecoder), so a
+	// series the consumer already knows by Key costs no name parsing.
+	Key []byte
 }
 
 // Reset empties p, keeping the capacity of Tags.
@@ -31,6 +37,7 @@ func (p *Point) Reset() {
 	p.Metric = nil
 	p.Tags = p.Tags[:0]
 	p.Value = series.Point{}
+	p.Key = nil
 }
 
 // AddTag appends a tag, reusing Tags' capacity.
@@ -40,7 +47,7 @@ func (p *Point) AddTag(key, value []byte) {
 
 // Clone returns a deep copy of p that owns its bytes.
 func (p *Point) Clone() Point {
-	c := Point{Metric: clone(p.Metric), Value: p.Value}
+	c := Point{Metric: clone(p.Metric), Value: p.Value, Key: clone(p.Key)}
 	if len(p.Tags) > 0 {
 		c.Tags = make([]Tag, len(p.Tags))
 		for i, t := range p.Tags {

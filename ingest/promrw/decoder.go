@@ -20,6 +20,13 @@ type Options struct {
 	// MaxTags bounds a series' labels other than __name__ (with a
 	// non-empty value); a series with more is bad. Default 32.
 	MaxTags int
+	// LazyNames yields the samples of a 1.0 series whose labels come
+	// together before any other field with Point.Key set to the labels'
+	// bytes and the names unread until ParseNames: a consumer that knows
+	// the series by its Key skips reading and checking them (the same
+	// sender writes a series' labels the same way every time). Default
+	// false: names are read as each series starts.
+	LazyNames bool
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
@@ -71,6 +78,7 @@ type Decoder struct {
 	sp      int    // next field of ts to look at for a sample
 	samples int    // samples in ts
 	pt      parse.Point
+	lazy    bool   // the current series' names are not read yet (LazyNames)
 	mask    uint64 // hashes of the current series' tag keys
 	serr    SeriesError
 	bad     bool
@@ -149,7 +157,7 @@ func (d *Decoder) Bad() error {
 	return &d.serr
 }
 
-var _ parse.Decoder = (*Decoder)(nil)
+var _ parse.NamesDecoder = (*Decoder)(nil)
 
 // Err returns the *DecodeError that stopped the Decoder, if any.
 func (d *Decoder) Err() error { return d.err }
@@ -247,20 +255,17 @@ func (d *Decoder) nextSample() bool {
 	for d.sp < len(ts) {
 		f, wt, j, ok := tag(ts, d.sp)
 		if !ok {
-			d.fail(d.tsOff+d.sp, "bad field key in timeseries")
-			return false
+			return d.failSample(d.tsOff+d.sp, "bad field key in timeseries")
 		}
 		if f != 2 || wt != wireBytes {
 			if d.sp = skip(ts, j, wt); d.sp < 0 {
-				d.fail(d.tsOff+j, badField(f, wt)+" in timeseries")
-				return false
+				return d.failSample(d.tsOff+j, badField(f, wt)+" in timeseries")
 			}
 			continue
 		}
 		s, e, ok := lenDelim(ts, j)
 		if !ok {
-			d.fail(d.tsOff+j, "sample overflows the timeseries")
-			return false
+			return d.failSample(d.tsOff+j, "sample overflows the timeseries")
 		}
 		d.sp = e
 		return d.sample(ts[s:e], d.tsOff+s)
@@ -275,8 +280,7 @@ func (d *Decoder) sample(m []byte, off int) bool {
 	for i := 0; i < len(m); {
 		f, wt, j, ok := tag(m, i)
 		if !ok {
-			d.fail(off+i, "bad field key in sample")
-			return false
+			return d.failSample(off+i, "bad field key in sample")
 		}
 		switch {
 		case f == 1 && wt == wireFixed64:
@@ -289,11 +293,13 @@ func (d *Decoder) sample(m []byte, off int) bool {
 			i = skip(m, j, wt)
 		}
 		if i < 0 {
-			d.fail(off+j, badField(f, wt)+" in sample")
-			return false
+			return d.failSample(off+j, badField(f, wt)+" in sample")
 		}
 	}
 	if t < 0 {
+		if d.lazy && d.namesFirst() {
+			return d.err == nil
+		}
 		d.serr = SeriesError{Labels: d.seriesLabels(), Reason: "sample timestamp " + strconv.FormatInt(t, 10) + " is before 1970"}
 		d.bad = true
 		d.stats.BadSamples++
@@ -302,6 +308,32 @@ func (d *Decoder) sample(m []byte, off int) bool {
 	d.pt.Value = series.Point{T: t, Bits: bits, Kind: series.Float64}
 	d.stats.Samples++
 	return true
+}
+
+// failSample stops the body at a malformed sample and returns false,
+// unless the series' names, not read yet (LazyNames), are malformed or
+// bad: those come first, as when names are read at the series' start.
+func (d *Decoder) failSample(off int, msg string) bool {
+	if d.lazy && d.namesFirst() {
+		return d.err == nil
+	}
+	d.fail(off, msg)
+	return false
+}
+
+// namesFirst reads a lazy series' names before one of its samples is
+// refused; true when they refuse the series instead (a bad item, or
+// d.err when malformed).
+func (d *Decoder) namesFirst() bool {
+	reason := d.readNames()
+	if d.err != nil {
+		return true
+	}
+	if reason != "" {
+		d.failSeries(reason)
+		return true
+	}
+	return false
 }
 
 // addLabel turns one label into the metric or a tag of the current point;

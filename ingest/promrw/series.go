@@ -10,8 +10,14 @@ import (
 // why the series is bad, or "" with the point's metric and tags set and
 // d.sp at its first sample.
 func (d *Decoder) startSeries() string {
-	d.refs, d.pt.Tags, d.pt.Metric, d.mask = d.refs[:0], d.pt.Tags[:0], nil, 0
-	d.samples = 0
+	d.refs, d.pt.Tags, d.pt.Metric, d.mask, d.pt.Key = d.refs[:0], d.pt.Tags[:0], nil, 0, nil
+	d.samples, d.lazy = 0, false
+	if d.opts.LazyNames && d.v == V1 {
+		if first, ok := d.scanKey(); ok {
+			d.sp = first
+			return ""
+		}
+	}
 	first, hist, ex, reason := d.scanSeries()
 	if d.err != nil {
 		return reason
@@ -28,6 +34,97 @@ func (d *Decoder) startSeries() string {
 		reason = "missing __name__ label"
 	}
 	d.sp = first
+	return reason
+}
+
+// scanKey walks the fields of the current 1.0 TimeSeries without reading
+// its labels (LazyNames): when they lie together before any other field
+// and samples follow, the point's Key is their bytes, its names are left
+// for ParseNames, and ok is true with first the first sample's offset.
+// Otherwise, a malformed series too, nothing is kept and the series is
+// read whole, which says what is wrong as it always does.
+func (d *Decoder) scanKey() (first int, ok bool) {
+	ts := d.ts
+	first = len(ts)
+	ks, ke, samples, hist, ex := -1, -1, 0, 0, 0
+	// What senders write: the labels first, each shorter than 128 bytes,
+	// stepped over without the general loop's calls.
+	i := 0
+	for i+1 < len(ts) && ts[i] == 0x0a && ts[i+1] < 0x80 && i+2+int(ts[i+1]) <= len(ts) {
+		i += 2 + int(ts[i+1])
+	}
+	if i > 0 {
+		ks, ke = 0, i
+	}
+	for i < len(ts) {
+		f, wt, j, ok := tag(ts, i)
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case f == 1 && wt == wireBytes:
+			if ks < 0 {
+				ks = i
+			} else if ke != i {
+				return 0, false // labels apart: read them as they come
+			}
+			_, e, ok := lenDelim(ts, j)
+			if !ok {
+				return 0, false
+			}
+			ke, i = e, e
+			continue
+		case f == 2 && wt == wireBytes:
+			first = min(first, i)
+			samples++
+		case f == 4 && wt == wireBytes:
+			hist++
+		case f == 3 && wt == wireBytes:
+			ex++
+		}
+		if i = skip(ts, j, wt); i < 0 {
+			return 0, false
+		}
+	}
+	if ks < 0 || samples == 0 || first < ke {
+		return 0, false
+	}
+	d.pt.Key, d.lazy, d.samples = ts[ks:ke], true, samples
+	d.stats.Histograms += int64(hist)
+	d.stats.Exemplars += int64(ex)
+	return first, true
+}
+
+// ParseNames reads the current point's names when LazyNames left them
+// unread (parse.NamesDecoder). A bad series is refused with its samples
+// as when its names are read first: the error is its *SeriesError, and
+// Next goes on with the next series. A malformed series stops the body:
+// the error is Err's.
+func (d *Decoder) ParseNames() error {
+	if !d.lazy {
+		return nil
+	}
+	reason := d.readNames()
+	if reason == "" && d.err == nil {
+		return nil
+	}
+	d.stats.Samples-- // the current sample, yielded before its names were read
+	if d.err != nil {
+		return d.err
+	}
+	d.failSeries(reason)
+	return &d.serr
+}
+
+// readNames reads the lazy series' labels into the point and returns why
+// the series is bad, or "".
+func (d *Decoder) readNames() string {
+	d.lazy = false
+	d.pt.Tags, d.pt.Metric, d.mask, d.samples = d.pt.Tags[:0], nil, 0, 0
+	_, _, _, reason := d.scanSeries()
+	if reason == "" && d.pt.Metric == nil {
+		reason = "missing __name__ label"
+	}
 	return reason
 }
 
