@@ -42,7 +42,9 @@ func (a *ingestAPI) initDecoders() {
 		return d
 	}
 	a.rwDecs.fresh = func() *promrw.Decoder {
-		d, _ := promrw.NewDecoder(&promrw.Options{MaxTags: o.MaxTags})
+		// Names read only for series the session does not know by their
+		// labels' bytes (drain).
+		d, _ := promrw.NewDecoder(&promrw.Options{MaxTags: o.MaxTags, LazyNames: true})
 		return d
 	}
 }
@@ -69,18 +71,41 @@ type tally interface {
 // derived from that reads fasthttp's shutdown state while Close writes it
 // (a data race), and costs a goroutine per derived context.
 func (a *ingestAPI) drain(dec parse.Decoder, sess *service.Session, batch int, t tally) error {
+	lazy, _ := dec.(parse.NamesDecoder)
 	for dec.Next() {
 		if err := dec.Bad(); err != nil {
 			sess.CountBadErr(err)
 			t.refused(err)
 			continue
 		}
-		t.added(sess.Add(a.s.work, dec.Point()))
+		p := dec.Point()
+		if ok, err := sess.AddKnown(p); ok {
+			t.added(err)
+		} else if err := readNames(lazy, p); err != nil {
+			if dec.Err() != nil {
+				break
+			}
+			sess.CountBadErr(err)
+			t.refused(err)
+			continue
+		} else {
+			t.added(sess.Add(a.s.work, p))
+		}
 		if batch > 0 && sess.Pending() >= batch {
 			commitPending(sess, t)
 		}
 	}
 	return dec.Err()
+}
+
+// readNames reads a point's names when its decoder left them for later
+// (Point.Key set by a parse.NamesDecoder): nil, or the series' refusal,
+// or the body's error (dec.Err).
+func readNames(dec parse.NamesDecoder, p *parse.Point) error {
+	if p.Key == nil || dec == nil {
+		return nil
+	}
+	return dec.ParseNames()
 }
 
 // commitPending commits sess's pending points and tells t.

@@ -41,8 +41,11 @@ type NameAppender struct {
 	u       *uid.UIDs
 	w       series.Widths
 	maxTags int
-	// refs maps a cache key to its entry in ents.
+	// refs maps a cache key to its entry in ents; keys maps a decoder's
+	// Key (AppendKeyed) to its entry, a series appended by Key being
+	// remembered under that Key only.
 	refs map[string]int32
+	keys map[string]int32
 	ents []nameEntry
 	max  int
 	name []byte // cache key scratch
@@ -70,7 +73,7 @@ func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
 		cacheSize = DefaultNameCacheSize
 	}
 	return &NameAppender{a: h.Appender(), u: u, w: h.opts.Widths, maxTags: h.opts.MaxTags,
-		refs: make(map[string]int32), max: cacheSize, lim: limitState{l: h.limiter}}
+		refs: make(map[string]int32), keys: make(map[string]int32), max: cacheSize, lim: limitState{l: h.limiter}}
 }
 
 // Append adds p to the series named by metric and tags and returns its
@@ -83,18 +86,40 @@ func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
 // The point is neither durable nor visible until Commit. metric and tags
 // are not retained.
 func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag, p series.Point) (SeriesRef, error) {
+	return n.AppendKeyed(ctx, nil, metric, tags, p)
+}
+
+// AppendKnown appends p to the series remembered under key, a decoder's
+// Key for it (parse.Point.Key), and returns its reference; ok is false,
+// and nothing is done, when no series is remembered under key (append it
+// by its names with AppendKeyed then). Its names are neither read nor
+// checked: they were when the series was remembered.
+func (n *NameAppender) AppendKnown(key []byte, p series.Point) (ref SeriesRef, ok bool, err error) {
+	if n.err != nil {
+		return 0, true, n.err
+	}
+	i, ok := n.keys[string(key)]
+	if !ok {
+		return 0, false, nil
+	}
+	ref, err = n.appendEntry(&n.ents[i], p)
+	return ref, true, err
+}
+
+// AppendKeyed is Append for a point whose decoder gave it dkey (nil for
+// none): a series appended at once is remembered under dkey, for
+// AppendKnown (a deferred one is, when a later point of it is appended).
+func (n *NameAppender) AppendKeyed(ctx context.Context, dkey, metric []byte, tags []uid.Tag, p series.Point) (SeriesRef, error) {
 	if n.err != nil {
 		return 0, n.err
 	}
 	n.name = appendNameKey(n.name[:0], metric, tags)
 	if i, ok := n.refs[string(n.name)]; ok {
-		e := &n.ents[i]
-		if n.lim.l != nil && e.epoch != n.lim.l.epoch.Load() {
-			if err := n.readmit(e); err != nil {
-				return 0, err
-			}
+		ref, err := n.appendEntry(&n.ents[i], p)
+		if err == nil && dkey != nil {
+			n.rememberKey(dkey, i)
 		}
-		return e.ref, n.a.Append(e.ref, p)
+		return ref, err
 	}
 	key, known, err := n.resolveKnown(ctx, n.key[:0], metric, tags)
 	n.key = key
@@ -113,12 +138,23 @@ func (n *NameAppender) Append(ctx context.Context, metric []byte, tags []uid.Tag
 	if !known || len(n.d.points) > 0 {
 		return 0, n.deferPoint(ctx, p, adm)
 	}
-	return n.appendResolved(key, p, adm)
+	return n.appendResolved(key, p, adm, dkey)
+}
+
+// appendEntry appends p to a remembered series, admitted again when the
+// series limits' epoch moved.
+func (n *NameAppender) appendEntry(e *nameEntry, p series.Point) (SeriesRef, error) {
+	if n.lim.l != nil && e.epoch != n.lim.l.epoch.Load() {
+		if err := n.readmit(e); err != nil {
+			return 0, err
+		}
+	}
+	return e.ref, n.a.Append(e.ref, p)
 }
 
 // appendResolved appends p to the series of the resolved key and
-// remembers the series under n.name.
-func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission) (SeriesRef, error) {
+// remembers the series under byKey, or under n.name when byKey is nil.
+func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission, byKey []byte) (SeriesRef, error) {
 	SortSeriesKey(key, n.w)
 	ref, err := n.a.AppendKey(key, p)
 	if err != nil {
@@ -127,9 +163,23 @@ func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission)
 	if len(n.ents) >= n.max {
 		n.DropCache()
 	}
-	n.refs[string(n.name)] = int32(len(n.ents))
+	i := int32(len(n.ents))
 	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch})
+	if byKey != nil {
+		n.rememberKey(byKey, i)
+	} else {
+		n.refs[string(n.name)] = i
+	}
 	return ref, nil
+}
+
+// rememberKey remembers entry i under a decoder's key; the keys are
+// emptied whole when full, as the names are.
+func (n *NameAppender) rememberKey(key []byte, i int32) {
+	if len(n.keys) >= n.max {
+		clear(n.keys)
+	}
+	n.keys[string(key)] = i
 }
 
 // appendNameKey appends the cache key of a series' names: each name with
@@ -189,5 +239,6 @@ func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
 // DropCache forgets every remembered series.
 func (n *NameAppender) DropCache() {
 	clear(n.refs)
+	clear(n.keys)
 	n.ents = n.ents[:0]
 }

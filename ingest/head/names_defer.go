@@ -212,7 +212,7 @@ func (n *NameAppender) appendDeferred(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := n.appendResolved(key, dp.p, dp.adm); err != nil {
+		if _, err := n.appendResolved(key, dp.p, dp.adm, nil); err != nil {
 			return err
 		}
 	}

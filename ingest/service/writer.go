@@ -223,7 +223,43 @@ func (s *Session) AddOwned(ctx context.Context, p *parse.Point) error {
 	return s.add(ctx, p.Metric, p.Tags, p)
 }
 
+// AddKnown appends p to the series the session remembers under p.Key
+// (parse.Point.Key) without reading its names, and reports whether it
+// did: false, with nothing done, when p has no Key or the session knows
+// none such (read the names, parse.NamesDecoder, and Add). The error is
+// Add's.
+func (s *Session) AddKnown(p *parse.Point) (ok bool, err error) {
+	if p.Key == nil {
+		return false, nil
+	}
+	if err := s.ready(); err != nil {
+		return true, err
+	}
+	_, ok, err = s.app.AppendKnown(p.Key, p.Value)
+	if !ok {
+		return false, nil
+	}
+	if err != nil {
+		return true, s.classify(err)
+	}
+	s.pending++
+	return true, nil
+}
+
 func (s *Session) add(ctx context.Context, metric []byte, tags []uid.Tag, p *parse.Point) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if _, err := s.app.AppendKeyed(ctx, p.Key, metric, tags, p.Value); err != nil {
+		return s.classify(err)
+	}
+	s.pending++
+	return nil
+}
+
+// ready refuses a point while the store is unreachable and forgets the
+// remembered series when the UIDs changed (Writer.gen).
+func (s *Session) ready() error {
 	if s.unreachable == nil {
 		s.unreachable = s.w.opts.Gate.Err()
 	}
@@ -235,10 +271,6 @@ func (s *Session) add(ctx context.Context, metric []byte, tags []uid.Tag, p *par
 		s.app.DropCache()
 		s.gen = g
 	}
-	if _, err := s.app.Append(ctx, metric, tags, p.Value); err != nil {
-		return s.classify(err)
-	}
-	s.pending++
 	return nil
 }
 

@@ -1,0 +1,71 @@
+package head
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/series"
+	"github.com/tsd-db/tsd/uid"
+)
+
+// TestAppendKnown: a series appended with a decoder's Key is found by
+// that Key alone, a deferred one once a later point is appended, and
+// nothing is found after DropCache or under another Key.
+func TestAppendKnown(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.DB.Close()
+	ctx := context.Background()
+	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mustOpenHead(t, fs, testOpts(nil))
+	defer h.Close()
+	n := h.NameAppender(u, 4)
+	key, tags := []byte("raw labels of m{a=1}"), []uid.Tag{{Key: []byte("a"), Value: []byte("1")}}
+	known := func(tm int64) (SeriesRef, bool) {
+		t.Helper()
+		ref, ok, err := n.AppendKnown(key, series.IntPoint(t0+tm, tm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref, ok
+	}
+	if _, ok := known(0); ok {
+		t.Fatal("an unknown Key was found")
+	}
+	// New names: deferred, so not remembered by Key yet.
+	if ref, err := n.AppendKeyed(ctx, key, []byte("m"), tags, series.IntPoint(t0+1, 1)); err != nil || ref != 0 {
+		t.Fatalf("new names: ref %d, %v", ref, err)
+	}
+	if err := n.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := known(2); ok {
+		t.Fatal("a deferred series was remembered by Key")
+	}
+	ref, err := n.AppendKeyed(ctx, key, []byte("m"), tags, series.IntPoint(t0+3, 3))
+	if err != nil || ref == 0 {
+		t.Fatalf("known names: ref %d, %v", ref, err)
+	}
+	if got, ok := known(4); !ok || got != ref {
+		t.Fatalf("by Key: ref %d, %v; by names %d", got, ok, ref)
+	}
+	if _, ok, _ := n.AppendKnown([]byte("other raw labels"), series.IntPoint(t0+5, 5)); ok {
+		t.Fatal("another Key was found")
+	}
+	n.DropCache()
+	if _, ok := known(6); ok || len(n.keys) != 0 {
+		t.Fatal("DropCache kept the Keys")
+	}
+	if err := n.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.AppendPoints(nil, keyBytes(h.refs.get(ref).key), 0, 1<<62)); got != 3 {
+		t.Fatalf("series holds %d points, want 3 (1, 3, 4)", got)
+	}
+}
