@@ -111,7 +111,10 @@
 //
 // NameAppender resolves names to series through uid.ResolvePoint and
 // remembers series by name per connection, deferring the assignment of new
-// names so that many are assigned in one batch.
+// names so that many are assigned in one batch. A series appended with a
+// decoder's Key (parse.Point.Key: remote write's label bytes) is
+// remembered under that Key instead, and found by it alone (AppendKnown),
+// its names never read again.
 //
 // # The flush side
 //

@@ -39,6 +39,20 @@
 // timestamps are milliseconds. Native histograms and exemplars are counted
 // (Stats) and dropped; metadata is skipped.
 //
+// # Lazy names
+//
+// With Options.LazyNames (the daemon's setting), a 1.0 series whose
+// labels lie together before its other fields yields its samples with
+// Point.Key set to those labels' bytes and its names unread: a consumer
+// that already knows the series by that Key (head.NameAppender.AppendKnown)
+// appends the sample without reading or checking a label, and calls
+// ParseNames only for a Key it does not know. A sender writes a series'
+// labels the same way every time, so after its first request a series
+// costs a map look-up instead of its labels' parsing. The consumer sees
+// what it sees without the option: a bad or malformed series is reported
+// as it would be, before any other problem of the series
+// (TestLazyNamesAsEager, FuzzLazyNames).
+//
 // # Errors
 //
 // A body that is not a valid message stops the Decoder with a
