@@ -43,6 +43,8 @@ type Decoder struct {
 	fi      int    // next field of the current line to yield
 	metric  []byte // measurement + separator, then the field key
 	prefix  int    // length of measurement + separator in metric
+	key     []byte // the point's Key: 'I', the line up to its fields, 0, the field key
+	keyLen  int    // length of key before the field key
 	esc     []byte // unescaped names of the current line
 	tagMask uint64 // hashes of the current line's tag keys (addTag)
 	pt      parse.Point
@@ -174,6 +176,8 @@ func (d *Decoder) emit() {
 	d.fi++
 	d.metric = append(d.metric[:d.prefix], f.key...)
 	d.pt.Metric = d.metric
+	d.key = append(d.key[:d.keyLen], f.key...)
+	d.pt.Key = d.key
 	d.pt.Value = f.val
 	d.stats.Points++
 }

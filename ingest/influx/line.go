@@ -104,6 +104,11 @@ func (d *Decoder) parseLine(b []byte) string {
 	if reason != "" {
 		return reason
 	}
+	// The point's Key (parse.Point.Key): the measurement and tags as
+	// written name the same series every time. Names never hold a 0 byte
+	// (uid.RulesLossless), so a Key of valid names ends them at its only 0.
+	d.key = append(append(append(d.key[:0], 'I'), b[:i]...), 0)
+	d.keyLen = len(d.key)
 	if i = skipBlank(b, i); i >= len(b) {
 		return reasonMissingFields
 	}

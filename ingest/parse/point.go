@@ -25,10 +25,12 @@ type Point struct {
 	// Value is the timestamped, typed value.
 	Value series.Point
 	// Key, when not nil, is the series' names as the decoder read them,
-	// byte for byte: two points from decoders of one protocol whose Keys
-	// are equal name the same series. A decoder that sets it may leave
-	// Metric and Tags unread until its ParseNames (NamesDecoder), so a
-	// series the consumer already knows by Key costs no name parsing.
+	// byte for byte: two points whose Keys are equal name the same series,
+	// so a consumer that knows a series by its Key need not look at its
+	// names. Decoders of different protocols start their Keys with
+	// different bytes (remote write: its label field's tag 0x0a; Influx:
+	// 'I'; telnet: 'T'). A decoder that sets it may leave Metric and Tags
+	// unread until its ParseNames (NamesDecoder).
 	Key []byte
 }
 

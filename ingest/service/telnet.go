@@ -304,7 +304,10 @@ func (c *telnetConn) put(line []byte) {
 		c.refuse(err.Error())
 		return
 	}
-	err := c.sess.AddOwned(context.Background(), &c.pt) // c.pt is parsed anew per line
+	ok, err := c.sess.AddKnown(&c.pt) // a series this session appended before
+	if !ok {
+		err = c.sess.AddOwned(context.Background(), &c.pt) // c.pt is parsed anew per line
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrThrottled):

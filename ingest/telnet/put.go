@@ -89,6 +89,7 @@ type Parser struct {
 	cls     [256]uint8
 	scratch []byte // the timestamp without its dots
 	memo    tagMemo
+	key     []byte // the point's Key: 'T', the metric, 0, the tags as written
 }
 
 // NewParser returns a parser; opts may be nil for the defaults.
@@ -151,7 +152,14 @@ func (p *Parser) ParsePut(line []byte, pt *parse.Point) error {
 	if err != nil {
 		return err
 	}
-	return p.finish(pt, ts, value, rest, extra, check || tcheck)
+	if err := p.finish(pt, ts, value, rest, extra, check || tcheck); err != nil {
+		return err
+	}
+	// The point's Key (parse.Point.Key): the metric and tags as written
+	// name the same series every time; names hold no 0 byte.
+	p.key = append(append(append(append(p.key[:0], 'T'), metric...), 0), rest...)
+	pt.Key = p.key
+	return nil
 }
 
 // scanMetric returns the index of the ' ' ending the metric that starts at
