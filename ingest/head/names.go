@@ -46,12 +46,14 @@ type NameAppender struct {
 	// remembered under that Key only.
 	refs map[string]int32
 	keys map[string]int32
-	ents []nameEntry
-	max  int
-	name []byte // cache key scratch
-	key  []byte // series key scratch
-	d    deferral
-	lim  limitState
+	// keyBytes is the size of keys' keys, within maxKeyBytes.
+	keyBytes int
+	ents     []nameEntry
+	max      int
+	name     []byte // cache key scratch
+	key      []byte // series key scratch
+	d        deferral
+	lim      limitState
 	// err is the failure of a deferred batch: its points are lost, so
 	// Commit must fail; Append returns it until Commit or Rollback.
 	err error
@@ -173,13 +175,23 @@ func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission,
 	return ref, nil
 }
 
+// maxKeyBytes bounds the bytes of the Keys a NameAppender remembers: a
+// Key is its series' names as the client wrote them, padding included (a
+// telnet line's spaces), so its size is the client's choice.
+const maxKeyBytes = 4 << 20
+
 // rememberKey remembers entry i under a decoder's key; the keys are
 // emptied whole when full, as the names are.
 func (n *NameAppender) rememberKey(key []byte, i int32) {
-	if len(n.keys) >= n.max {
+	if len(key) > maxKeyBytes/64 {
+		return // a series with such a Key is appended by its names
+	}
+	if len(n.keys) >= n.max || n.keyBytes+len(key) > maxKeyBytes {
 		clear(n.keys)
+		n.keyBytes = 0
 	}
 	n.keys[string(key)] = i
+	n.keyBytes += len(key)
 }
 
 // appendNameKey appends the cache key of a series' names: each name with
@@ -240,5 +252,6 @@ func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
 func (n *NameAppender) DropCache() {
 	clear(n.refs)
 	clear(n.keys)
+	n.keyBytes = 0
 	n.ents = n.ents[:0]
 }

@@ -69,3 +69,43 @@ func TestAppendKnown(t *testing.T) {
 		t.Fatalf("series holds %d points, want 3 (1, 3, 4)", got)
 	}
 }
+
+// TestKeyBytesBounded: the remembered Keys stay within maxKeyBytes
+// whatever their sizes, and a Key over maxKeyBytes/64 is not remembered.
+func TestKeyBytesBounded(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.DB.Close()
+	ctx := context.Background()
+	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mustOpenHead(t, fs, testOpts(nil))
+	defer h.Close()
+	n := h.NameAppender(u, 0)
+	tags := []uid.Tag{{Key: []byte("a"), Value: []byte("1")}}
+	if _, err := n.Append(ctx, []byte("m"), tags, series.IntPoint(t0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, maxKeyBytes/64)
+	for i := range 300 {
+		key[0], key[1] = byte(i), byte(i>>8)
+		if _, err := n.AppendKeyed(ctx, key, []byte("m"), tags, series.IntPoint(t0+int64(i)+1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if n.keyBytes > maxKeyBytes || n.keyBytes != len(n.keys)*len(key) {
+			t.Fatalf("after %d Keys: %d bytes in %d keys", i+1, n.keyBytes, len(n.keys))
+		}
+	}
+	big := make([]byte, maxKeyBytes/64+1)
+	if _, err := n.AppendKeyed(ctx, big, []byte("m"), tags, series.IntPoint(t0+1000, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := n.AppendKnown(big, series.IntPoint(t0+1001, 1)); ok {
+		t.Fatal("an oversized Key was remembered")
+	}
+}
