@@ -167,9 +167,7 @@ func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission,
 	}
 	i := int32(len(n.ents))
 	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch})
-	if byKey != nil {
-		n.rememberKey(byKey, i)
-	} else {
+	if byKey == nil || !n.rememberKey(byKey, i) {
 		n.refs[string(n.name)] = i
 	}
 	return ref, nil
@@ -180,11 +178,13 @@ func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission,
 // telnet line's spaces), so its size is the client's choice.
 const maxKeyBytes = 4 << 20
 
-// rememberKey remembers entry i under a decoder's key; the keys are
-// emptied whole when full, as the names are.
-func (n *NameAppender) rememberKey(key []byte, i int32) {
+// rememberKey remembers entry i under a decoder's key and reports
+// whether it did: not for a Key over maxKeyBytes/64, whose series is
+// remembered by its names instead. The keys are emptied whole when full,
+// as the names are.
+func (n *NameAppender) rememberKey(key []byte, i int32) bool {
 	if len(key) > maxKeyBytes/64 {
-		return // a series with such a Key is appended by its names
+		return false
 	}
 	if len(n.keys) >= n.max || n.keyBytes+len(key) > maxKeyBytes {
 		clear(n.keys)
@@ -192,6 +192,7 @@ func (n *NameAppender) rememberKey(key []byte, i int32) {
 	}
 	n.keys[string(key)] = i
 	n.keyBytes += len(key)
+	return true
 }
 
 // appendNameKey appends the cache key of a series' names: each name with

@@ -108,4 +108,20 @@ func TestKeyBytesBounded(t *testing.T) {
 	if _, ok, _ := n.AppendKnown(big, series.IntPoint(t0+1001, 1)); ok {
 		t.Fatal("an oversized Key was remembered")
 	}
+	// Its series is remembered by its names instead.
+	other := []uid.Tag{{Key: []byte("a"), Value: []byte("2")}}
+	if _, err := n.Append(ctx, []byte("m"), other, series.IntPoint(t0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	n.DropCache()
+	if _, err := n.AppendKeyed(ctx, big, []byte("m"), other, series.IntPoint(t0+1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	name := appendNameKey(nil, []byte("m"), other)
+	if _, ok := n.refs[string(name)]; !ok {
+		t.Fatal("a series with an oversized Key is remembered under neither")
+	}
 }
