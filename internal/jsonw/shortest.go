@@ -167,23 +167,13 @@ func put8(b []byte, v uint64) {
 	*(*[2]byte)(b[6:]) = pairs[y%100]
 }
 
-// pairs is digitPairs as two-byte elements, stored by one move each.
+// pairs is digits2 (stamp.go) as two-byte elements, stored by one move
+// each.
 var pairs = func() (p [100][2]byte) {
 	for i := range p {
-		p[i] = [2]byte{digitPairs[2*i], digitPairs[2*i+1]}
+		p[i] = [2]byte{digits2[2*i], digits2[2*i+1]}
 	}
 	return p
 }()
 
 var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-const digitPairs = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
