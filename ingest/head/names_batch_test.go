@@ -25,17 +25,8 @@ func hostTags(host string) []uid.Tag {
 // after Commit each host has one UID and its points are in the head in
 // the order given (a later point with the same timestamp wins).
 func TestNameAppenderNewNames(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
 	ctx := context.Background()
-	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mustOpenHead(t, fs, testOpts(nil))
-	defer h.Close()
-	n := h.NameAppender(u, 0)
+	n, h, u := newNameAppender(t, 0)
 	const hosts = 5000
 	add := func(host string, tm, v int64) (SeriesRef, error) {
 		return n.Append(ctx, []byte("sys.cpu"), hostTags(host), series.IntPoint(t0+tm, v))

@@ -2,10 +2,7 @@ package head
 
 import (
 	"context"
-	"log/slog"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid"
@@ -15,17 +12,8 @@ import (
 // that Key alone, a deferred one once a later point is appended, and
 // nothing is found after DropCache or under another Key.
 func TestAppendKnown(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
 	ctx := context.Background()
-	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mustOpenHead(t, fs, testOpts(nil))
-	defer h.Close()
-	n := h.NameAppender(u, 4)
+	n, h, _ := newNameAppender(t, 4)
 	key, tags := []byte("raw labels of m{a=1}"), []uid.Tag{{Key: []byte("a"), Value: []byte("1")}}
 	known := func(tm int64) (SeriesRef, bool) {
 		t.Helper()
@@ -73,17 +61,8 @@ func TestAppendKnown(t *testing.T) {
 // TestKeyBytesBounded: the remembered Keys stay within maxKeyBytes
 // whatever their sizes, and a Key over maxKeyBytes/64 is not remembered.
 func TestKeyBytesBounded(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
 	ctx := context.Background()
-	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mustOpenHead(t, fs, testOpts(nil))
-	defer h.Close()
-	n := h.NameAppender(u, 0)
+	n, _, _ := newNameAppender(t, 0)
 	tags := []uid.Tag{{Key: []byte("a"), Value: []byte("1")}}
 	if _, err := n.Append(ctx, []byte("m"), tags, series.IntPoint(t0, 0)); err != nil {
 		t.Fatal(err)

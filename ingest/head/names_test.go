@@ -13,17 +13,8 @@ import (
 )
 
 func TestNameAppender(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
 	ctx := context.Background()
-	u, err := uid.Open(ctx, s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mustOpenHead(t, fs, testOpts(nil))
-	defer h.Close()
-	n := h.NameAppender(u, 2)
+	n, h, u := newNameAppender(t, 2)
 	tags := func(kv ...string) []uid.Tag {
 		var out []uid.Tag
 		for i := 0; i < len(kv); i += 2 {
@@ -80,4 +71,21 @@ func TestNameAppender(t *testing.T) {
 	if h.NumSeries() != 3 || len(h.AppendPoints(nil, keyBytes(h.refs.get(a1).key), 0, 1<<62)) != 4 {
 		t.Fatalf("head: %d series", h.NumSeries())
 	}
+}
+
+// newNameAppender opens a store on a memory filesystem, its UID table and
+// a head, all closed when t ends, and returns a NameAppender of the head
+// remembering cacheSize series (0: the default), the head and the UIDs.
+func newNameAppender(t *testing.T, cacheSize int) (*NameAppender, *Head, *uid.UIDs) {
+	t.Helper()
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	t.Cleanup(func() { _ = s.DB.Close() })
+	u, err := uid.Open(context.Background(), s.DB, &uid.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mustOpenHead(t, fs, testOpts(nil))
+	t.Cleanup(func() { _ = h.Close() })
+	return h.NameAppender(u, cacheSize), h, u
 }
