@@ -76,7 +76,6 @@ type row struct {
 	proto   string
 	tsd, vm side
 	barrier *side
-	tuned   bool // the tuned-loader run: rate and CPU rows only
 }
 
 // loadRun is one daemon's load: which daemon ("tsd" or "vm"), its binary
@@ -165,7 +164,7 @@ func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...
 // (issue 22's rate figure): every body encoded before the clock starts,
 // f.tunedConns connections.
 func tunedRun(ctx context.Context, f *flags, work string, logf func(string, ...any)) (row, error) {
-	r := row{proto: fmt.Sprintf("influx, loader tuned (bodies encoded before the clock, %d connections)", f.tunedConns), tuned: true}
+	r := row{proto: fmt.Sprintf("influx, loader tuned (bodies encoded before the clock, %d connections)", f.tunedConns)}
 	var err error
 	lr := loadRun{which: "tsd", bin: f.tsd, dir: work + "/tuned-tsd", format: gen.FormatInflux, conns: f.tunedConns, preload: true}
 	if r.tsd, err = loadOne(ctx, f, lr, logf); err != nil {
