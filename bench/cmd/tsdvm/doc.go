@@ -30,10 +30,12 @@
 // --data, its whole data directory: a running tsd also holds the logs
 // pebble keeps for reuse (up to three of 110 % of the memtable size), which
 // a stop or restart drops, and the table prints that size too. Both sides
-// are also measured right after a clean stop, against settled. Then the
-// query set (package bench/queryset, without the highcard query) runs as
-// PromQL range queries on both, in turn, -n times each; each row is the
-// mean and the ratio of the means.
+// are also measured right after a clean stop, against settled. The query
+// set (package bench/queryset, without the highcard query) runs as PromQL
+// range queries, -n times each, on each side twice: after the load, rows
+// still in tsd's head and in VictoriaMetrics' in-memory parts (after the
+// first 20 queries, timed on their own), and again once settled, rows in
+// the store; each row is a mean and the ratio of the means.
 //
 // Usage:
 //

@@ -66,8 +66,9 @@ type side struct {
 	running    int64   // tsd: size after /api/compact, still running
 	settleCPU  float64 // daemon CPU seconds from the load's start to settled
 	points     int64
-	queryMeans map[string]time.Duration
-	first      queryset.Stats // the first queries after the load, rows still in the head
+	queryMeans map[string]time.Duration // settled: rows in the store (VictoriaMetrics: merged parts)
+	headMeans  map[string]time.Duration // before settling: rows in the head (VictoriaMetrics: in-memory parts)
+	first      queryset.Stats           // the first queries after the load, rows still in the head
 }
 
 // row is one protocol's run: tsd, VictoriaMetrics, and for telnet tsd with
@@ -222,6 +223,9 @@ func loadOne(ctx context.Context, f *flags, lr loadRun, logf func(string, ...any
 		if s.first, err = firstQueries(ctx, f, d); err != nil {
 			return s, err
 		}
+		if s.headMeans, err = queryMeans(ctx, f, d); err != nil {
+			return s, err
+		}
 	}
 	if err := d.settle(); err != nil {
 		return s, err
@@ -237,16 +241,8 @@ func loadOne(ctx context.Context, f *flags, lr loadRun, logf func(string, ...any
 	}
 	logf("%s settled: %d bytes allocated", d.name, s.bytes)
 	if f.queries > 0 {
-		s.queryMeans = map[string]time.Duration{}
-		c := &queryset.Client{Base: "http://" + d.http}
-		defer c.Close()
-		end := queryset.End(f.cfg.Span)
-		for _, q := range eligible(f) {
-			st := c.Repeat(ctx, queryset.PromQL, q, end, f.queries)
-			if st.Errors > 0 {
-				return s, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
-			}
-			s.queryMeans[q.Name] = st.Mean
+		if s.queryMeans, err = queryMeans(ctx, f, d); err != nil {
+			return s, err
 		}
 	}
 	d.stop()
@@ -295,6 +291,23 @@ func firstQueries(ctx context.Context, f *flags, d *daemon) (queryset.Stats, err
 	return st, nil
 }
 
+// queryMeans runs each eligible query f.queries times on d, one after
+// the other, and returns their means by query name.
+func queryMeans(ctx context.Context, f *flags, d *daemon) (map[string]time.Duration, error) {
+	c := &queryset.Client{Base: "http://" + d.http}
+	defer c.Close()
+	end := queryset.End(f.cfg.Span)
+	means := map[string]time.Duration{}
+	for _, q := range eligible(f) {
+		st := c.Repeat(ctx, queryset.PromQL, q, end, f.queries)
+		if st.Errors > 0 {
+			return nil, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
+		}
+		means[q.Name] = st.Mean
+	}
+	return means, nil
+}
+
 // firstN is how many queries after the load firstQueries times (issue 22:
 // the slowest of the first 20 at most 10x their median).
 const firstN = 20
@@ -312,6 +325,20 @@ func shards(f *flags, format gen.Format, batch, conns int) ([]load.Source, error
 		srcs[i] = load.NewGenSource(g, format, batch, 0)
 	}
 	return srcs, nil
+}
+
+// meanLines writes one row per query of the set that tsd ran, its mean
+// on both sides.
+func meanLines(line func(string, float64, float64, string, int), n int, where string, tsd, vm map[string]time.Duration) {
+	for i := range queryset.Set {
+		q := queryset.Set[i].Name
+		a, ok := tsd[q]
+		if !ok {
+			continue
+		}
+		b := vm[q]
+		line(fmt.Sprintf("PromQL %s, %s, mean of %d ↓", q, where, n), float64(a.Microseconds())/1e3, float64(b.Microseconds())/1e3, "ms", 2)
+	}
 }
 
 func onOff(b bool) string {
@@ -382,15 +409,8 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 			line(fmt.Sprintf("PromQL, the first %d queries after the load: slowest against median (target ≤ 10x) ↓", firstN),
 				ms(r.tsd.first.Max)/ms(r.tsd.first.P50), ms(r.vm.first.Max)/ms(r.vm.first.P50), "x", 1)
 		}
-		for i := range queryset.Set {
-			q := queryset.Set[i].Name
-			a, ok := r.tsd.queryMeans[q]
-			b := r.vm.queryMeans[q]
-			if !ok {
-				continue
-			}
-			line("PromQL "+q+", mean of "+fmt.Sprint(f.queries)+" ↓", float64(a.Microseconds())/1e3, float64(b.Microseconds())/1e3, "ms", 2)
-		}
+		meanLines(line, f.queries, "rows in the head", r.tsd.headMeans, r.vm.headMeans)
+		meanLines(line, f.queries, "rows in the store", r.tsd.queryMeans, r.vm.queryMeans)
 	}
 	fmt.Fprintln(w, "\nratio = tsd / VictoriaMetrics. Sizes are allocated blocks: VictoriaMetrics after force_flush and force_merge, without cache/;\n"+
 		"tsd after POST /api/compact, a clean stop and tsd compact --data (what a restart leaves).")
