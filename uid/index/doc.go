@@ -123,6 +123,11 @@
 // past the match), and regexp uses Go's RE2 syntax where OpenTSDB uses
 // java.util.regex. PromQL matchers are anchored
 // RE2, and a value "" matches series without the label, as in Prometheus.
+// A PromQL expression that can only match a few names (literals,
+// alternations, concatenations and small character classes, as Grafana
+// writes a multi-value variable: host=~"(web1|web2)") is turned into those
+// names and looked up (setmatch.go), as Prometheus's own set matches do;
+// anything else runs over the tag's values.
 //
 // # Concurrency
 //

@@ -145,8 +145,22 @@ func compile(i int, f *Filter) (compiled, error) {
 }
 
 // compileProm compiles =~ and !~: anchored at both ends, and matching the
-// absent value "" when the expression matches the empty string.
+// absent value "" when the expression matches the empty string. An
+// expression that matches a few names only (setMatches) becomes those
+// literals, looked up rather than matched against every value.
 func compileProm(c compiled, f *Filter, bad func(string) (compiled, error)) (compiled, error) {
+	c.neg = f.Type == RegexNoMatch
+	if set, ok := setMatches(f.Pattern); ok {
+		c.literals = make([]string, 0, len(set))
+		for _, v := range set {
+			if v == "" {
+				c.absent = true // tag values are never empty
+			} else {
+				c.literals = append(c.literals, v)
+			}
+		}
+		return c, nil
+	}
 	re, err := regexp.Compile("^(?:" + f.Pattern + ")$")
 	if err != nil {
 		return bad(err.Error())

@@ -217,6 +217,12 @@ func TestFilterTypes(t *testing.T) {
 		{"host", pat(RegexNoMatch, "web.*")},
 		{"env", pat(RegexNoMatch, "|dev")},
 		{"", pat(RegexMatch, "c.*")},
+		// Expressions that are sets of names (setmatch.go).
+		{"host", pat(RegexMatch, `(web01|db02\.sjc|nosuchvalue)`)},
+		{"host", pat(RegexMatch, "web0[13]")},
+		{"host", pat(RegexNoMatch, "web01|web03")},
+		{"env", pat(RegexNoMatch, "(prod|)")},
+		{"", pat(RegexMatch, "cpu|mem")},
 		{"", lit(LiteralOr, "mem")},
 		{"", pat(Wildcard, "*e*")},
 	}

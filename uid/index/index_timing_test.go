@@ -129,6 +129,8 @@ func BenchmarkPostingsSelective(b *testing.B) {
 		{"literal_or", []Filter{{TagK: f.host, Type: LiteralOr, Values: []string{"host-7"}}, {TagK: f.cpu, Type: LiteralOr, Values: cpus}}},
 		{"wildcard", []Filter{{TagK: f.host, Type: Wildcard, Pattern: "*-7"}, {TagK: f.cpu, Type: LiteralOr, Values: cpus}}},
 		{"regexp", []Filter{{TagK: f.host, Type: Regexp, Pattern: "^host-7$"}, {TagK: f.cpu, Type: RegexMatch, Pattern: "cpu[0-9]"}}},
+		// A Grafana multi-value variable: names, as an expression.
+		{"regex_set", []Filter{{TagK: f.host, Type: RegexMatch, Pattern: "(host-7|host-none)"}, {TagK: f.cpu, Type: RegexMatch, Pattern: "cpu[0-9]"}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var bm *roaring.Bitmap
