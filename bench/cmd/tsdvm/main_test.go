@@ -55,3 +55,16 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal("-values text accepted")
 	}
 }
+
+// TestNonZero reads VictoriaMetrics' gauges from a metrics page: a gauge
+// above zero is named, a missing one counts as zero.
+func TestNonZero(t *testing.T) {
+	page := []byte("# HELP x\nvm_active_force_merges 0\nvm_parts{type=\"storage/inmemory\"} 3\nvm_pending_rows{type=\"storage\"} 0\n")
+	if n := nonZero(page, vmFlushed); n != `vm_parts{type="storage/inmemory"}` {
+		t.Fatalf("nonZero = %q, want the in-memory parts", n)
+	}
+	page = []byte("\nvm_active_force_merges 0\nvm_parts{type=\"storage/inmemory\"} 0\n")
+	if n := nonZero(page, vmMerged); n != "" {
+		t.Fatalf("nonZero = %q on a settled page", n)
+	}
+}
