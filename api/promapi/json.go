@@ -77,6 +77,8 @@ type seriesCursor struct {
 	phase uint8 // seriesHead, seriesFloats, seriesHistograms, seriesEnd
 	open  bool  // the phase's array is opened (its comma written at seriesHead)
 	j     int   // the phase's next sample
+
+	stamps jsonw.Stamps // the series' sample times
 }
 
 const (
@@ -139,7 +141,7 @@ func (c *seriesCursor) appendSeries(dst []byte, s *promql.Series, comma bool, ma
 			c.phase = seriesFloats
 		case seriesFloats:
 			if len(s.Floats) > 0 && !c.pairs(&dst, `,"values":[`, len(s.Floats), max, func(dst []byte, j int) []byte {
-				return appendFloatPair(dst, s.Floats[j].T, s.Floats[j].F)
+				return appendFloatPair(dst, &c.stamps, s.Floats[j].T, s.Floats[j].F)
 			}) {
 				return dst, false
 			}
@@ -279,11 +281,12 @@ func appendSeries(dst []byte, s promql.Series) []byte {
 	dst = appendLabels(dst, s.Metric)
 	if len(s.Floats) > 0 {
 		dst = append(dst, `,"values":[`...)
+		var st jsonw.Stamps
 		for i, p := range s.Floats {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendFloatPair(dst, p.T, p.F)
+			dst = appendFloatPair(dst, &st, p.T, p.F)
 		}
 		dst = append(dst, ']')
 	}
@@ -320,7 +323,8 @@ func appendSample(dst []byte, s *promql.Sample) []byte {
 		dst = appendHistogramPair(dst, s.T, s.H)
 	} else {
 		dst = append(dst, `,"value":`...)
-		dst = appendFloatPair(dst, s.T, s.F)
+		var st jsonw.Stamps
+		dst = appendFloatPair(dst, &st, s.T, s.F)
 	}
 	return append(dst, '}')
 }
@@ -328,16 +332,17 @@ func appendSample(dst []byte, s *promql.Sample) []byte {
 // appendPair appends [<seconds>,<value>].
 func appendPair(dst []byte, t int64, value func([]byte) []byte) []byte {
 	dst = append(dst, '[')
-	dst = appendTimestamp(dst, t)
+	dst = appendTimestamp(dst, nil, t)
 	dst = append(dst, ',')
 	dst = value(dst)
 	return append(dst, ']')
 }
 
-// appendFloatPair appends [<seconds>,"<value>"].
-func appendFloatPair(dst []byte, t int64, f float64) []byte {
+// appendFloatPair appends [<seconds>,"<value>"], the seconds through st,
+// one per series (consecutive samples share their leading digits).
+func appendFloatPair(dst []byte, st *jsonw.Stamps, t int64, f float64) []byte {
 	dst = append(dst, '[')
-	dst = appendTimestamp(dst, t)
+	dst = appendTimestamp(dst, st, t)
 	dst = append(dst, ',')
 	dst = appendFloatString(dst, f)
 	return append(dst, ']')
@@ -348,13 +353,18 @@ func appendHistogramPair(dst []byte, t int64, h *histogram.FloatHistogram) []byt
 }
 
 // appendTimestamp appends milliseconds t as decimal seconds, with the
-// fraction only when there is one ("1700000000", "1700000000.250").
-func appendTimestamp(dst []byte, t int64) []byte {
+// fraction only when there is one ("1700000000", "1700000000.250"); st
+// writes the seconds, nil for strconv.
+func appendTimestamp(dst []byte, st *jsonw.Stamps, t int64) []byte {
 	if t < 0 {
 		dst = append(dst, '-')
 		t = -t // MinInt64 stays negative; no query reaches it
 	}
-	dst = strconv.AppendInt(dst, t/1000, 10)
+	if st != nil {
+		dst = st.Append(dst, t/1000)
+	} else {
+		dst = strconv.AppendInt(dst, t/1000, 10)
+	}
 	frac := t % 1000
 	if frac == 0 {
 		return dst

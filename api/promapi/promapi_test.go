@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/internal/jsonw"
 )
 
 // t0 is the first sample's time, ms.
@@ -354,8 +356,15 @@ func TestParseDuration(t *testing.T) {
 
 func TestAppendTimestamp(t *testing.T) {
 	for ms, want := range map[int64]string{0: "0", 4000: "4", 1500: "1.500", 1001: "1.001", 1010: "1.010", -1500: "-1.500", -4000: "-4"} {
-		if got := string(appendTimestamp(nil, ms)); got != want {
+		if got := string(appendTimestamp(nil, nil, ms)); got != want {
 			t.Errorf("appendTimestamp(%d) = %s, want %s", ms, got, want)
+		}
+	}
+	// One Stamps over a series' times, across the millions it caches.
+	var st jsonw.Stamps
+	for _, ms := range []int64{1767268740000, 1767268800000, 1767999999500, 1768000000000, 1768000000250, 999999000, 1000000000, -1500, 1767268740000} {
+		if got, want := string(appendTimestamp(nil, &st, ms)), string(appendTimestamp(nil, nil, ms)); got != want {
+			t.Errorf("appendTimestamp(%d) with Stamps = %s, want %s", ms, got, want)
 		}
 	}
 }
