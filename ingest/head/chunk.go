@@ -225,6 +225,13 @@ func (it *chunkIter) appendAll(dst []series.Point) ([]series.Point, bool) {
 	x := xorState{lead: it.lead, trail: it.trail}
 	ok := true
 	for n := it.left; n > 0 && ok; n-- {
+		if kind == series.Int {
+			var k uint32
+			if dst, k, t, v = appendIntRun(&r, dst, n, t, dt, v, ms); k == n {
+				break
+			}
+			n -= k
+		}
 		if r.peek()>>62 == 0 { // same interval, same kind: most points
 			r.pos += 2
 			t += dt
@@ -258,6 +265,57 @@ func (it *chunkIter) appendAll(dst []series.Point) ([]series.Point, bool) {
 	}
 	it.left, it.bad = 0, !ok
 	return dst, ok
+}
+
+// intRun[w] decodes the point whose code starts with the 12 bits w when
+// it is an integer point at the same interval, of the same kind, whose
+// value changed by a 0-, 2- or 6-bit bucket: "00" then "0", "10" and 2
+// bits, or "110" and 6 bits (most points of a gauge). n is the bits the
+// point takes, 0 for any other code.
+var intRun = func() (t [1 << 12]struct {
+	n uint8
+	d int8
+}) {
+	for w := range t {
+		switch {
+		case w>>9 == 0b000:
+			t[w].n = 3
+		case w>>8 == 0b0010:
+			t[w].n, t[w].d = 6, int8(signExtend(uint64(w>>6&0b11), 2))
+		case w>>7 == 0b00110:
+			t[w].n, t[w].d = 11, int8(signExtend(uint64(w>>1&0b111111), 6))
+		}
+	}
+	return t
+}()
+
+// appendIntRun appends up to n integer points that intRun decodes, several
+// per load of the stream, and returns how many it took with the last
+// time and value. It stops before any other code and before a point that
+// would end past the stream, which the caller's general loop then reads
+// (and rejects) as it would have.
+func appendIntRun(r *bitReader, dst []series.Point, n uint32, t, dt int64, v uint64, ms bool) ([]series.Point, uint32, int64, uint64) {
+	var k uint32
+	for k < n {
+		w, used := r.peek(), uint(0)
+		// peek holds at least 57 of the stream's bits: an index of 12
+		// fits while used <= 45.
+		for used <= 45 && k < n {
+			e := intRun[w>>52]
+			if e.n == 0 || r.pos+used+uint(e.n) > r.end {
+				r.pos += used
+				return dst, k, t, v
+			}
+			w <<= e.n
+			used += uint(e.n)
+			t += dt
+			v += uint64(int64(e.d))
+			dst = append(dst, series.Point{T: t, Bits: v, Kind: series.Int, Ms: ms})
+			k++
+		}
+		r.pos += used
+	}
+	return dst, k, t, v
 }
 
 // readFirst decodes the first point of the chunk.

@@ -84,6 +84,37 @@ func TestChunkRoundTrip(t *testing.T) {
 	roundTrip(t, base, []series.Point{series.IntPoint(base, math.MaxInt64), series.IntPoint(base+RowSpan-1, math.MinInt64), series.IntPoint(base+RowSpan-1+0, 0)}[:2])
 }
 
+// TestChunkIntRuns round-trips integer rows whose points appendAll reads
+// several to a load (appendIntRun): changes on every bucket boundary,
+// runs broken by a new interval, a float, a millisecond point, and rows
+// of every length, so that runs end at every bit of the stream's last
+// word.
+func TestChunkIntRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	deltas := []int64{0, 0, 0, 1, -1, -2, 2, 31, -32, 32, -33, 1 << 19, -1 << 19, 1 << 40}
+	for rows := range 300 {
+		var pts []series.Point
+		tm, v := int64(0), int64(50)
+		n := 1 + rows%97
+		for i := range n {
+			tm += 10_000
+			if i%41 == 40 {
+				tm += int64(rng.IntN(5000)) // a new interval
+			}
+			v += deltas[rng.IntN(len(deltas))]
+			p := series.IntPoint(tm, v)
+			switch {
+			case i%53 == 52:
+				p = series.Float64Point(tm, float64(v)/3)
+			case i%67 == 66:
+				p.Ms = true
+			}
+			pts = append(pts, p)
+		}
+		roundTrip(t, 0, pts)
+	}
+}
+
 // TestChunkSize pins the compression of a regular series: a 10 s gauge
 // in integer percent takes a few bits per point.
 func TestChunkSize(t *testing.T) {
