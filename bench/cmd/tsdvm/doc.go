@@ -21,6 +21,10 @@
 // none); tsd is also measured with one. A row gives points per second,
 // the daemon's CPU seconds per million points and its peak resident memory
 // (/proc/<pid>, package procstat), and the loader's own CPU seconds.
+// Each protocol loads -pairs times (default 3), tsd then VictoriaMetrics
+// back to back, so that a slower minute of the shared machine falls on
+// both; rows for the rate, CPU and memory then list every load and the
+// median of the pairs' ratios. Sizes and queries follow the first pair.
 //
 // After the Influx load both sides settle and are measured on disk, in
 // allocated blocks (what du counts): VictoriaMetrics after

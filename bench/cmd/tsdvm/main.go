@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type flags struct {
 	// tunedConns is the connections of the tuned-loader Influx run
 	// (bodies encoded before the clock starts); 0 skips it.
 	tunedConns int
+	// pairs is how many times each protocol loads tsd then
+	// VictoriaMetrics, in turn (at least 1).
+	pairs int
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -49,8 +53,12 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
 	fs.IntVar(&f.tunedConns, "tuned-conns", 4, "connections of the Influx run with the loader tuned (every body encoded before the clock starts), after the others; 0 skips it")
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
+	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if f.pairs < 1 {
+		return nil, fmt.Errorf("-pairs %d: at least 1", f.pairs)
 	}
 	var err error
 	f.cfg.Values, err = gen.ParseValueMode(f.values)
@@ -72,11 +80,12 @@ type side struct {
 }
 
 // row is one protocol's run: tsd, VictoriaMetrics, and for telnet tsd with
-// the version barrier.
+// the version barrier; more holds the later load-only pairs (-pairs).
 type row struct {
 	proto   string
 	tsd, vm side
 	barrier *side
+	more    [][2]side
 }
 
 // loadRun is one daemon's load: which daemon ("tsd" or "vm"), its binary
@@ -147,6 +156,17 @@ func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...
 				return err
 			}
 			r.barrier = &b
+		}
+		for k := 1; k < f.pairs; k++ {
+			var pr [2]side
+			bins := [2]string{f.tsd, f.vm}
+			for j, which := range [2]string{"tsd", "vm"} {
+				lr := loadRun{which: which, bin: bins[j], dir: dir(fmt.Sprintf("%s-%d", which, k)), format: format, conns: f.conns}
+				if pr[j], err = loadOne(ctx, f, lr, logf); err != nil {
+					return err
+				}
+			}
+			r.more = append(r.more, pr)
 		}
 		rows = append(rows, r)
 	}
@@ -327,6 +347,32 @@ func shards(f *flags, format gen.Format, batch, conns int) ([]load.Source, error
 	return srcs, nil
 }
 
+// medianLine writes a figure over every pair of loads: each side's
+// values in load order, and the median of the pairs' ratios (each pair
+// ran back to back, so a slower minute of the machine falls on both).
+func medianLine(w io.Writer, name string, pairs [][2]side, val func(side) float64, unit string, prec int) {
+	var a, b []string
+	var ratios []float64
+	for _, pr := range pairs {
+		x, y := val(pr[0]), val(pr[1])
+		a = append(a, fmt.Sprintf("%.*f", prec, x))
+		b = append(b, fmt.Sprintf("%.*f", prec, y))
+		if y > 0 {
+			ratios = append(ratios, x/y)
+		}
+	}
+	if len(ratios) == 0 {
+		return
+	}
+	slices.Sort(ratios)
+	rs := make([]string, len(ratios))
+	for i, r := range ratios {
+		rs[i] = fmt.Sprintf("%.2f", r)
+	}
+	fmt.Fprintf(w, "| %s, %d pairs in turn: median ratio | %s %s | %s %s | %.2fx (%s) |\n",
+		name, len(pairs), strings.Join(a, ", "), unit, strings.Join(b, ", "), unit, ratios[len(ratios)/2], strings.Join(rs, ", "))
+}
+
 // meanLines writes one row per query of the set that tsd ran, its mean
 // on both sides.
 func meanLines(line func(string, float64, float64, string, int), n int, where string, tsd, vm map[string]time.Duration) {
@@ -387,6 +433,17 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 			line(p+": daemon peak RSS ↓", float64(r.tsd.res.Server.PeakRSS)/1e6, float64(r.vm.res.Server.PeakRSS)/1e6, "MB", 0)
 		}
 		line(p+": loader CPU per million points", r.tsd.loaderCPU/float64(r.tsd.points)*1e6, r.vm.loaderCPU/float64(r.vm.points)*1e6, "s", 3)
+		if len(r.more) > 0 {
+			pairs := append([][2]side{{r.tsd, r.vm}}, r.more...)
+			medianLine(w, p+": points/s", pairs, func(s side) float64 { return s.res.PointsPerSecond() / 1e6 }, "M", 2)
+			medianLine(w, p+": daemon CPU per million points", pairs, perM, "s", 3)
+			medianLine(w, p+": daemon peak RSS", pairs, func(s side) float64 {
+				if s.res.Server == nil {
+					return 0
+				}
+				return float64(s.res.Server.PeakRSS) / 1e6
+			}, "MB", 0)
+		}
 		if r.barrier != nil {
 			b := r.barrier
 			fmt.Fprintf(w, "| telnet, tsd with a version barrier every 1,000 lines | %.2f M points/s, %.3f s CPU per million points, %.0f MB peak RSS | (no barrier) | |\n",

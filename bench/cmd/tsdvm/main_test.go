@@ -45,7 +45,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups || f.tunedConns != 4 {
+	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups || f.tunedConns != 4 || f.pairs != 3 {
 		t.Fatalf("parsed %+v", f)
 	}
 	if f, err = parse([]string{"-rollups=false"}, io.Discard); err != nil || f.rollups {
@@ -53,6 +53,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	if _, err := parse([]string{"-values", "text"}, io.Discard); err == nil {
 		t.Fatal("-values text accepted")
+	}
+	if _, err := parse([]string{"-pairs", "0"}, io.Discard); err == nil {
+		t.Fatal("-pairs 0 accepted")
 	}
 }
 
