@@ -148,7 +148,7 @@ func (c *seriesCursor) appendSeries(dst []byte, s *promql.Series, comma bool, ma
 			c.phase, c.open, c.j = seriesHistograms, false, 0
 		case seriesHistograms:
 			if len(s.Histograms) > 0 && !c.pairs(&dst, `,"histograms":[`, len(s.Histograms), max, func(dst []byte, j int) []byte {
-				return appendHistogramPair(dst, s.Histograms[j].T, s.Histograms[j].H)
+				return appendHistogramPair(dst, &c.stamps, s.Histograms[j].T, s.Histograms[j].H)
 			}) {
 				return dst, false
 			}
@@ -279,9 +279,9 @@ func appendShortSeconds(dst []byte, t int64) []byte {
 func appendSeries(dst []byte, s promql.Series) []byte {
 	dst = append(dst, `{"metric":`...)
 	dst = appendLabels(dst, s.Metric)
+	var st jsonw.Stamps // the series' sample times
 	if len(s.Floats) > 0 {
 		dst = append(dst, `,"values":[`...)
-		var st jsonw.Stamps
 		for i, p := range s.Floats {
 			if i > 0 {
 				dst = append(dst, ',')
@@ -296,7 +296,7 @@ func appendSeries(dst []byte, s promql.Series) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendHistogramPair(dst, p.T, p.H)
+			dst = appendHistogramPair(dst, &st, p.T, p.H)
 		}
 		dst = append(dst, ']')
 	}
@@ -318,21 +318,21 @@ func appendVector(dst []byte, v promql.Vector) []byte {
 func appendSample(dst []byte, s *promql.Sample) []byte {
 	dst = append(dst, `{"metric":`...)
 	dst = appendLabels(dst, s.Metric)
+	var st jsonw.Stamps
 	if s.H != nil {
 		dst = append(dst, `,"histogram":`...)
-		dst = appendHistogramPair(dst, s.T, s.H)
+		dst = appendHistogramPair(dst, &st, s.T, s.H)
 	} else {
 		dst = append(dst, `,"value":`...)
-		var st jsonw.Stamps
 		dst = appendFloatPair(dst, &st, s.T, s.F)
 	}
 	return append(dst, '}')
 }
 
-// appendPair appends [<seconds>,<value>].
-func appendPair(dst []byte, t int64, value func([]byte) []byte) []byte {
+// appendPair appends [<seconds>,<value>], the seconds through st.
+func appendPair(dst []byte, st *jsonw.Stamps, t int64, value func([]byte) []byte) []byte {
 	dst = append(dst, '[')
-	dst = appendTimestamp(dst, nil, t)
+	dst = appendTimestamp(dst, st, t)
 	dst = append(dst, ',')
 	dst = value(dst)
 	return append(dst, ']')
@@ -348,23 +348,20 @@ func appendFloatPair(dst []byte, st *jsonw.Stamps, t int64, f float64) []byte {
 	return append(dst, ']')
 }
 
-func appendHistogramPair(dst []byte, t int64, h *histogram.FloatHistogram) []byte {
-	return appendPair(dst, t, func(b []byte) []byte { return appendHistogram(b, h) })
+func appendHistogramPair(dst []byte, st *jsonw.Stamps, t int64, h *histogram.FloatHistogram) []byte {
+	return appendPair(dst, st, t, func(b []byte) []byte { return appendHistogram(b, h) })
 }
 
 // appendTimestamp appends milliseconds t as decimal seconds, with the
 // fraction only when there is one ("1700000000", "1700000000.250"); st
-// writes the seconds, nil for strconv.
+// writes the seconds (one per series: its times share their leading
+// digits).
 func appendTimestamp(dst []byte, st *jsonw.Stamps, t int64) []byte {
 	if t < 0 {
 		dst = append(dst, '-')
 		t = -t // MinInt64 stays negative; no query reaches it
 	}
-	if st != nil {
-		dst = st.Append(dst, t/1000)
-	} else {
-		dst = strconv.AppendInt(dst, t/1000, 10)
-	}
+	dst = st.Append(dst, t/1000)
 	frac := t % 1000
 	if frac == 0 {
 		return dst

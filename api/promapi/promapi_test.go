@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -355,15 +356,21 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestAppendTimestamp(t *testing.T) {
-	for ms, want := range map[int64]string{0: "0", 4000: "4", 1500: "1.500", 1001: "1.001", 1010: "1.010", -1500: "-1.500", -4000: "-4"} {
-		if got := string(appendTimestamp(nil, nil, ms)); got != want {
+	for ms, want := range map[int64]string{0: "0", 4000: "4", 1500: "1.500", 1001: "1.001", 1010: "1.010", -1500: "-1.500", -4000: "-4",
+		1767268740000: "1767268740", 1767999999500: "1767999999.500"} {
+		if got := string(appendTimestamp(nil, new(jsonw.Stamps), ms)); got != want {
 			t.Errorf("appendTimestamp(%d) = %s, want %s", ms, got, want)
 		}
 	}
-	// One Stamps over a series' times, across the millions it caches.
+	// One Stamps over a series' times, across the millions it caches,
+	// writes what strconv does.
 	var st jsonw.Stamps
 	for _, ms := range []int64{1767268740000, 1767268800000, 1767999999500, 1768000000000, 1768000000250, 999999000, 1000000000, -1500, 1767268740000} {
-		if got, want := string(appendTimestamp(nil, &st, ms)), string(appendTimestamp(nil, nil, ms)); got != want {
+		want := strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
+		if ms%1000 != 0 {
+			want = strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+		}
+		if got := string(appendTimestamp(nil, &st, ms)); got != want {
 			t.Errorf("appendTimestamp(%d) with Stamps = %s, want %s", ms, got, want)
 		}
 	}
