@@ -165,7 +165,7 @@ func compileProm(c compiled, f *Filter, bad func(string) (compiled, error)) (com
 	if err != nil {
 		return bad(err.Error())
 	}
-	c.neg, c.absent = f.Type == RegexNoMatch, re.MatchString("")
+	c.absent = re.MatchString("")
 	switch prefix, complete := re.LiteralPrefix(); {
 	case f.Pattern == ".+" || f.Pattern == ".*":
 		c.key = true // with absent for .*: every series
