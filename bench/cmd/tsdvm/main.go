@@ -142,29 +142,26 @@ func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...
 			return err
 		}
 		r := row{proto: p}
-		sizes := format == gen.FormatInflux
-		dir := func(name string) string { return fmt.Sprintf("%s/%d-%s-%s", work, i, p, name) }
-		if r.tsd, err = loadOne(ctx, f, loadRun{which: "tsd", bin: f.tsd, dir: dir("tsd"), format: format, conns: f.conns, sizes: sizes}, logf); err != nil {
+		prefix := fmt.Sprintf("%s/%d-%s-", work, i, p)
+		lr := loadRun{format: format, conns: f.conns, sizes: format == gen.FormatInflux}
+		pr, err := loadPair(ctx, f, lr, prefix, "", logf)
+		if err != nil {
 			return err
 		}
-		if r.vm, err = loadOne(ctx, f, loadRun{which: "vm", bin: f.vm, dir: dir("vm"), format: format, conns: f.conns, sizes: sizes}, logf); err != nil {
-			return err
-		}
+		r.tsd, r.vm = pr[0], pr[1]
 		if format == gen.FormatTelnet {
-			b, err := loadOne(ctx, f, loadRun{which: "tsd", bin: f.tsd, dir: dir("tsd-barrier"), format: format, conns: f.conns, barrier: true}, logf)
+			lr := loadRun{which: "tsd", bin: f.tsd, dir: prefix + "tsd-barrier", format: format, conns: f.conns, barrier: true}
+			b, err := loadOne(ctx, f, lr, logf)
 			if err != nil {
 				return err
 			}
 			r.barrier = &b
 		}
+		lr.sizes = false
 		for k := 1; k < f.pairs; k++ {
-			var pr [2]side
-			bins := [2]string{f.tsd, f.vm}
-			for j, which := range [2]string{"tsd", "vm"} {
-				lr := loadRun{which: which, bin: bins[j], dir: dir(fmt.Sprintf("%s-%d", which, k)), format: format, conns: f.conns}
-				if pr[j], err = loadOne(ctx, f, lr, logf); err != nil {
-					return err
-				}
+			pr, err := loadPair(ctx, f, lr, prefix, fmt.Sprintf("-%d", k), logf)
+			if err != nil {
+				return err
 			}
 			r.more = append(r.more, pr)
 		}
@@ -186,14 +183,25 @@ func measure(ctx context.Context, f *flags, out io.Writer, logf func(string, ...
 // f.tunedConns connections.
 func tunedRun(ctx context.Context, f *flags, work string, logf func(string, ...any)) (row, error) {
 	r := row{proto: fmt.Sprintf("influx, loader tuned (bodies encoded before the clock, %d connections)", f.tunedConns)}
-	var err error
-	lr := loadRun{which: "tsd", bin: f.tsd, dir: work + "/tuned-tsd", format: gen.FormatInflux, conns: f.tunedConns, preload: true}
-	if r.tsd, err = loadOne(ctx, f, lr, logf); err != nil {
-		return r, err
-	}
-	lr.which, lr.bin, lr.dir = "vm", f.vm, work+"/tuned-vm"
-	r.vm, err = loadOne(ctx, f, lr, logf)
+	lr := loadRun{format: gen.FormatInflux, conns: f.tunedConns, preload: true}
+	pr, err := loadPair(ctx, f, lr, work+"/tuned-", "", logf)
+	r.tsd, r.vm = pr[0], pr[1]
 	return r, err
+}
+
+// loadPair runs lr on tsd, then on VictoriaMetrics, each on the data
+// directory prefix + its name + suffix.
+func loadPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string, logf func(string, ...any)) ([2]side, error) {
+	var pr [2]side
+	bins := [2]string{f.tsd, f.vm}
+	for j, which := range [2]string{"tsd", "vm"} {
+		lr.which, lr.bin, lr.dir = which, bins[j], prefix+which+suffix
+		var err error
+		if pr[j], err = loadOne(ctx, f, lr, logf); err != nil {
+			return pr, err
+		}
+	}
+	return pr, nil
 }
 
 // loadOne starts one daemon on lr.dir, loads the dataset over lr.format
