@@ -33,6 +33,10 @@
 // FLUSHSEQ in the log directory, a 4-byte big-endian bound reserved 65,536
 // at a time (written, synced, renamed) before use, so they never repeat
 // for the directory; the writer id comes from WRITERID (LoadWriterID).
+// The rows of one batch share a flush number (their first columns do: a
+// row's further columns, and a row the batch holds twice, take their own),
+// since it only has to tell the columns of one row apart, and a number
+// repeated through a block of keys costs next to nothing once compressed.
 //
 // Rows are taken from the head through its flush side (ingest/head
 // documents it): detached before their write, so readers still see them,

@@ -35,6 +35,9 @@ type columnWriter struct {
 	muts  []storage.Mutation
 	key   []byte
 	q, v  []byte
+	// inBatch holds the rows whose first column took the batch's flush
+	// number (firstInBatch).
+	inBatch map[head.RowIdent]struct{}
 	// tracked lists the rows of the batch for FlushOptions.Tracker; its
 	// TSUIDs alias the head's keys until the rows are finished.
 	tracked []tsmeta.Row
@@ -166,6 +169,14 @@ func (w *columnWriter) writeDense(ctx context.Context, rows []head.DetachedRow, 
 // w.muts (notes their rollups, counts their points).
 func (w *columnWriter) encodeDenseBatch(rows []head.DetachedRow, ts int64, st *FlushStats) error {
 	w.arena, w.spans, w.cells, w.muts = w.arena[:0], w.spans[:0], w.cells[:0], w.muts[:0]
+	batchSeq, err := w.seq.take()
+	if err != nil {
+		return err
+	}
+	if w.inBatch == nil {
+		w.inBatch = make(map[head.RowIdent]struct{}, len(rows))
+	}
+	defer clear(w.inBatch) // drop series pointers
 	for i := range rows {
 		r := &rows[i]
 		queue := w.needsCompaction(r, ts)
@@ -174,10 +185,17 @@ func (w *columnWriter) encodeDenseBatch(rows []head.DetachedRow, ts int64, st *F
 		if err := w.noteRollup(r, w.pts, queue, ts/1000); err != nil {
 			return err
 		}
+		seq, shared := batchSeq, w.firstInBatch(r)
 		for pts := w.pts; len(pts) > 0; {
 			chunk := pts[:min(len(pts), rowkey.MaxDensePoints)]
 			pts = pts[len(chunk):]
-			sp, err := w.encodeDense(r, chunk)
+			if !shared {
+				if seq, err = w.seq.take(); err != nil {
+					return err
+				}
+			}
+			shared = false
+			sp, err := w.encodeDense(r, chunk, seq)
 			if err != nil {
 				return err
 			}
@@ -226,13 +244,26 @@ func (w *columnWriter) trackRow(r *head.DetachedRow, ts int64) {
 
 func (w *columnWriter) span(s [2]int) []byte { return w.arena[s[0]:s[1]:s[1]] }
 
-// encodeDense appends a dense column of pts (one row's, at most
-// MaxDensePoints) to the arena and returns where its parts are.
-func (w *columnWriter) encodeDense(r *head.DetachedRow, pts []series.Point) (sp columnSpan, err error) {
-	seq, err := w.seq.take()
-	if err != nil {
-		return sp, err
+// firstInBatch reports whether r is the batch's first row of its series
+// and hour, and notes it. That row's first column takes the batch's flush
+// number: a flush number only has to tell the columns of one row apart,
+// and one number repeated in every key of the batch is stored about once
+// by the store's block compression (docs/formats.md, tsd's dense column).
+// A row's further columns, and a row met twice, take numbers of their own,
+// later than the batch's, as one number per column gave them before.
+func (w *columnWriter) firstInBatch(r *head.DetachedRow) bool {
+	id := r.Ident()
+	if _, dup := w.inBatch[id]; dup {
+		return false
 	}
+	w.inBatch[id] = struct{}{}
+	return true
+}
+
+// encodeDense appends a dense column of pts (one row's, at most
+// MaxDensePoints) with flush number seq to the arena and returns where
+// its parts are.
+func (w *columnWriter) encodeDense(r *head.DetachedRow, pts []series.Point, seq uint32) (sp columnSpan, err error) {
 	a := w.arena
 	sp.key[0] = len(a)
 	if a, err = w.opts.Layout.AppendRowKeyFromTSUID(a, r.Key(), r.Base()); err != nil {

@@ -52,6 +52,16 @@ func (d *DetachedRow) Key() []byte { return keyBytes(d.s.key) }
 // Base returns the first millisecond of the row's hour.
 func (d *DetachedRow) Base() int64 { return d.row.base }
 
+// RowIdent is a row's identity, its series and hour, comparable so that a
+// flush can tell whether a batch holds a row twice.
+type RowIdent struct {
+	s    *memSeries
+	base int64
+}
+
+// Ident returns the row's identity.
+func (d *DetachedRow) Ident() RowIdent { return RowIdent{d.s, d.row.base} }
+
 // LastWrite returns when the row's latest point arrived (Unix ms), 0 for
 // a row rebuilt from the log.
 func (d *DetachedRow) LastWrite() int64 { return d.row.lastWrite }
