@@ -99,3 +99,53 @@ func rowQualifiers(t *testing.T, s *ingesttest.Store, key []byte, base int64) []
 	}
 	return qs
 }
+
+// TestFlushBackfillByDataTime: a series whose own points have moved the
+// grace past an hour flushes that hour's row even though its points
+// arrived a moment ago (a backfill), while a series that has not moved on
+// keeps its row, and a point far ahead of the clock does not make a live
+// series' open hour complete.
+func TestFlushBackfillByDataTime(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.DB.Close()
+	now := int64(t0 + 100*head.RowSpan + head.RowSpan/2) // in the middle of hour 100
+	opts := headOpts()
+	opts.Clock = func() time.Time { return time.UnixMilli(now) }
+	h := openHead(t, fs, opts)
+	defer h.Close()
+	keys := ingesttest.Keys(3)
+	backfill, stuck, live := keys[0], keys[1], keys[2]
+	a := h.Appender()
+	add := func(k []byte, tm int64) { a.AppendKey(k, series.IntPoint(tm, tm/1000)) }
+	for tm := int64(t0); tm <= t0+2*head.RowSpan+25*time.Minute.Milliseconds(); tm += 10_000 {
+		add(backfill, tm) // hours 0 and 1 whole, hour 2 up to 2:25
+		if tm < t0+head.RowSpan {
+			add(stuck, tm) // hour 0 only
+		}
+	}
+	add(live, now-1000)
+	add(live, now+48*head.RowSpan)
+	if err := a.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFlusher(h, &FlushOptions{Table: s.Tbl, WriterID: 7, Grace: 10 * time.Minute, Spread: -1, RowsPerSecond: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Flush(context.Background(), time.UnixMilli(now), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rows != 2 {
+		t.Fatalf("flushed %d rows, want the backfill's hours 0 and 1", st.Rows)
+	}
+	for i, base := range []int64{t0, t0 + head.RowSpan} {
+		if pts, _ := s.Points(t, backfill, base); len(pts) != 360 {
+			t.Fatalf("backfill hour %d: %d points in the store, want 360", i, len(pts))
+		}
+	}
+	if pts, _ := s.Points(t, stuck, t0); len(pts) != 0 {
+		t.Fatalf("a series that has not moved on flushed %d points", len(pts))
+	}
+}
