@@ -9,12 +9,9 @@
 // # Flush
 //
 // A Flusher writes complete rows to the data table: a row is complete when
-// its hour is over and no point arrived for Grace (default 10 min), or
-// its series' own points have moved Grace past the hour's end (a backfill
-// sends hours that are long over by the clock, and holding each until it
-// goes quiet would keep the whole backfill in memory); plus a per-series
-// share of Spread (a hash of the key) so that the rows of one hour do not
-// all come due together. The writes are paced by a token
+// its hour is over and no point arrived for Grace (default 10 min), plus a
+// per-series share of Spread (a hash of the key) so that the rows of one
+// hour do not all come due together, and the writes are paced by a token
 // bucket (RowsPerSecond, default 20,000 rows/s; not at shutdown or under
 // memory pressure). Due rows are found through the head's per-hour index
 // (every open row is listed under its hour), so a round looks only at

@@ -52,9 +52,7 @@ type FlushOptions struct {
 	// (OpenTSDB's own columns count as writer 0). Required.
 	WriterID uint32
 	// Grace is how long a row must go without a new point, after its hour
-	// is over, before it is complete; or how far past the hour's end its
-	// series' own points must have moved (a backfill, whose hours are long
-	// over by the clock). Default 10 min.
+	// is over, before it is complete. Default 10 min.
 	Grace time.Duration
 	// Spread delays each series' rows by a fixed share of it (from a hash
 	// of the series) so that the rows of one hour do not all become
@@ -221,7 +219,9 @@ func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (st FlushS
 	f.mu.entries = f.h.TakeHours(f.mu.entries[:0], func(base int64) bool {
 		return all || base+head.RowSpan+wait <= nowMs
 	})
-	due := func(r head.RowState) bool { return all || f.due(r, nowMs) }
+	due := func(key string, base, lastWrite int64) bool {
+		return all || max(base+head.RowSpan, lastWrite)+f.dueTime(key) <= nowMs
+	}
 	if err := f.flushEntries(ctx, now, due, !all, &st); err != nil {
 		return st, err
 	}
@@ -279,22 +279,11 @@ func (f *Flusher) dueTime(key string) int64 {
 	return d
 }
 
-// due says whether row r is complete at nowMs: its hour is over and no
-// point came for a while (the grace, plus the series' share of the
-// spread), or its series' own points have moved that far past the hour,
-// as a backfill's do long before the wall clock says so (a live series'
-// points move with the clock, so for it the two agree). A point stamped
-// ahead of the clock counts as now, so such a series keeps its spread.
-func (f *Flusher) due(r head.RowState, nowMs int64) bool {
-	end, d := r.Base+head.RowSpan, f.dueTime(r.Key)
-	return max(end, r.LastWrite)+d <= nowMs || min(r.SeriesNewest, nowMs) >= end+d
-}
-
 // flushEntries writes, in batches, the rows of f.mu.entries that due
 // accepts, paced by the rate limit when limited. Entries it did not get
 // to (after an error) go back to the hour index; a batch whose write
 // failed goes back into the head.
-func (f *Flusher) flushEntries(ctx context.Context, now time.Time, due func(head.RowState) bool, limited bool, st *FlushStats) error {
+func (f *Flusher) flushEntries(ctx context.Context, now time.Time, due func(key string, base, lastWrite int64) bool, limited bool, st *FlushStats) error {
 	es := f.mu.entries
 	defer func() {
 		f.h.RestoreEntries(es)

@@ -3,8 +3,6 @@ package flush
 import (
 	"context"
 	"time"
-
-	"github.com/tsd-db/tsd/ingest/head"
 )
 
 // DefaultFlushInterval is how often a started Flusher looks for complete rows.
@@ -116,7 +114,7 @@ func (f *Flusher) Relieve(ctx context.Context, now time.Time) (st FlushStats, er
 		}
 		f.mu.entries = f.h.TakeHours(f.mu.entries[:0], func(b int64) bool { return b == base })
 		f.mu.until = func() bool { return f.h.MemoryBytes() <= target }
-		err = f.flushEntries(ctx, now, func(head.RowState) bool { return true }, false, &st)
+		err = f.flushEntries(ctx, now, func(string, int64, int64) bool { return true }, false, &st)
 		f.mu.until = nil
 		if err != nil {
 			return st, err

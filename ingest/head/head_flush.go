@@ -90,22 +90,12 @@ func (d *DetachedRow) HoldsRowIn(lo, hi int64) bool {
 	return i < len(s.rows) && s.rows[i].base < hi
 }
 
-// RowState is what a flush decides whether a row is due by.
-type RowState struct {
-	Key       string // the series key
-	Base      int64  // the row's first millisecond
-	LastWrite int64  // arrival of the row's latest point, Unix ms; 0 if rebuilt from the log
-	// SeriesNewest is the time of the series' latest point in the head's
-	// open rows (Unix ms, 0 when none): how far the series' own data has
-	// moved past the row, whatever the wall clock says.
-	SeriesNewest int64
-}
-
 // DetachRow moves the row of e into its series' flushing rows when due
-// says it is due, and returns a copy to write; readers still see the row
-// until FinishRow. A row that is not due stays and gets its hour entry
+// says it is due (given the series key, the row's base and the arrival of
+// its latest point), and returns a copy to write; readers still see the
+// row until FinishRow. A row that is not due stays and gets its hour entry
 // back; ok is false then, and also when the row is gone (deleted).
-func (h *Head) DetachRow(e HourEntry, due func(RowState) bool) (d DetachedRow, ok bool) {
+func (h *Head) DetachRow(e HourEntry, due func(key string, base, lastWrite int64) bool) (d DetachedRow, ok bool) {
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,7 +104,7 @@ func (h *Head) DetachRow(e HourEntry, due func(RowState) bool) (d DetachedRow, o
 		return d, false
 	}
 	r := &s.rows[i]
-	if !due(RowState{Key: s.key, Base: r.base, LastWrite: r.lastWrite, SeriesNewest: s.newest()}) {
+	if !due(s.key, r.base, r.lastWrite) {
 		h.hours.add(s, e.base)
 		return d, false
 	}

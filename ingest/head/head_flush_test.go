@@ -17,7 +17,7 @@ import (
 func writeAll(t testing.TB, h *Head) {
 	t.Helper()
 	for _, e := range h.TakeHours(nil, func(int64) bool { return true }) {
-		d, ok := h.DetachRow(e, func(RowState) bool { return true })
+		d, ok := h.DetachRow(e, func(string, int64, int64) bool { return true })
 		if !ok {
 			t.Fatalf("row at %d not detached", e.Base())
 		}
@@ -59,17 +59,16 @@ func TestFlushSide(t *testing.T) {
 	if base, ok := h.OldestHour(); !ok || base != t0+RowSpan {
 		t.Fatalf("oldest hour %d %v while hour 0 is taken", base, ok)
 	}
-	never := func(RowState) bool { return false }
-	always := func(RowState) bool { return true }
+	never := func(string, int64, int64) bool { return false }
+	always := func(string, int64, int64) bool { return true }
 	if _, ok := h.DetachRow(es[0], never); ok {
 		t.Fatal("a row that is not due was detached")
 	}
 	if base, _ := h.OldestHour(); base != t0 {
 		t.Fatalf("a row left in the head lost its hour entry: oldest %d", base)
 	}
-	newest1 := int64(t0 + RowSpan + 1) // keys[1]'s latest point, in hour 1
-	d, ok := h.DetachRow(es[1], func(r RowState) bool {
-		return r.Key == string(keys[1]) && r.Base == t0 && r.LastWrite == t0+RowSpan/2 && r.SeriesNewest == newest1
+	d, ok := h.DetachRow(es[1], func(key string, base, lastWrite int64) bool {
+		return key == string(keys[1]) && base == t0 && lastWrite == t0+RowSpan/2
 	})
 	if !ok || !bytes.Equal(d.Key(), keys[1]) || d.Base() != t0 || d.LastWrite() != t0+RowSpan/2 || d.Late() {
 		t.Fatalf("detached %x at %d, last write %d, late %v", d.Key(), d.Base(), d.LastWrite(), d.Late())

@@ -108,23 +108,6 @@ func (s *memSeries) newRow(i int, base int64) (int, int64) {
 // findRow returns where the row at base is, or would be inserted.
 func (s *memSeries) findRow(base int64) (int, bool) { return findBase(s.rows, base) }
 
-// newest returns the time of the latest point in the series' open rows,
-// 0 when it has none. The caller holds s.mu.
-func (s *memSeries) newest() int64 {
-	if len(s.rows) == 0 {
-		return 0
-	}
-	r := &s.rows[len(s.rows)-1]
-	t := int64(0)
-	if r.chunk.n > 0 {
-		t = r.chunk.t
-	}
-	if len(r.ooo) > 0 {
-		t = max(t, r.ooo[len(r.ooo)-1].T)
-	}
-	return t
-}
-
 func cmpInt64(a, b int64) int {
 	switch {
 	case a < b:
