@@ -21,6 +21,9 @@
 // none); tsd is also measured with one. A row gives points per second,
 // the daemon's CPU seconds per million points and its peak resident memory
 // (/proc/<pid>, package procstat), and the loader's own CPU seconds.
+// Each binary is dropped from the page cache before its daemon starts, so
+// both are read from disk as after a reboot: tsd's, just built, would
+// otherwise be mapped in 2 MiB pages and read about 20 MB more resident.
 // Each protocol loads -pairs times (default 3), tsd then VictoriaMetrics
 // back to back, so that a slower minute of the shared machine falls on
 // both; rows for the rate, CPU and memory then list every load and the
