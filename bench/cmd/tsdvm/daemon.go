@@ -28,6 +28,7 @@ type daemon struct {
 	telnet   string // host:port of its telnet listener
 	dataDir  string
 	sizeSkip string // a subdirectory of dataDir left out of its size
+	stopped  bool
 }
 
 // freePort returns a 127.0.0.1 port free at the time of the call.
@@ -94,8 +95,12 @@ func (d *daemon) start(ready string) error {
 
 func (d *daemon) pid() int { return d.cmd.Process.Pid }
 
-// stop ends the process with SIGTERM, SIGKILL after a minute.
+// stop ends the process with SIGTERM, SIGKILL after a minute; once.
 func (d *daemon) stop() {
+	if d.stopped {
+		return
+	}
+	d.stopped = true
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = d.cmd.Wait(); close(done) }()

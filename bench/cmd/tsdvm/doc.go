@@ -42,7 +42,11 @@
 // range queries, -n times each, on each side twice: after the load, rows
 // still in tsd's head and in VictoriaMetrics' in-memory parts (after the
 // first 20 queries, timed on their own), and again once settled, rows in
-// the store; each row is a mean and the ratio of the means.
+// the store; each row is a mean and the ratio of the means. In that first
+// Influx pair both daemons stay up after their loads, and each query's
+// runs take turns between them, a quarter of -n at a time: single runs of
+// the means had moved 2-4x from one run to the next as the shared
+// machine's speed changed.
 //
 // Usage:
 //

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/load"
-	"github.com/tsd-db/tsd/bench/procstat"
 	"github.com/tsd-db/tsd/bench/queryset"
 )
 
@@ -190,8 +188,12 @@ func tunedRun(ctx context.Context, f *flags, work string, logf func(string, ...a
 }
 
 // loadPair runs lr on tsd, then on VictoriaMetrics, each on the data
-// directory prefix + its name + suffix.
+// directory prefix + its name + suffix. With lr.sizes both stay up after
+// their loads (sizesPair).
 func loadPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string, logf func(string, ...any)) ([2]side, error) {
+	if lr.sizes {
+		return sizesPair(ctx, f, lr, prefix, suffix, logf)
+	}
 	var pr [2]side
 	bins := [2]string{f.tsd, f.vm}
 	for j, which := range [2]string{"tsd", "vm"} {
@@ -205,93 +207,65 @@ func loadPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string, 
 }
 
 // loadOne starts one daemon on lr.dir, loads the dataset over lr.format
-// and, with lr.sizes, settles it, measures its size and runs the queries.
+// and stops it.
 func loadOne(ctx context.Context, f *flags, lr loadRun, logf func(string, ...any)) (side, error) {
-	which, bin, dir, format, barrier := lr.which, lr.bin, lr.dir, lr.format, lr.barrier
-	var d *daemon
-	var err error
-	if which == "vm" {
-		d, err = startVM(ctx, bin, dir)
-	} else {
-		d, err = startTSD(ctx, bin, dir, f.rollups)
-	}
+	l, err := startLoaded(ctx, f, lr, logf)
 	if err != nil {
 		return side{}, err
 	}
-	defer d.stop()
-	o := load.Options{Addr: d.http, Format: format, Conns: lr.conns, NoBarrier: !barrier, Preload: lr.preload, PID: d.pid()}
-	batch := 1000 // telnet lines between barriers, remote_write series a request
-	if format == gen.FormatTelnet {
-		o.Addr = d.telnet
-	}
-	if format == gen.FormatInflux {
-		batch = 100000 // 10,000 lines of ten fields
-	}
-	srcs, err := shards(f, format, batch, lr.conns)
-	if err != nil {
-		return side{}, err
-	}
-	daemon0, err := procstat.Read(d.pid())
-	if err != nil {
-		return side{}, err
-	}
-	res, err := load.RunSharded(ctx, o, srcs)
-	if err != nil {
-		return side{}, fmt.Errorf("%s %s load: %w\n%s", d.name, format, err, d.logs.String())
-	}
-	s := side{res: res, loaderCPU: res.LoaderCPUSeconds, points: res.Points}
-	logf("%s %s (barrier %v): %d points, %.0f points/s, %d errors", d.name, format, barrier, res.Points, res.PointsPerSecond(), res.Errors)
-	if res.Errors > 0 {
-		return s, fmt.Errorf("%s %s: %d errors, e.g. %v", d.name, format, res.Errors, res.ErrorSamples)
-	}
-	if !lr.sizes {
-		return s, nil
+	l.d.stop()
+	return l.s, nil
+}
+
+// sizesPair loads tsd, then VictoriaMetrics, and keeps both up: the first
+// queries (each daemon's own, right after the loads), the query means
+// with rows in the head, each side settled and sized, the query means
+// with rows in the store, then each side stopped and sized again. The
+// means take turns between the daemons (pairedMeans), so that a slower
+// minute of the shared machine falls on both.
+func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string, logf func(string, ...any)) (pr [2]side, err error) {
+	var ls [2]*loaded
+	defer func() {
+		for _, l := range ls {
+			if l != nil {
+				l.d.stop()
+			}
+		}
+	}()
+	bins := [2]string{f.tsd, f.vm}
+	for j, which := range [2]string{"tsd", "vm"} {
+		lr.which, lr.bin, lr.dir = which, bins[j], prefix+which+suffix
+		if ls[j], err = startLoaded(ctx, f, lr, logf); err != nil {
+			return pr, err
+		}
 	}
 	if f.queries > 0 {
-		if s.first, err = firstQueries(ctx, f, d); err != nil {
-			return s, err
+		for _, l := range ls {
+			if l.s.first, err = firstQueries(ctx, f, l.d); err != nil {
+				return pr, err
+			}
 		}
-		if s.headMeans, err = queryMeans(ctx, f, d); err != nil {
-			return s, err
+		if ls[0].s.headMeans, ls[1].s.headMeans, err = pairedMeans(ctx, f, ls[0].d, ls[1].d); err != nil {
+			return pr, err
 		}
 	}
-	if err := d.settle(); err != nil {
-		return s, err
+	for _, l := range ls {
+		if err = l.settle(logf); err != nil {
+			return pr, err
+		}
 	}
-	if s.bytes, err = d.settledSize(); err != nil {
-		return s, err
-	}
-	// tsd writes rows to its store after the flush grace and
-	// VictoriaMetrics merges parts in the background: the CPU through
-	// settling counts that work too.
-	if daemon1, err := procstat.Read(d.pid()); err == nil {
-		s.settleCPU = daemon1.CPUSeconds - daemon0.CPUSeconds
-	}
-	logf("%s settled: %d bytes allocated", d.name, s.bytes)
 	if f.queries > 0 {
-		if s.queryMeans, err = queryMeans(ctx, f, d); err != nil {
-			return s, err
+		if ls[0].s.queryMeans, ls[1].s.queryMeans, err = pairedMeans(ctx, f, ls[0].d, ls[1].d); err != nil {
+			return pr, err
 		}
 	}
-	d.stop()
-	if s.stopped, err = d.allocated(); err != nil {
-		return s, err
+	for j, l := range ls {
+		if err = l.finish(ctx, logf); err != nil {
+			return pr, err
+		}
+		pr[j] = l.s
 	}
-	if which == "vm" {
-		return s, nil
-	}
-	// A running tsd keeps the logs pebble recycles (up to three of 110 %
-	// of the memtable size), which its next start drops; the settled
-	// size is the store compacted offline and stopped.
-	s.running = s.bytes
-	if out, err := exec.CommandContext(ctx, bin, "compact", "--data", dir).CombinedOutput(); err != nil {
-		return s, fmt.Errorf("tsd compact --data %s: %w\n%s", dir, err, out)
-	}
-	if s.bytes, err = d.allocated(); err != nil {
-		return s, err
-	}
-	logf("tsd stopped: %d bytes allocated; compacted offline: %d", s.stopped, s.bytes)
-	return s, nil
+	return pr, nil
 }
 
 // eligible is the query set's queries for the dataset: its shape, a range
@@ -319,21 +293,40 @@ func firstQueries(ctx context.Context, f *flags, d *daemon) (queryset.Stats, err
 	return st, nil
 }
 
-// queryMeans runs each eligible query f.queries times on d, one after
-// the other, and returns their means by query name.
-func queryMeans(ctx context.Context, f *flags, d *daemon) (map[string]time.Duration, error) {
-	c := &queryset.Client{Base: "http://" + d.http}
-	defer c.Close()
+// meanRounds is how many turns pairedMeans gives each daemon per query.
+const meanRounds = 4
+
+// pairedMeans runs each eligible query f.queries times on a and on b, in
+// meanRounds turns (a's share, then b's, and again), and returns each
+// daemon's means by query name.
+func pairedMeans(ctx context.Context, f *flags, a, b *daemon) (ma, mb map[string]time.Duration, err error) {
+	ca, cb := &queryset.Client{Base: "http://" + a.http}, &queryset.Client{Base: "http://" + b.http}
+	defer ca.Close()
+	defer cb.Close()
 	end := queryset.End(f.cfg.Span)
-	means := map[string]time.Duration{}
+	ma, mb = map[string]time.Duration{}, map[string]time.Duration{}
+	rounds := min(meanRounds, f.queries)
 	for _, q := range eligible(f) {
-		st := c.Repeat(ctx, queryset.PromQL, q, end, f.queries)
-		if st.Errors > 0 {
-			return nil, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
+		var sum [2]time.Duration
+		var runs [2]int
+		for r := range rounds {
+			n := f.queries / rounds
+			if r < f.queries%rounds {
+				n++
+			}
+			for i, c := range [2]*queryset.Client{ca, cb} {
+				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
+				if st.Errors > 0 {
+					d := [2]*daemon{a, b}[i]
+					return nil, nil, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
+				}
+				sum[i] += st.Mean * time.Duration(st.Runs)
+				runs[i] += st.Runs
+			}
 		}
-		means[q.Name] = st.Mean
+		ma[q.Name], mb[q.Name] = sum[0]/time.Duration(runs[0]), sum[1]/time.Duration(runs[1])
 	}
-	return means, nil
+	return ma, mb, nil
 }
 
 // firstN is how many queries after the load firstQueries times (issue 22:
