@@ -56,9 +56,12 @@ func lostPoints(frames []walFrame, skip map[int]bool) map[int64]bool {
 					ids[id] = true
 				}
 			}
-		case wal.TypeSamples:
+		case wal.TypeSamples, wal.TypeSamplesMs:
+			// A batch holding a point stamped in milliseconds on a whole
+			// second is a TypeSamplesMs record: its points depend on the
+			// series records all the same.
 			var d wal.SamplesDecoder
-			for d.Reset(f.payload); ; {
+			for resetSamples(&d, f); ; {
 				id, p, ok := d.Next()
 				if !ok {
 					break
@@ -70,6 +73,15 @@ func lostPoints(frames []walFrame, skip map[int]bool) map[int64]bool {
 		}
 	}
 	return lost
+}
+
+// resetSamples starts d on the samples record f, of either type.
+func resetSamples(d *wal.SamplesDecoder, f walFrame) {
+	if f.t == wal.TypeSamplesMs {
+		d.ResetMs(f.payload)
+		return
+	}
+	d.Reset(f.payload)
 }
 
 // walPuts posts n synced puts of two series each, three points a series,
@@ -165,9 +177,9 @@ func TestDaemonDamagedLog(t *testing.T) {
 func countSamples(frames []walFrame, skip map[int]bool) int {
 	n := 0
 	for i := range skip {
-		if frames[i].t == wal.TypeSamples {
+		if t := frames[i].t; t == wal.TypeSamples || t == wal.TypeSamplesMs {
 			var d wal.SamplesDecoder
-			for d.Reset(frames[i].payload); ; n++ {
+			for resetSamples(&d, frames[i]); ; n++ {
 				if _, _, ok := d.Next(); !ok {
 					break
 				}
