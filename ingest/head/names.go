@@ -49,11 +49,18 @@ type NameAppender struct {
 	// keyBytes is the size of keys' keys, within maxKeyBytes.
 	keyBytes int
 	ents     []nameEntry
-	max      int
-	name     []byte // cache key scratch
-	key      []byte // series key scratch
-	d        deferral
-	lim      limitState
+	// last is the entry AppendKnown appended to last (-1: none). A
+	// collector sends its series in the same order every interval, so
+	// the entry that followed last the time before (nameEntry.next) is
+	// tried before the hash of the Key: one comparison instead of hashing
+	// a line's names (a telnet Key is the whole line before its
+	// timestamp) and probing a map too large for the CPU's caches.
+	last int32
+	max  int
+	name []byte // cache key scratch
+	key  []byte // series key scratch
+	d    deferral
+	lim  limitState
 	// err is the failure of a deferred batch: its points are lost, so
 	// Commit must fail; Append returns it until Commit or Rollback.
 	err error
@@ -65,6 +72,11 @@ type nameEntry struct {
 	// hash identifies the series to the series limits and epoch is the
 	// limiter epoch it was last admitted in (both 0 when limits are off).
 	hash, epoch uint64
+	// dkey is the Key the entry is remembered under in keys ("" for
+	// none), and next the entry AppendKnown appended to after this one
+	// last time (-1: none).
+	dkey string
+	next int32
 }
 
 // NameAppender returns an appender resolving names through u, remembering
@@ -75,7 +87,7 @@ func (h *Head) NameAppender(u *uid.UIDs, cacheSize int) *NameAppender {
 		cacheSize = DefaultNameCacheSize
 	}
 	return &NameAppender{a: h.Appender(), u: u, w: h.opts.Widths, maxTags: h.opts.MaxTags,
-		refs: make(map[string]int32), keys: make(map[string]int32), max: cacheSize, lim: limitState{l: h.limiter}}
+		refs: make(map[string]int32), keys: make(map[string]int32), max: cacheSize, last: -1, lim: limitState{l: h.limiter}}
 }
 
 // Append adds p to the series named by metric and tags and returns its
@@ -100,12 +112,33 @@ func (n *NameAppender) AppendKnown(key []byte, p series.Point) (ref SeriesRef, o
 	if n.err != nil {
 		return 0, true, n.err
 	}
-	i, ok := n.keys[string(key)]
-	if !ok {
-		return 0, false, nil
+	i := n.predicted(key)
+	if i < 0 {
+		var ok bool
+		if i, ok = n.keys[string(key)]; !ok {
+			n.last = -1
+			return 0, false, nil
+		}
+		if n.last >= 0 {
+			n.ents[n.last].next = i
+		}
 	}
+	n.last = i
 	ref, err = n.appendEntry(&n.ents[i], p)
 	return ref, true, err
+}
+
+// predicted returns the entry that followed the last one AppendKnown
+// appended to, when it is remembered under key; else -1.
+func (n *NameAppender) predicted(key []byte) int32 {
+	if n.last < 0 {
+		return -1
+	}
+	j := n.ents[n.last].next
+	if j < 0 || n.ents[j].dkey == "" || n.ents[j].dkey != string(key) {
+		return -1
+	}
+	return j
 }
 
 // AppendKeyed is Append for a point whose decoder gave it dkey (nil for
@@ -166,7 +199,7 @@ func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission,
 		n.DropCache()
 	}
 	i := int32(len(n.ents))
-	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch})
+	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch, next: -1})
 	if byKey == nil || !n.rememberKey(byKey, i) {
 		n.refs[string(n.name)] = i
 	}
@@ -187,12 +220,24 @@ func (n *NameAppender) rememberKey(key []byte, i int32) bool {
 		return false
 	}
 	if len(n.keys) >= n.max || n.keyBytes+len(key) > maxKeyBytes {
-		clear(n.keys)
-		n.keyBytes = 0
+		n.forgetKeys()
 	}
-	n.keys[string(key)] = i
+	k := string(key)
+	n.keys[k] = i
+	n.ents[i].dkey = k
 	n.keyBytes += len(key)
 	return true
+}
+
+// forgetKeys empties keys, and the entries' copies of them, so that the
+// bytes keyBytes bounds are freed.
+func (n *NameAppender) forgetKeys() {
+	clear(n.keys)
+	n.keyBytes = 0
+	for i := range n.ents {
+		n.ents[i].dkey = ""
+	}
+	n.last = -1
 }
 
 // appendNameKey appends the cache key of a series' names: each name with
@@ -252,7 +297,6 @@ func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
 // DropCache forgets every remembered series.
 func (n *NameAppender) DropCache() {
 	clear(n.refs)
-	clear(n.keys)
-	n.keyBytes = 0
+	n.forgetKeys()
 	n.ents = n.ents[:0]
 }

@@ -76,8 +76,12 @@ func TestKeyBytesBounded(t *testing.T) {
 		if _, err := n.AppendKeyed(ctx, key, []byte("m"), tags, series.IntPoint(t0+int64(i)+1, 1)); err != nil {
 			t.Fatal(err)
 		}
-		if n.keyBytes > maxKeyBytes || n.keyBytes != len(n.keys)*len(key) {
-			t.Fatalf("after %d Keys: %d bytes in %d keys", i+1, n.keyBytes, len(n.keys))
+		held := 0
+		for _, e := range n.ents {
+			held += len(e.dkey)
+		}
+		if n.keyBytes > maxKeyBytes || n.keyBytes != len(n.keys)*len(key) || held > maxKeyBytes {
+			t.Fatalf("after %d Keys: %d bytes in %d keys, %d held by entries", i+1, n.keyBytes, len(n.keys), held)
 		}
 	}
 	big := make([]byte, maxKeyBytes/64+1)
@@ -103,4 +107,60 @@ func TestKeyBytesBounded(t *testing.T) {
 	if _, ok := n.refs[string(name)]; !ok {
 		t.Fatal("a series with an oversized Key is remembered under neither")
 	}
+}
+
+// TestAppendKnownOrder: AppendKnown finds each series by its Key whatever
+// the order of the Keys, the order it saw last tried first (each entry
+// pointing at the one that followed it), and keeps no Key once DropCache
+// or a full set of Keys forgets them.
+func TestAppendKnownOrder(t *testing.T) {
+	ctx := context.Background()
+	n, _, _ := newNameAppender(t, 0)
+	const count = 5
+	keys := make([][]byte, count)
+	refs := make([]SeriesRef, count)
+	for i := range keys {
+		keys[i] = []byte{'k', byte('a' + i)}
+		tags := []uid.Tag{{Key: []byte("a"), Value: []byte{byte('a' + i)}}}
+		if _, err := n.Append(ctx, []byte("m"), tags, series.IntPoint(t0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := n.AppendKeyed(ctx, keys[i], []byte("m"), tags, series.IntPoint(t0+1, 1))
+		if err != nil || ref == 0 {
+			t.Fatalf("series %d: ref %d, %v", i, ref, err)
+		}
+		refs[i] = ref
+	}
+	tm := int64(2)
+	run := func(order ...int) {
+		t.Helper()
+		for _, i := range order {
+			ref, ok, err := n.AppendKnown(keys[i], series.IntPoint(t0+tm, tm))
+			tm++
+			if err != nil || !ok || ref != refs[i] {
+				t.Fatalf("order %v, series %d: ref %d, %v, %v; want %d", order, i, ref, ok, err, refs[i])
+			}
+		}
+		if err := n.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(0, 1, 2, 3, 4)
+	run(0, 1, 2, 3, 4)
+	for i := range count - 1 {
+		if e := n.ents[n.keys[string(keys[i])]]; e.next != n.keys[string(keys[i+1])] {
+			t.Fatalf("series %d points at entry %d, want the next series'", i, e.next)
+		}
+	}
+	run(4, 3, 2, 1, 0)
+	run(2, 2, 0, 4, 1, 3, 3)
+	run(0, 1, 2, 3, 4)
+	n.DropCache()
+	if _, ok, _ := n.AppendKnown(keys[0], series.IntPoint(t0+tm, tm)); ok {
+		t.Fatal("a Key was found after DropCache")
+	}
+	n.Rollback()
 }
