@@ -2,7 +2,6 @@ package flush
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/series"
-	"github.com/tsd-db/tsd/storage"
 )
 
 // TestFlushBatchQualifiers checks the flush numbers of dense columns: the
@@ -56,7 +54,8 @@ func TestFlushBatchQualifiers(t *testing.T) {
 	seqs := map[uint32]int{} // flush number: columns
 	var long []uint32
 	for i, k := range keys {
-		for _, q := range rowQualifiers(t, s, k, t0) {
+		for _, c := range s.Cells(t, k, t0) {
+			q := c.Qualifier
 			writer, seq, err := rowkey.ParseDenseQualifier(q)
 			if err != nil || writer != 7 {
 				t.Fatalf("series %d: qualifier %x: writer %d, %v", i, q, writer, err)
@@ -79,23 +78,4 @@ func TestFlushBatchQualifiers(t *testing.T) {
 	if len(seqs) != 4 || counts[8] != 2 || counts[4] != 1 || counts[1] != 1 {
 		t.Fatalf("columns per flush number %v, want 8, 8, 4 and 1", seqs)
 	}
-}
-
-// rowQualifiers returns the qualifiers of the data row of key at base.
-func rowQualifiers(t *testing.T, s *ingesttest.Store, key []byte, base int64) [][]byte {
-	t.Helper()
-	l := rowkey.DefaultLayout()
-	row, err := l.AppendRowKeyFromTSUID(nil, key, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := s.Tbl.Get(context.Background(), row, nil)
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		t.Fatal(err)
-	}
-	var qs [][]byte
-	for _, c := range cells {
-		qs = append(qs, c.Qualifier)
-	}
-	return qs
 }

@@ -195,15 +195,25 @@ func loadPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string, 
 		return sizesPair(ctx, f, lr, prefix, suffix, logf)
 	}
 	var pr [2]side
-	bins := [2]string{f.tsd, f.vm}
-	for j, which := range [2]string{"tsd", "vm"} {
-		lr.which, lr.bin, lr.dir = which, bins[j], prefix+which+suffix
+	for j, lr := range pairRuns(f, lr, prefix, suffix) {
 		var err error
 		if pr[j], err = loadOne(ctx, f, lr, logf); err != nil {
 			return pr, err
 		}
 	}
 	return pr, nil
+}
+
+// pairRuns returns lr for tsd and for VictoriaMetrics, each on the data
+// directory prefix + its name + suffix.
+func pairRuns(f *flags, lr loadRun, prefix, suffix string) [2]loadRun {
+	var lrs [2]loadRun
+	bins := [2]string{f.tsd, f.vm}
+	for j, which := range [2]string{"tsd", "vm"} {
+		lrs[j] = lr
+		lrs[j].which, lrs[j].bin, lrs[j].dir = which, bins[j], prefix+which+suffix
+	}
+	return lrs
 }
 
 // loadOne starts one daemon on lr.dir, loads the dataset over lr.format
@@ -232,9 +242,7 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 			}
 		}
 	}()
-	bins := [2]string{f.tsd, f.vm}
-	for j, which := range [2]string{"tsd", "vm"} {
-		lr.which, lr.bin, lr.dir = which, bins[j], prefix+which+suffix
+	for j, lr := range pairRuns(f, lr, prefix, suffix) {
 		if ls[j], err = startLoaded(ctx, f, lr, logf); err != nil {
 			return pr, err
 		}
@@ -300,9 +308,12 @@ const meanRounds = 4
 // meanRounds turns (a's share, then b's, and again), and returns each
 // daemon's means by query name.
 func pairedMeans(ctx context.Context, f *flags, a, b *daemon) (ma, mb map[string]time.Duration, err error) {
-	ca, cb := &queryset.Client{Base: "http://" + a.http}, &queryset.Client{Base: "http://" + b.http}
-	defer ca.Close()
-	defer cb.Close()
+	ds := [2]*daemon{a, b}
+	var cs [2]*queryset.Client
+	for i, d := range ds {
+		cs[i] = &queryset.Client{Base: "http://" + d.http}
+		defer cs[i].Close()
+	}
 	end := queryset.End(f.cfg.Span)
 	ma, mb = map[string]time.Duration{}, map[string]time.Duration{}
 	rounds := min(meanRounds, f.queries)
@@ -314,11 +325,10 @@ func pairedMeans(ctx context.Context, f *flags, a, b *daemon) (ma, mb map[string
 			if r < f.queries%rounds {
 				n++
 			}
-			for i, c := range [2]*queryset.Client{ca, cb} {
+			for i, c := range cs {
 				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
 				if st.Errors > 0 {
-					d := [2]*daemon{a, b}[i]
-					return nil, nil, fmt.Errorf("%s query %s: %d errors, first %v", d.name, q.Name, st.Errors, st.FirstError)
+					return nil, nil, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs

@@ -51,17 +51,9 @@ func NewStore(t testing.TB, db storage.DB, err error) *Store {
 // and counts its columns.
 func (s *Store) Points(t testing.TB, key []byte, base int64) ([]series.Point, int) {
 	t.Helper()
-	l := rowkey.DefaultLayout()
-	row, err := l.AppendRowKeyFromTSUID(nil, key, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := s.Tbl.Get(context.Background(), row, nil)
-	if errors.Is(err, storage.ErrNotFound) {
+	cells := s.Cells(t, key, base)
+	if len(cells) == 0 {
 		return nil, 0
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 	var d rowkey.RowDecoder
 	pts, err := d.Decode(nil, base/1000, cells)
@@ -69,4 +61,23 @@ func (s *Store) Points(t testing.TB, key []byte, base int64) ([]series.Point, in
 		t.Fatalf("decode row of %x at %d: %v", key, base, err)
 	}
 	return pts, len(cells)
+}
+
+// Cells reads the cells of the data row of key at base (none when the
+// row is absent).
+func (s *Store) Cells(t testing.TB, key []byte, base int64) []storage.Cell {
+	t.Helper()
+	l := rowkey.DefaultLayout()
+	row, err := l.AppendRowKeyFromTSUID(nil, key, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := s.Tbl.Get(context.Background(), row, nil)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
 }
