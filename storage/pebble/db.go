@@ -169,8 +169,8 @@ func (d *DB) openFirst() error {
 // log or sstable itself; an unreadable OPTIONS file it does not, so that
 // file is checked again here to name it. Corruption keeps its class.
 func openError(dir string, po *pebble.Options, err error) error {
-	if name := badOptionsFile(dir, po, err); name != "" {
-		err = fmt.Errorf("options file %s: %w", po.FS.PathJoin(dir, name), err)
+	if path := badOptionsFile(dir, po, err); path != "" {
+		err = fmt.Errorf("options file %s: %w", path, err)
 	}
 	if pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrCorruption) {
 		return fmt.Errorf("open pebble store %s: %w: %w", dir, storage.ErrCorruption, err)
@@ -178,14 +178,16 @@ func openError(dir string, po *pebble.Options, err error) error {
 	return fmt.Errorf("open pebble store %s: %w", dir, err)
 }
 
-// badOptionsFile returns the name of the store's newest OPTIONS file when
-// it is the cause of err and err does not name it.
+// badOptionsFile returns the path of the store's newest OPTIONS file when
+// it is the cause of err and err does not name it. pebble.Peek gives the
+// path already joined to dir.
 func badOptionsFile(dir string, po *pebble.Options, err error) string {
 	desc, perr := pebble.Peek(dir, po.FS)
-	if perr != nil || desc.OptionsFilename == "" || strings.Contains(err.Error(), desc.OptionsFilename) {
+	if perr != nil || desc.OptionsFilename == "" ||
+		strings.Contains(err.Error(), po.FS.PathBase(desc.OptionsFilename)) {
 		return ""
 	}
-	f, ferr := po.FS.Open(po.FS.PathJoin(dir, desc.OptionsFilename))
+	f, ferr := po.FS.Open(desc.OptionsFilename)
 	if ferr != nil {
 		return desc.OptionsFilename
 	}
