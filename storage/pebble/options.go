@@ -266,6 +266,12 @@ func smallSettings() pebble.DBCompressionSettings {
 // pebbleOptions translates o (with defaults) into pebble's options; d
 // hears of a full disk (diskFull) from pebble's logger and events.
 func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
+	// FormatNewest and not an earlier format, though their row-block
+	// sstables would make a settled store about 5 % smaller (the devops
+	// day rewritten into one sstable: 3,047,988 bytes columnar, 2,887,549
+	// in row blocks): formats before FormatWALSyncChunks let a damaged
+	// byte in the log pass for its torn end, and a crashed store then
+	// opens without the records after it (TestDamagedLogIsReported).
 	po := &pebble.Options{
 		FS:                 d.logFS,
 		Lock:               lock,
