@@ -65,6 +65,11 @@ type DB struct {
 
 	rows rowLocks
 
+	// salvaged lists the damaged logs an open of pebble rewrote
+	// (logsalvage.go); openEngine appends, under salvagedMu.
+	salvagedMu sync.Mutex
+	salvaged   []SalvagedLog
+
 	// damage records the damaged sstables pebble has reported.
 	damage damage
 	// stalls follows pebble's write stalls (stats.go).

@@ -84,6 +84,17 @@
 // Catalog entries and the id counter the rebuild lost are written back from
 // the catalog copy.
 //
+// # Damaged log
+//
+// Pebble refuses to open when a record of its log is damaged (its WAL
+// sync chunks tell damage from the torn end of a crash). Open then
+// salvages the log (logsalvage.go): every intact record is written back as
+// the same log, the damaged records are dropped, the original is kept as
+// NNNNNN.log.damaged, and pebble opens again; DB.SalvagedLogs reports it.
+// The store stays at pebble's newest format for this: earlier formats
+// take a damaged record for the log's end and drop everything after it
+// without a word.
+//
 // # Prefixes and bloom filters
 //
 // The store uses its own pebble Comparer ("tsd.storage.rowsplit.v2"): keys

@@ -168,10 +168,42 @@ func (d *DB) openEngine(readOnly bool) (*engine, error) {
 	// the table cannot be opened, one background error each time: with such
 	// a table, or for a repair, statistics are off.
 	po.DisableTableStats = d.repair || d.unreadableTable(po)
+	behind := !readOnly && logsBehind(d.dir, po)
 	pdb, err := pebble.Open(d.dir, po)
+	if err != nil && !readOnly && isLogDamage(err) {
+		// A damaged log: salvage its intact records (logsalvage.go) and
+		// open again.
+		salvaged, serr := d.salvageLogs()
+		d.salvagedMu.Lock()
+		d.salvaged = append(d.salvaged, salvaged...)
+		d.salvagedMu.Unlock()
+		if serr != nil {
+			return nil, openError(d.dir, po, fmt.Errorf("%w; salvaging the log failed: %w", err, serr))
+		}
+		if len(salvaged) > 0 {
+			pdb, err = pebble.Open(d.dir, po)
+		}
+	}
+	if err == nil && behind {
+		// Pebble started this open's log before it raised the store to its
+		// newest format (always so for a new store), so that log has no
+		// sync chunks and its damage would pass for its end: open again.
+		if err = pdb.Close(); err == nil {
+			pdb, err = pebble.Open(d.dir, po)
+		}
+	}
 	if err != nil {
 		return nil, openError(d.dir, po, err)
 	}
 	d.po = po
 	return newEngine(pdb, readOnly), nil
+}
+
+// logsBehind reports whether the store in dir is at a pebble format before
+// FormatWALSyncChunks, or new: pebble then writes the log of its open
+// without the sync chunks that tell a damaged record from the torn end of
+// a crash (logsalvage.go).
+func logsBehind(dir string, po *pebble.Options) bool {
+	desc, err := pebble.Peek(dir, po.FS)
+	return err == nil && desc.FormatMajorVersion < pebble.FormatWALSyncChunks
 }
