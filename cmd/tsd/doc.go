@@ -71,9 +71,10 @@
 //
 // A damaged store is served, not refused: the daemon starts with the
 // configured settings when the settings record cannot be read, the series
-// index loads around rows it cannot read, and tsd.storage.damaged-sstables
-// and tsd.wal.corrupt-records, corrupt-bytes and dropped-points count what
-// was found.
+// index loads around rows it cannot read, a damaged log of the store is
+// salvaged without its damaged records, and tsd.storage.damaged-sstables,
+// salvaged-logs and log-damaged-blocks and tsd.wal.corrupt-records,
+// corrupt-bytes and dropped-points count what was found.
 //
 // # Logging
 //

@@ -118,6 +118,15 @@ func collectStats(st *ingestStack, q *opentsdb.Engine, srv *api.Server) []api.St
 	if p, ok := st.db.(*pebble.DB); ok {
 		l.add("tsd.storage.damaged-sstables", "Damaged sstables the store has found since start; reads of their key ranges fail and writes there are refused until tsd repair.",
 			true, int64(len(p.DamagedFiles())))
+		var blocks int64
+		salvaged := p.SalvagedLogs()
+		for _, s := range salvaged {
+			blocks += int64(len(s.Damaged))
+		}
+		l.add("tsd.storage.salvaged-logs", "Damaged logs of the store (pebble's own) rewritten at open without their damaged records; each original is kept beside it as .damaged.",
+			true, int64(len(salvaged)))
+		l.add("tsd.storage.log-damaged-blocks", "32 KiB blocks of the store's own log where salvaging met damage; the records broken there are lost.",
+			true, blocks)
 		l.pebbleStats(p)
 	}
 	if b, ok := st.db.(*bigtable.DB); ok {
