@@ -271,7 +271,7 @@ func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
 	// day rewritten into one sstable: 3,047,988 bytes columnar, 2,887,549
 	// in row blocks): formats before FormatWALSyncChunks let a damaged
 	// byte in the log pass for its torn end, and a crashed store then
-	// opens without the records after it (TestDamagedLogIsReported).
+	// opens without the records after it (TestDamagedLogSalvaged).
 	po := &pebble.Options{
 		FS:                 d.logFS,
 		Lock:               lock,
