@@ -184,12 +184,21 @@ func openError(dir string, po *pebble.Options, err error) error {
 }
 
 // badOptionsFile returns the path of the store's newest OPTIONS file when
-// it is the cause of err and err does not name it. pebble.Peek gives the
-// path already joined to dir.
+// it is the cause of err and err does not name it.
 func badOptionsFile(dir string, po *pebble.Options, err error) string {
+	path := damagedOptionsFile(dir, po)
+	if path == "" || strings.Contains(err.Error(), po.FS.PathBase(path)) {
+		return ""
+	}
+	return path
+}
+
+// damagedOptionsFile returns the path of the store's newest OPTIONS file
+// when pebble cannot read it or takes it for another store's, else "".
+// pebble.Peek gives the path already joined to dir.
+func damagedOptionsFile(dir string, po *pebble.Options) string {
 	desc, perr := pebble.Peek(dir, po.FS)
-	if perr != nil || desc.OptionsFilename == "" ||
-		strings.Contains(err.Error(), po.FS.PathBase(desc.OptionsFilename)) {
+	if perr != nil || desc.OptionsFilename == "" {
 		return ""
 	}
 	f, ferr := po.FS.Open(desc.OptionsFilename)

@@ -1,8 +1,10 @@
 package pebble_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,21 +81,58 @@ func openAt(t testing.TB, dir string) *pebble.DB {
 }
 
 func TestOpenCorruptNamesFile(t *testing.T) {
-	for _, prefix := range []string{"MANIFEST-", "OPTIONS-"} {
-		t.Run(prefix, func(t *testing.T) {
-			dir := t.TempDir()
-			db, err := pebble.Open(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustTable(t, db, spec)
-			db.Close()
-			name := corruptFile(t, dir, prefix)
-			_, err = pebble.Open(dir, nil)
-			if err == nil || !strings.Contains(err.Error(), name) {
-				t.Fatalf("Open of a store with a damaged %s = %v, want an error naming it", name, err)
-			}
-		})
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTable(t, db, spec)
+	db.Close()
+	name := corruptFile(t, dir, "MANIFEST-")
+	_, err = pebble.Open(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "OPTIONS") {
+		t.Fatalf("Open of a store with a damaged %s = %v, want an error naming it", name, err)
+	}
+}
+
+// TestOpenSetsAsideDamagedOptions damages the OPTIONS file: the store opens
+// with its tables, keeps the file as .damaged and says so in an ERROR line;
+// pebble writes a new OPTIONS file, and the next open is a plain one.
+func TestOpenSetsAsideDamagedOptions(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := mustTable(t, db, spec)
+	if err := tb.Put(ctx, []byte("r"), []storage.Cell{{Family: "f", Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	name := corruptFile(t, dir, "OPTIONS-")
+	var logs bytes.Buffer
+	db, err = pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("open with a damaged %s: %v", name, err)
+	}
+	if cells, err := mustTable(t, db, spec).Get(ctx, []byte("r"), nil); err != nil || len(cells) != 1 {
+		t.Errorf("row r after the open: %v, %v", cells, err)
+	}
+	db.Close()
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), name) {
+		t.Errorf("no ERROR line naming %s:\n%s", name, logs.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, name+".damaged")); err != nil || string(b) != "not a pebble file at all\n" {
+		t.Errorf("%s.damaged: %q, %v", name, b, err)
+	}
+	logs.Reset()
+	db, err = pebble.Open(dir, &pebble.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("the open after: %v", err)
+	}
+	db.Close()
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("the open after logged an error:\n%s", logs.String())
 	}
 }
 

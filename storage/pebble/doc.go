@@ -84,7 +84,7 @@
 // Catalog entries and the id counter the rebuild lost are written back from
 // the catalog copy.
 //
-// # Damaged log
+// # Damaged log and options file
 //
 // Pebble refuses to open when a record of its log is damaged (its WAL
 // sync chunks tell damage from the torn end of a crash). Open then
@@ -93,7 +93,9 @@
 // NNNNNN.log.damaged, and pebble opens again; DB.SalvagedLogs reports it.
 // The store stays at pebble's newest format for this: earlier formats
 // take a damaged record for the log's end and drop everything after it
-// without a word.
+// without a word. A damaged OPTIONS file, which pebble also refuses, is
+// set aside as OPTIONS-NNNNNN.damaged and pebble writes a new one: it only
+// repeats the options Open passes, and the MANIFEST names the comparer.
 //
 // # Prefixes and bloom filters
 //

@@ -168,32 +168,9 @@ func (d *DB) openEngine(readOnly bool) (*engine, error) {
 	// the table cannot be opened, one background error each time: with such
 	// a table, or for a repair, statistics are off.
 	po.DisableTableStats = d.repair || d.unreadableTable(po)
-	behind := !readOnly && logsBehind(d.dir, po)
-	pdb, err := pebble.Open(d.dir, po)
-	if err != nil && !readOnly && isLogDamage(err) {
-		// A damaged log: salvage its intact records (logsalvage.go) and
-		// open again.
-		salvaged, serr := d.salvageLogs()
-		d.salvagedMu.Lock()
-		d.salvaged = append(d.salvaged, salvaged...)
-		d.salvagedMu.Unlock()
-		if serr != nil {
-			return nil, openError(d.dir, po, fmt.Errorf("%w; salvaging the log failed: %w", err, serr))
-		}
-		if len(salvaged) > 0 {
-			pdb, err = pebble.Open(d.dir, po)
-		}
-	}
-	if err == nil && behind {
-		// Pebble started this open's log before it raised the store to its
-		// newest format (always so for a new store), so that log has no
-		// sync chunks and its damage would pass for its end: open again.
-		if err = pdb.Close(); err == nil {
-			pdb, err = pebble.Open(d.dir, po)
-		}
-	}
+	pdb, err := d.openPebble(po, readOnly)
 	if err != nil {
-		return nil, openError(d.dir, po, err)
+		return nil, err
 	}
 	d.po = po
 	return newEngine(pdb, readOnly), nil
@@ -206,4 +183,71 @@ func (d *DB) openEngine(readOnly bool) (*engine, error) {
 func logsBehind(dir string, po *pebble.Options) bool {
 	desc, err := pebble.Peek(dir, po.FS)
 	return err == nil && desc.FormatMajorVersion < pebble.FormatWALSyncChunks
+}
+
+// openPebble opens pebble on d's directory and mends, unless read-only,
+// what would keep it shut: a damaged OPTIONS file is set aside (pebble
+// writes a new one; the MANIFEST still names the comparer it checks), a
+// damaged log is salvaged (logsalvage.go). A store whose log this open
+// started without sync chunks is opened again (logsBehind).
+func (d *DB) openPebble(po *pebble.Options, readOnly bool) (*pebble.DB, error) {
+	behind := !readOnly && logsBehind(d.dir, po)
+	pdb, err := pebble.Open(d.dir, po)
+	for range 3 { // one mend of each kind, and a margin
+		if err == nil || readOnly {
+			break
+		}
+		mended, merr := d.mendOpen(po, err)
+		if merr != nil {
+			return nil, openError(d.dir, po, fmt.Errorf("%w; mending it failed: %w", err, merr))
+		}
+		if !mended {
+			break
+		}
+		pdb, err = pebble.Open(d.dir, po)
+	}
+	if err == nil && behind {
+		// Pebble started this open's log before it raised the store to its
+		// newest format (always so for a new store), so that log has no
+		// sync chunks and its damage would pass for its end: open again.
+		if err = pdb.Close(); err == nil {
+			pdb, err = pebble.Open(d.dir, po)
+		}
+	}
+	if err != nil {
+		return nil, openError(d.dir, po, err)
+	}
+	return pdb, nil
+}
+
+// mendOpen mends the damage err, pebble's open failure, reports, if it is
+// one openPebble mends; it reports whether it changed anything.
+func (d *DB) mendOpen(po *pebble.Options, err error) (bool, error) {
+	if path := damagedOptionsFile(d.dir, po); path != "" {
+		return true, d.setAsideOptions(path, err)
+	}
+	if !isLogDamage(err) {
+		return false, nil
+	}
+	salvaged, serr := d.salvageLogs()
+	d.salvagedMu.Lock()
+	d.salvaged = append(d.salvaged, salvaged...)
+	d.salvagedMu.Unlock()
+	return len(salvaged) > 0, serr
+}
+
+// setAsideOptions renames the damaged OPTIONS file at path to
+// path.damaged, which pebble ignores, so that pebble's open writes a new
+// one.
+func (d *DB) setAsideOptions(path string, cause error) error {
+	fs := d.opts.FS
+	if err := fs.Rename(path, path+".damaged"); err != nil {
+		return fmt.Errorf("set aside %s: %w", path, err)
+	}
+	if err := syncDir(fs, d.dir); err != nil {
+		return err
+	}
+	d.opts.Logger.Error("pebble options file damaged: set aside, pebble writes a new one",
+		"file", path, "kept", path+".damaged", "err", cause.Error())
+	return nil
 }
