@@ -84,7 +84,7 @@
 // Catalog entries and the id counter the rebuild lost are written back from
 // the catalog copy.
 //
-// # Damaged log and options file
+// # Damaged log, options file and manifest
 //
 // Pebble refuses to open when a record of its log is damaged (its WAL
 // sync chunks tell damage from the torn end of a crash). Open then
@@ -96,6 +96,10 @@
 // without a word. A damaged OPTIONS file, which pebble also refuses, is
 // set aside as OPTIONS-NNNNNN.damaged and pebble writes a new one: it only
 // repeats the options Open passes, and the MANIFEST names the comparer.
+// The MANIFEST is read before pebble reads it (manifestcheck.go): pebble
+// takes a damaged record there for a torn end and would open the store
+// without, and delete, the sstables the later records list; a damaged
+// record with a whole record after it refuses the store instead.
 //
 // # Prefixes and bloom filters
 //

@@ -185,12 +185,16 @@ func logsBehind(dir string, po *pebble.Options) bool {
 	return err == nil && desc.FormatMajorVersion < pebble.FormatWALSyncChunks
 }
 
-// openPebble opens pebble on d's directory and mends, unless read-only,
+// openPebble opens pebble on d's directory, unless its MANIFEST is damaged
+// where pebble would not see it (checkManifest), and mends, unless read-only,
 // what would keep it shut: a damaged OPTIONS file is set aside (pebble
 // writes a new one; the MANIFEST still names the comparer it checks), a
 // damaged log is salvaged (logsalvage.go). A store whose log this open
 // started without sync chunks is opened again (logsBehind).
 func (d *DB) openPebble(po *pebble.Options, readOnly bool) (*pebble.DB, error) {
+	if err := checkManifest(d.dir, po.FS); err != nil {
+		return nil, err
+	}
 	behind := !readOnly && logsBehind(d.dir, po)
 	pdb, err := pebble.Open(d.dir, po)
 	for range 3 { // one mend of each kind, and a margin
