@@ -175,7 +175,8 @@ func obsoleteManifests(names []string) []string {
 	}
 	var obsolete []string
 	for _, name := range names {
-		if current != "" && strings.HasPrefix(name, "MANIFEST-") && name != current {
+		num, ok := strings.CutPrefix(name, "MANIFEST-")
+		if ok && current != "" && name != current && isDigits(num) { // not MANIFEST-N.damaged
 			obsolete = append(obsolete, name)
 		}
 	}
@@ -190,4 +191,13 @@ func parseLogName(name string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(base, 10, 64)
 	return n, err == nil
+}
+
+func isDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -65,6 +65,12 @@ type DB struct {
 
 	rows rowLocks
 
+	// mirror is the MANIFEST copy's goroutine (manifestmirror.go), set
+	// once open has loaded the catalog; pebble's event handlers read it.
+	mirror atomic.Pointer[manifestMirror]
+	// restoredManifests counts MANIFESTs mended from their copy.
+	restoredManifests atomic.Int64
+
 	// salvaged lists the damaged logs an open of pebble rewrote
 	// (logsalvage.go); openEngine appends, under salvagedMu.
 	salvagedMu sync.Mutex
@@ -133,6 +139,7 @@ func open(dir string, opts *Options, repair bool) (*DB, error) {
 	}
 	d.startGC()
 	d.startSpaceWatch()
+	d.startMirror()
 	return d, nil
 }
 
@@ -287,6 +294,7 @@ func (d *DB) Close() error {
 	}
 	// A clean stop leaves no log space behind (closelog.go).
 	d.closeFlushed.Store(d.flushForClose())
+	d.stopMirror() // after the flush's MANIFEST edit, before the lock goes
 	e := d.eng
 	e.final.Store(true)
 	e.retired.Store(true)

@@ -96,10 +96,12 @@
 // without a word. A damaged OPTIONS file, which pebble also refuses, is
 // set aside as OPTIONS-NNNNNN.damaged and pebble writes a new one: it only
 // repeats the options Open passes, and the MANIFEST names the comparer.
-// The MANIFEST is read before pebble reads it (manifestcheck.go): pebble
-// takes a damaged record there for a torn end and would open the store
-// without, and delete, the sstables the later records list; a damaged
-// record with a whole record after it refuses the store instead.
+// The MANIFEST is read before pebble reads it: pebble takes a damaged
+// record there for a torn end and would open the store without, and
+// delete, the sstables the later records list. A copy kept beside it
+// (TSD-MANIFEST-NNNNNN, manifestmirror.go) mends it; without a copy that
+// reaches the damage, a damaged record with a whole record after it
+// refuses the store (manifestcheck.go).
 //
 // # Prefixes and bloom filters
 //

@@ -163,6 +163,7 @@ func (d *DB) openEngine(readOnly bool) (*engine, error) {
 	po.ReadOnly = readOnly
 	d.listenForDamage(po)
 	d.listenForStalls(po)
+	d.listenForManifest(po)
 	po.DisableAutomaticCompactions = d.repair
 	// Pebble retries loading a table's statistics at once and forever when
 	// the table cannot be opened, one background error each time: with such
@@ -186,12 +187,18 @@ func logsBehind(dir string, po *pebble.Options) bool {
 }
 
 // openPebble opens pebble on d's directory, unless its MANIFEST is damaged
-// where pebble would not see it (checkManifest), and mends, unless read-only,
+// where pebble would not see it and its copy cannot mend it
+// (restoreManifest, checkManifest), and mends, unless read-only,
 // what would keep it shut: a damaged OPTIONS file is set aside (pebble
 // writes a new one; the MANIFEST still names the comparer it checks), a
 // damaged log is salvaged (logsalvage.go). A store whose log this open
 // started without sync chunks is opened again (logsBehind).
 func (d *DB) openPebble(po *pebble.Options, readOnly bool) (*pebble.DB, error) {
+	if !readOnly {
+		if _, err := d.restoreManifest(); err != nil {
+			return nil, openError(d.dir, po, fmt.Errorf("mending the MANIFEST from its copy: %w", err))
+		}
+	}
 	if err := checkManifest(d.dir, po.FS); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,8 @@ import (
 // them, and pebble then deleted those files as obsolete: one flipped bit,
 // the whole store gone without a word.
 //
-// checkManifest reads the MANIFEST before pebble does. When a record
+// checkManifest reads the MANIFEST before pebble does, once its copy has
+// mended what it could (manifestmirror.go). When a record
 // cannot be read and a whole record starts after it (a full or first chunk
 // whose checksum holds), that record was written after the bad one, which
 // pebble only does once the bad one was synced: the bad record is damage,
