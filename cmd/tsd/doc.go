@@ -72,8 +72,9 @@
 // A damaged store is served, not refused: the daemon starts with the
 // configured settings when the settings record cannot be read, the series
 // index loads around rows it cannot read, a damaged log of the store is
-// salvaged without its damaged records, and tsd.storage.damaged-sstables,
-// salvaged-logs and log-damaged-blocks and tsd.wal.corrupt-records,
+// salvaged without its damaged records, a damaged MANIFEST is mended from
+// its copy, and tsd.storage.damaged-sstables, salvaged-logs,
+// log-damaged-blocks and restored-manifests and tsd.wal.corrupt-records,
 // corrupt-bytes and dropped-points count what was found.
 //
 // # Logging

@@ -125,6 +125,8 @@ func collectStats(st *ingestStack, q *opentsdb.Engine, srv *api.Server) []api.St
 		}
 		l.add("tsd.storage.salvaged-logs", "Damaged logs of the store (pebble's own) rewritten at open without their damaged records; each original is kept beside it as .damaged.",
 			true, int64(len(salvaged)))
+		l.add("tsd.storage.restored-manifests", "Damaged MANIFESTs of the store mended at open from their copy (TSD-MANIFEST-*); each original is kept beside it as .damaged.",
+			true, p.RestoredManifests())
 		l.add("tsd.storage.log-damaged-blocks", "32 KiB blocks of the store's own log where salvaging met damage; the records broken there are lost.",
 			true, blocks)
 		l.pebbleStats(p)
