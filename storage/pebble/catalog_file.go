@@ -142,10 +142,21 @@ func writeFileAtomic(fs vfs.FS, path string, b []byte) error {
 	if err := fs.Rename(tmp, path); err != nil {
 		return err
 	}
-	dir, err := fs.OpenDir(fs.PathDir(path))
+	return syncDir(fs, fs.PathDir(path))
+}
+
+// syncDir syncs the directory dir.
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
-	defer dir.Close()
-	return dir.Sync()
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }

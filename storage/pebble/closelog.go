@@ -143,18 +143,7 @@ func (d *DB) removeObsoleteFiles() error {
 			return fmt.Errorf("remove obsolete file: %w", err)
 		}
 	}
-	dir, err := fs.OpenDir(d.dir)
-	if err != nil {
-		return fmt.Errorf("open %s to sync it: %w", d.dir, err)
-	}
-	serr := dir.Sync()
-	if cerr := dir.Close(); serr == nil {
-		serr = cerr
-	}
-	if serr != nil {
-		return fmt.Errorf("sync %s: %w", d.dir, serr)
-	}
-	return nil
+	return syncDir(fs, d.dir)
 }
 
 // obsoleteManifests returns the manifests in names other than the one

@@ -72,7 +72,7 @@ type DB struct {
 	restoredManifests atomic.Int64
 
 	// salvaged lists the damaged logs an open of pebble rewrote
-	// (logsalvage.go); openEngine appends, under salvagedMu.
+	// (logsalvage.go); mendOpen appends, under salvagedMu.
 	salvagedMu sync.Mutex
 	salvaged   []SalvagedLog
 

@@ -177,32 +177,30 @@ func (d *DB) openEngine(readOnly bool) (*engine, error) {
 	return newEngine(pdb, readOnly), nil
 }
 
-// logsBehind reports whether the store in dir is at a pebble format before
-// FormatWALSyncChunks, or new: pebble then writes the log of its open
-// without the sync chunks that tell a damaged record from the torn end of
-// a crash (logsalvage.go).
-func logsBehind(dir string, po *pebble.Options) bool {
-	desc, err := pebble.Peek(dir, po.FS)
-	return err == nil && desc.FormatMajorVersion < pebble.FormatWALSyncChunks
+// logsBehind reports whether the store desc describes (pebble.Peek's,
+// nil when Peek failed) is at a pebble format before FormatWALSyncChunks,
+// or new: pebble then writes the log of its open without the sync chunks
+// that tell a damaged record from the torn end of a crash
+// (logsalvage.go).
+func logsBehind(desc *pebble.DBDesc) bool {
+	return desc != nil && desc.FormatMajorVersion < pebble.FormatWALSyncChunks
 }
 
 // openPebble opens pebble on d's directory, unless its MANIFEST is damaged
-// where pebble would not see it and its copy cannot mend it
-// (restoreManifest, checkManifest), and mends, unless read-only,
-// what would keep it shut: a damaged OPTIONS file is set aside (pebble
-// writes a new one; the MANIFEST still names the comparer it checks), a
-// damaged log is salvaged (logsalvage.go). A store whose log this open
+// where pebble would not see it and its copy cannot mend it (vetManifest),
+// and mends, unless read-only, what would keep it shut: a damaged OPTIONS
+// file is set aside (pebble writes a new one; the MANIFEST still names the
+// comparer it checks), a damaged log is salvaged (logsalvage.go). A store whose log this open
 // started without sync chunks is opened again (logsBehind).
 func (d *DB) openPebble(po *pebble.Options, readOnly bool) (*pebble.DB, error) {
-	if !readOnly {
-		if _, err := d.restoreManifest(); err != nil {
-			return nil, openError(d.dir, po, fmt.Errorf("mending the MANIFEST from its copy: %w", err))
-		}
+	desc, err := pebble.Peek(d.dir, po.FS)
+	if err != nil {
+		desc = nil // pebble's open reports it
 	}
-	if err := checkManifest(d.dir, po.FS); err != nil {
+	if err := d.vetManifest(desc, readOnly); err != nil {
 		return nil, err
 	}
-	behind := !readOnly && logsBehind(d.dir, po)
+	behind := !readOnly && logsBehind(desc)
 	pdb, err := pebble.Open(d.dir, po)
 	for range 3 { // one mend of each kind, and a margin
 		if err == nil || readOnly {

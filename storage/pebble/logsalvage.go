@@ -22,11 +22,12 @@ import (
 //  1. Every intact record of the log is read: after a damaged chunk,
 //     reading starts again at the next 32 KiB block of the file (a chunk
 //     never crosses one), skipping the rest of the record it broke.
-//  2. They are written, in order, to NNNNNN.log.salvage as a log of the
-//     same number, synced, ending with the EOF trailer of a clean close.
-//  3. The damaged file is copied to NNNNNN.log.damaged and synced: pebble
-//     and the store ignore that name, and it stays for the operator.
-//  4. The salvaged file is renamed over the log and the directory synced.
+//  2. They are written, in order, as a log of the same number ending with
+//     the EOF trailer of a clean close, in memory.
+//  3. The damaged file is kept as NNNNNN.log.damaged: pebble and the store
+//     ignore that name, and it stays for the operator.
+//  4. The salvaged log replaces the damaged one (writeFileAtomic:
+//     temporary file, sync, rename, directory sync).
 //
 // A crash at any point leaves either the damaged log, salvaged again at the
 // next open, or the salvaged one. The records in damaged chunks are lost,
@@ -85,15 +86,19 @@ func (d *DB) salvageLogs() ([]SalvagedLog, error) {
 	slices.SortFunc(logs, func(a, b logFile) int { return cmp.Compare(a.num, b.num) })
 	var out []SalvagedLog
 	for i, l := range logs {
-		path, num := fs.PathJoin(d.dir, l.name), l.num
-		recs, damaged, err := readLog(fs, path, num, i < len(logs)-1)
+		path := fs.PathJoin(d.dir, l.name)
+		data, err := readFile(fs, path)
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("read %s: %w", path, err)
+		}
+		recs, damaged, err := readLog(data, l.num, i < len(logs)-1)
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", path, err)
 		}
 		if len(damaged) == 0 {
 			continue
 		}
-		if err := rewriteLog(fs, d.dir, path, num, recs); err != nil {
+		if err := rewriteLog(fs, path, l.num, data, recs); err != nil {
 			return out, err
 		}
 		s := SalvagedLog{Path: path, Records: len(recs), Damaged: damaged}
@@ -104,19 +109,10 @@ func (d *DB) salvageLogs() ([]SalvagedLog, error) {
 	return out, nil
 }
 
-// readLog reads every intact record of the log at path (step 1). damaged
+// readLog reads every intact record of the log data (step 1). damaged
 // holds the offset of each block where reading met damage, and with
 // tornIsDamage where the log stops before its EOF trailer.
-func readLog(fs vfs.FS, path string, num uint64, tornIsDamage bool) (recs [][]byte, damaged []int64, err error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
+func readLog(data []byte, num uint64, tornIsDamage bool) (recs [][]byte, damaged []int64, err error) {
 	start := int64(0)
 	for start < int64(len(data)) {
 		r := newLogReader(data[start:], num)
@@ -152,7 +148,7 @@ func readLog(fs vfs.FS, path string, num uint64, tornIsDamage bool) (recs [][]by
 			}
 			return recs, damaged, nil
 		default:
-			return nil, nil, fmt.Errorf("read %s at %d: %w", path, at, err)
+			return nil, nil, fmt.Errorf("at %d: %w", at, err)
 		}
 	}
 	return recs, damaged, nil
@@ -167,68 +163,25 @@ func nextRecord(r *record.Reader) ([]byte, error) {
 	return io.ReadAll(rr)
 }
 
-// rewriteLog is steps 2 to 4 for the log at path.
-func rewriteLog(fs vfs.FS, dir, path string, num uint64, recs [][]byte) error {
-	tmp := path + ".salvage"
-	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	w := newLogWriter(f, num) // closes f
+// rewriteLog is steps 2 to 4 for the log at path, whose damaged bytes
+// are data.
+func rewriteLog(fs vfs.FS, path string, num uint64, data []byte, recs [][]byte) error {
+	var log bytes.Buffer
+	w := newLogWriter(&log, num)
 	for _, rec := range recs {
 		if _, err := w.WriteRecord(rec); err != nil {
 			w.Close()
-			return fmt.Errorf("write %s: %w", tmp, err)
+			return fmt.Errorf("salvage %s: %w", path, err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
+		return fmt.Errorf("salvage %s: %w", path, err)
 	}
-	if err := copyFile(fs, path, path+".damaged"); err != nil {
-		return err
+	if err := writeFileAtomic(fs, path+".damaged", data); err != nil {
+		return fmt.Errorf("keep %s: %w", path, err)
 	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	return syncDir(fs, dir)
-}
-
-// copyFile copies src to dst, synced.
-func copyFile(fs vfs.FS, src, dst string) error {
-	in, err := fs.Open(src)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", src, err)
-	}
-	defer in.Close()
-	out, err := fs.Create(dst, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", dst, err)
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
-	}
-	return nil
-}
-
-// syncDir syncs the directory dir.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
+	if err := writeFileAtomic(fs, path, log.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
@@ -245,11 +198,11 @@ func newLogReader(data []byte, num uint64) *record.Reader {
 	return out[0].Interface().(*record.Reader)
 }
 
-func newLogWriter(f vfs.File, num uint64) *record.LogWriter {
+func newLogWriter(w io.Writer, num uint64) *record.LogWriter {
 	fn := reflect.ValueOf(record.NewLogWriter)
 	cfg := record.LogWriterConfig{WriteWALSyncOffsets: func() bool { return true }}
 	out := fn.Call([]reflect.Value{
-		reflect.ValueOf(io.Writer(f)),
+		reflect.ValueOf(w),
 		reflect.ValueOf(num).Convert(fn.Type().In(1)),
 		reflect.ValueOf(cfg),
 	})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -21,7 +20,7 @@ import (
 // them, and pebble then deleted those files as obsolete: one flipped bit,
 // the whole store gone without a word.
 //
-// checkManifest reads the MANIFEST before pebble does, once its copy has
+// vetManifest reads the MANIFEST before pebble does, once its copy has
 // mended what it could (manifestmirror.go). When a record
 // cannot be read and a whole record starts after it (a full or first chunk
 // whose checksum holds), that record was written after the bad one, which
@@ -39,28 +38,34 @@ const (
 	legacyHeaderSize   = 7
 )
 
-// checkManifest returns an error wrapping storage.ErrCorruption when the current
-// MANIFEST of the store in dir has a damaged record with a whole record
-// after it, and nil otherwise (no store, a readable MANIFEST, a torn end).
-func checkManifest(dir string, fs vfs.FS) error {
-	desc, err := pebble.Peek(dir, fs)
-	if err != nil || !desc.Exists || desc.ManifestFilename == "" {
-		return nil // pebble's open reports what Peek could not read
+// vetManifest reads the store's current MANIFEST once, before pebble does
+// (desc is pebble.Peek's, nil when Peek failed). A record that cannot be
+// read is mended from the MANIFEST's copy where the copy reaches it
+// (restoreManifest, unless readOnly); a damaged record left with a whole
+// record after it refuses the store with an error wrapping
+// storage.ErrCorruption. No store, a readable MANIFEST or a torn end is
+// nil; so is a MANIFEST that cannot be read at all, which pebble's open
+// reports.
+func (d *DB) vetManifest(desc *pebble.DBDesc, readOnly bool) error {
+	if desc == nil || !desc.Exists || desc.ManifestFilename == "" {
+		return nil
 	}
 	path := desc.ManifestFilename
-	if !bytes.HasPrefix([]byte(path), []byte(dir)) {
-		path = fs.PathJoin(dir, path)
-	}
-	f, err := fs.Open(path)
+	data, err := readFile(d.opts.FS, path)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
 	at, bad := firstBadRecord(data)
+	if bad && !readOnly {
+		mended, err := d.restoreManifest(path, data, at)
+		if err != nil {
+			return fmt.Errorf("open pebble store %s: mending the MANIFEST from its copy: %w", d.dir, err)
+		}
+		if mended != nil {
+			data = mended
+			at, bad = firstBadRecord(data)
+		}
+	}
 	if !bad {
 		return nil
 	}
@@ -70,7 +75,7 @@ func checkManifest(dir string, fs vfs.FS) error {
 	}
 	return fmt.Errorf("open pebble store %s: %w: manifest %s: the record at byte %d is damaged and a whole record follows "+
 		"at byte %d; pebble would open the store without every sstable the records after it list, and delete them: "+
-		"the store is not opened and no file is changed", dir, storage.ErrCorruption, path, at, next)
+		"the store is not opened and no file is changed", d.dir, storage.ErrCorruption, path, at, next)
 }
 
 // firstBadRecord reads the records of a MANIFEST and returns the offset of

@@ -3,6 +3,7 @@ package pebble
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,30 +91,19 @@ func (d *DB) listenForManifest(po *pebble.Options) {
 		}
 	}
 	el := po.EventListener
-	flush, comp, ingest, created := el.FlushEnd, el.CompactionEnd, el.TableIngested, el.ManifestCreated
-	el.FlushEnd = func(i pebble.FlushInfo) {
-		if flush != nil {
-			flush(i)
+	el.FlushEnd = andThen(el.FlushEnd, wake)
+	el.CompactionEnd = andThen(el.CompactionEnd, wake)
+	el.TableIngested = andThen(el.TableIngested, wake)
+	el.ManifestCreated = andThen(el.ManifestCreated, wake)
+}
+
+// andThen returns an event handler that calls f, if set, then g.
+func andThen[T any](f func(T), g func()) func(T) {
+	return func(info T) {
+		if f != nil {
+			f(info)
 		}
-		wake()
-	}
-	el.CompactionEnd = func(i pebble.CompactionInfo) {
-		if comp != nil {
-			comp(i)
-		}
-		wake()
-	}
-	el.TableIngested = func(i pebble.TableIngestInfo) {
-		if ingest != nil {
-			ingest(i)
-		}
-		wake()
-	}
-	el.ManifestCreated = func(i pebble.ManifestCreateInfo) {
-		if created != nil {
-			created(i)
-		}
-		wake()
+		g()
 	}
 }
 
@@ -190,42 +180,31 @@ func (m *manifestMirror) close() {
 	}
 }
 
-// restoreManifest mends the current MANIFEST of the store in dir from its
-// copy when a record the copy holds cannot be read in it, and reports
-// whether it did.
-func (d *DB) restoreManifest() (bool, error) {
+// restoreManifest mends the MANIFEST at path, whose bytes data cannot be
+// read from the record at at, from its copy when the copy reaches that
+// record, and returns the mended bytes; nil when it did not mend.
+func (d *DB) restoreManifest(path string, data []byte, at int64) ([]byte, error) {
 	fs := d.opts.FS
-	desc, err := pebble.Peek(d.dir, fs)
-	if err != nil || !desc.Exists || desc.ManifestFilename == "" {
-		return false, nil
-	}
-	path := desc.ManifestFilename
-	data, err := readFile(fs, path)
-	if err != nil {
-		return false, nil
-	}
-	at, bad := firstBadRecord(data)
-	if !bad {
-		return false, nil
-	}
 	mirror, err := readFile(fs, fs.PathJoin(d.dir, mirrorPrefix+fs.PathBase(path)))
 	if err != nil || int64(len(mirror)) <= at {
-		return false, nil // no copy, or it ends before the bad record
+		return nil, nil // no copy, or it ends before the bad record
 	}
 	mended := append(mirror[:len(mirror):len(mirror)], data[min(len(mirror), len(data)):]...)
 	if at2, bad2 := firstBadRecord(mended); bad2 && at2 < int64(len(mirror)) {
-		return false, nil // the copy is damaged there too
+		return nil, nil // the copy is damaged there too
 	}
-	if err := copyFile(fs, path, path+".damaged"); err != nil {
-		return false, err
+	// writeFileAtomic may reuse what it is given (pebble's in-memory files
+	// mangle it in invariants builds): the caller reads mended again.
+	if err := writeFileAtomic(fs, path+".damaged", data); err != nil {
+		return nil, fmt.Errorf("keep %s: %w", path, err)
 	}
-	if err := writeFileAtomic(fs, path, mended); err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
+	if err := writeFileAtomic(fs, path, slices.Clone(mended)); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	d.restoredManifests.Add(1)
 	d.opts.Logger.Error("pebble manifest damaged: mended from its copy, the original kept beside it",
 		"file", path, "kept", path+".damaged", "damaged_at", at, "copy_bytes", len(mirror))
-	return true, nil
+	return mended, nil
 }
 
 // RestoredManifests returns how many times an open mended pebble's
