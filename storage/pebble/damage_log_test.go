@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/storage"
 )
 
 // TestDamagedLogSalvaged flips one byte in the middle of pebble's newest
@@ -34,15 +35,8 @@ func TestDamagedLogSalvaged(t *testing.T) {
 func damageNewestLog(t *testing.T, n int) {
 	mem := vfs.NewCrashableMem()
 	db := openOn(t, mem, false)
-	tb := ensure(t, db, crashSpec)
 	acked := map[batchID]bool{}
-	for seq := range n {
-		b := batchID{0, 0, seq}
-		if err := writeBatch(context.Background(), tb, b); err != nil {
-			t.Fatal(err)
-		}
-		acked[b] = true
-	}
+	writeAcked(t, ensure(t, db, crashSpec), acked, 0, n)
 	crashed := mem.CrashClone(vfs.CrashCloneCfg{})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -64,14 +58,7 @@ func damageNewestLog(t *testing.T, n int) {
 		checkSalvage(t, db, fs, log, at, b, acked)
 		// The store goes on: more writes, a clean stop, a plain reopen.
 		more := maps.Clone(acked)
-		tb := ensure(t, db, crashSpec)
-		for seq := range 20 {
-			bid := batchID{1, 0, seq}
-			if err := writeBatch(context.Background(), tb, bid); err != nil {
-				t.Fatal(err)
-			}
-			more[bid] = true
-		}
+		writeAcked(t, ensure(t, db, crashSpec), more, 1, 20)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -165,8 +152,21 @@ func newestLog(t *testing.T, fs vfs.FS) string {
 	return "/db/" + best
 }
 
+// writeAcked writes batches 0 to n-1 of run to tb, each acknowledged
+// before the next, and records them in acked.
+func writeAcked(t testing.TB, tb storage.Table, acked map[batchID]bool, run, n int) {
+	t.Helper()
+	for seq := range n {
+		b := batchID{run, 0, seq}
+		if err := writeBatch(context.Background(), tb, b); err != nil {
+			t.Fatal(err)
+		}
+		acked[b] = true
+	}
+}
+
 // copyDir copies every file of /db into a new in-memory file system.
-func copyDir(t *testing.T, fs vfs.FS) vfs.FS {
+func copyDir(t testing.TB, fs vfs.FS) vfs.FS {
 	t.Helper()
 	out := vfs.NewMem()
 	if err := out.MkdirAll("/db", 0o755); err != nil {
@@ -182,7 +182,7 @@ func copyDir(t *testing.T, fs vfs.FS) vfs.FS {
 	return out
 }
 
-func readAll(t *testing.T, fs vfs.FS, name string) []byte {
+func readAll(t testing.TB, fs vfs.FS, name string) []byte {
 	t.Helper()
 	f, err := fs.Open(name)
 	if err != nil {
@@ -199,7 +199,7 @@ func readAll(t *testing.T, fs vfs.FS, name string) []byte {
 // writeAll writes b to name on fs, synced. It writes a copy: pebble's
 // in-memory files mangle the buffer a Write was given in invariants builds
 // (the race detector's), to catch callers that reuse it.
-func writeAll(t *testing.T, fs vfs.FS, name string, b []byte) {
+func writeAll(t testing.TB, fs vfs.FS, name string, b []byte) {
 	t.Helper()
 	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
 	if err == nil {

@@ -2,13 +2,13 @@ package pebble
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tsd-db/tsd/internal/invariants"
@@ -32,15 +32,8 @@ func TestDamagedManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := ensure(t, db, crashSpec)
 	acked := map[batchID]bool{}
-	for seq := range 1500 {
-		b := batchID{0, 0, seq}
-		if err := writeBatch(context.Background(), tb, b); err != nil {
-			t.Fatal(err)
-		}
-		acked[b] = true
-	}
+	writeAcked(t, ensure(t, db, crashSpec), acked, 0, 1500)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -121,17 +114,11 @@ func flippedStore(t *testing.T, fs vfs.FS, manifest string, orig []byte, at int)
 // currentManifest returns the path of the store's current MANIFEST.
 func currentManifest(t *testing.T, fs vfs.FS) string {
 	t.Helper()
-	names, err := fs.List("/db")
-	if err != nil {
-		t.Fatal(err)
+	desc, err := pebble.Peek("/db", fs)
+	if err != nil || desc.ManifestFilename == "" {
+		t.Fatalf("no current MANIFEST: %v", err)
 	}
-	for _, n := range names {
-		if rest, ok := strings.CutPrefix(n, "marker.manifest."); ok {
-			return "/db/" + rest[strings.IndexByte(rest, '.')+1:]
-		}
-	}
-	t.Fatal("no manifest marker")
-	return ""
+	return desc.ManifestFilename
 }
 
 // lastRecordStart returns the offset of a MANIFEST's last record.

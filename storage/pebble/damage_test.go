@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -133,39 +132,6 @@ func openDamageStore(t testing.TB, fs vfs.FS) *pebble.DB {
 	return db
 }
 
-// copyStore copies every file of /db into a new in-memory file system.
-func copyStore(t testing.TB, fs vfs.FS) vfs.FS {
-	out := vfs.NewMem()
-	out.MkdirAll("/db", 0o755)
-	names, _ := fs.List("/db")
-	for _, n := range names {
-		writeMem(t, out, "/db/"+n, readMem(t, fs, "/db/"+n))
-	}
-	return out
-}
-
-func readMem(t testing.TB, fs vfs.FS, name string) []byte {
-	f, err := fs.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func writeMem(t testing.TB, fs vfs.FS, name string, b []byte) {
-	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write(b)
-	f.Close()
-}
-
 // flipSST flips one random byte of a random sstable, chosen by size, and
 // returns the file's path and the offset.
 func flipSST(t testing.TB, fs vfs.FS, rng *rand.Rand) (string, int) {
@@ -175,7 +141,7 @@ func flipSST(t testing.TB, fs vfs.FS, rng *rand.Rand) (string, int) {
 	total := 0
 	for _, n := range names {
 		if strings.HasSuffix(n, ".sst") {
-			b := readMem(t, fs, "/db/"+n)
+			b := pebble.ReadAll(t, fs, "/db/"+n)
 			ssts, sizes = append(ssts, n), append(sizes, len(b))
 			total += len(b)
 		}
@@ -186,9 +152,9 @@ func flipSST(t testing.TB, fs vfs.FS, rng *rand.Rand) (string, int) {
 	at := rng.IntN(total)
 	for i, n := range ssts {
 		if at < sizes[i] {
-			b := readMem(t, fs, "/db/"+n)
+			b := pebble.ReadAll(t, fs, "/db/"+n)
 			b[at] ^= byte(1 + rng.IntN(255))
-			writeMem(t, fs, "/db/"+n, b)
+			pebble.WriteAll(t, fs, "/db/"+n, b)
 			return "/db/" + n, at
 		}
 		at -= sizes[i]
@@ -222,7 +188,7 @@ func TestDamagedSSTables(t *testing.T) {
 		flips = min(flips, 4)
 	}
 	for i := range flips {
-		fs := copyStore(t, orig)
+		fs := pebble.CopyDir(t, orig)
 		file, at := flipSST(t, fs, rng)
 		m := storeModel{}
 		for k, v := range model {
@@ -434,17 +400,17 @@ func TestDamagedCatalog(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 6))
 	orig := vfs.NewMem()
 	model := buildDamageStore(t, orig, rng)
-	fs := copyStore(t, orig)
+	fs := pebble.CopyDir(t, orig)
 	names, _ := fs.List("/db")
 	var biggest string
 	for _, n := range names {
-		if strings.HasSuffix(n, ".sst") && (biggest == "" || len(readMem(t, fs, "/db/"+n)) > len(readMem(t, fs, "/db/"+biggest))) {
+		if strings.HasSuffix(n, ".sst") && (biggest == "" || len(pebble.ReadAll(t, fs, "/db/"+n)) > len(pebble.ReadAll(t, fs, "/db/"+biggest))) {
 			biggest = n
 		}
 	}
-	b := readMem(t, fs, "/db/"+biggest)
+	b := pebble.ReadAll(t, fs, "/db/"+biggest)
 	b[20] ^= 0x55 // the first data block: catalog entries and the id counter
-	writeMem(t, fs, "/db/"+biggest, b)
+	pebble.WriteAll(t, fs, "/db/"+biggest, b)
 	var logBuf bytes.Buffer
 	db, err := pebble.Open("/db", &pebble.Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
 	if err != nil {

@@ -7,3 +7,11 @@ func CellKey(db *DB, table string, row []byte, family string, qualifier []byte, 
 	defer db.cat.Unlock()
 	return AppendCellKey(nil, db.cat.tables[table].id, row, family, qualifier, ts)
 }
+
+// CopyDir, ReadAll and WriteAll are the damage tests' file helpers
+// (damage_log_test.go) for the external tests.
+var (
+	CopyDir  = copyDir
+	ReadAll  = readAll
+	WriteAll = writeAll
+)
