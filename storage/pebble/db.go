@@ -361,7 +361,7 @@ func (d *DB) rewriteMoved() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("list sstables: %w", err)
 	}
-	want := d.po.Levels[len(d.po.Levels)-1].Compression().Name
+	want := recordedName(d.po.Levels[len(d.po.Levels)-1].Compression())
 	b := d.pdb.NewBatch()
 	defer b.Close()
 	for _, f := range levels[len(levels)-1] {

@@ -245,14 +245,34 @@ var bottomProfile = func() *sstable.CompressionProfile {
 // bottomBlockSize is CompressionSmall's data block size in the bottom
 // level. zstd finds the repeats between row keys (the same tags, hour
 // after hour) only within a block, and pebble's default of 4 KiB holds
-// about 20 data rows: the same rewrite as above took 3.37 MB in 4 KiB
-// blocks, 3.08 in 16 KiB, 3.02 in 32 KiB and 2.98 in 64 KiB. Larger
-// blocks are not taken because of damaged blocks: on a checksum mismatch
-// pebble tries every single-bit flip of the block to report it, a cost
-// quadratic in the block's size paid by every read that meets it, which
-// made TestDamagedSSTables 45 times slower with 64 KiB blocks than with
-// 16 KiB.
-const bottomBlockSize = 16 << 10
+// about 20 data rows: the same rewrite as above (columnar blocks) took
+// 3.37 MB in 4 KiB blocks, 3.08 in 16 KiB, 3.02 in 32 KiB and 2.98 in
+// 64 KiB. Through the daemon in row blocks (bench/cmd/tsdvm, the devops
+// day settled): 2,924,544 bytes in 16 KiB blocks, 2,875,392 in 32 KiB.
+// The price is damaged blocks: on a checksum mismatch pebble tries every
+// single-bit flip of the block to report it, a cost quadratic in the
+// block's size paid by every read that meets it. TestDamagedSSTables
+// took 17 s with 16 KiB blocks, 72 s with 32 KiB and 45 times the first
+// with 64 KiB, which are not taken.
+const bottomBlockSize = 32 << 10
+
+// bottomRestartInterval is the keys between restart points in the bottom
+// level's row blocks (pebble's default is 16). A key after a restart is
+// written whole, the others as their difference from the key before; a
+// seek searches the restarts, then steps through at most this many keys.
+// The devops day rewritten into one sstable: 2,903,050 bytes at 16,
+// 2,887,549 at 64.
+const bottomRestartInterval = 64
+
+// recordedName is the compression name pebble records in the properties
+// of an sstable written with p. Row-block sstables cannot hold MinLZ, so
+// pebble writes a profile that uses it as Snappy, whole, and records that.
+func recordedName(p *sstable.CompressionProfile) string {
+	if p.UsesMinLZ() {
+		return sstable.SnappyCompression.Name
+	}
+	return p.Name
+}
 
 // smallSettings is CompressionSmall: the fastest codec above the bottom
 // level, bottomProfile in it.
@@ -266,12 +286,6 @@ func smallSettings() pebble.DBCompressionSettings {
 // pebbleOptions translates o (with defaults) into pebble's options; d
 // hears of a full disk (diskFull) from pebble's logger and events.
 func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
-	// FormatNewest and not an earlier format, though their row-block
-	// sstables would make a settled store about 5 % smaller (the devops
-	// day rewritten into one sstable: 3,047,988 bytes columnar, 2,887,549
-	// in row blocks): formats before FormatWALSyncChunks let a damaged
-	// byte in the log pass for its torn end, and a crashed store then
-	// opens without the records after it (TestDamagedLogSalvaged).
 	po := &pebble.Options{
 		FS:                 d.logFS,
 		Lock:               lock,
@@ -292,6 +306,7 @@ func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
 	if o.Compression == CompressionSmall {
 		bottom.BlockSize = bottomBlockSize
 		bottom.IndexBlockSize = defaultIndexBlockSize
+		bottom.BlockRestartInterval = bottomRestartInterval
 	}
 	// The bottom level holds nearly every row, so a prefix seek that
 	// reaches it mostly finds its row: its filter would only spare reads
@@ -304,6 +319,17 @@ func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
 	po.Experimental.SpanPolicyFunc = func([]byte) (pebble.SpanPolicy, []byte, error) {
 		return pebble.SpanPolicy{DisableValueSeparationBySuffix: true}, nil, nil
 	}
+	// Row blocks, not pebble's columnar ones, at FormatNewest: a row
+	// block stores each key as its difference from the key before, which
+	// zstd then shrinks further, while a columnar block keeps 2-byte
+	// offsets per key that it barely shrinks. The devops day rewritten
+	// into one sstable took 3,047,988 bytes columnar and 2,903,050 in row
+	// blocks. The format stays FormatNewest, not the older formats whose
+	// newest sstables are row blocks: those write no sync chunks in the
+	// log, and a damaged byte there would pass for its torn end
+	// (TestDamagedLogSalvaged). Stores with columnar sstables still read
+	// them; compactions rewrite them as row blocks.
+	po.Experimental.EnableColumnarBlocks = func() bool { return false }
 	po.EnsureDefaults()
 	return po
 }
