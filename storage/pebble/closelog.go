@@ -26,8 +26,8 @@ import (
 //     every older log is obsolete: pebble's manifest says replay starts at
 //     the new log.
 //  3. Pebble closes; its log ends with its EOF trailer, synced.
-//  4. Every log file numbered below the newest one is removed and the
-//     directory synced. These are exactly the files pebble's next Open
+//  4. Every log file numbered below the newest one is removed, and the
+//     newest too when it holds no record, and the directory synced. These are exactly the files pebble's next Open
 //     would find below the manifest's first unflushed log and delete as
 //     obsolete; none holds a write that is not in an sstable. So is every
 //     manifest but the one pebble's marker file names: pebble keeps the
@@ -131,12 +131,22 @@ func (d *DB) removeObsoleteFiles() error {
 		}
 	}
 	obsolete := obsoleteManifests(names)
-	if len(logs) < 2 && len(obsolete) == 0 {
-		return nil
-	}
 	slices.SortFunc(logs, func(a, b logNum) int { return cmp.Compare(a.num, b.num) })
 	for _, l := range logs[:max(len(logs)-1, 0)] {
 		obsolete = append(obsolete, l.name)
+	}
+	if len(logs) > 0 {
+		newest := logs[len(logs)-1]
+		empty, err := emptyLog(fs, fs.PathJoin(d.dir, newest.name), newest.num)
+		if err != nil {
+			return err
+		}
+		if empty {
+			obsolete = append(obsolete, newest.name)
+		}
+	}
+	if len(obsolete) == 0 {
+		return nil
 	}
 	for _, name := range obsolete {
 		if err := fs.Remove(fs.PathJoin(d.dir, name)); err != nil {
@@ -144,6 +154,18 @@ func (d *DB) removeObsoleteFiles() error {
 		}
 	}
 	return syncDir(fs, d.dir)
+}
+
+// emptyLog reports whether the log at path holds no record and ends with
+// its EOF trailer: what pebble leaves after a clean close, a block of disk
+// its next Open does not need, since it starts a new log anyway.
+func emptyLog(fs vfs.FS, path string, num uint64) (bool, error) {
+	data, err := readFile(fs, path)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	recs, damaged, err := readLog(data, num, true)
+	return err == nil && len(recs) == 0 && len(damaged) == 0, nil
 }
 
 // obsoleteManifests returns the manifests in names other than the one
