@@ -27,7 +27,11 @@ const (
 	hClassMask = 0x07
 	hOrder2    = 0x08
 	hRegular   = 0x10
-	hReserved  = 0xE0
+	// hStartOne marks a cell whose rANS stream starts its state at 1
+	// (entropy.Decoder.Init); cells written before it have the bit clear
+	// and a state that starts at 2^23 (InitLegacy), about 3 bytes more.
+	hStartOne = 0x20
+	hReserved = 0xC0
 )
 
 // Stream descriptor kinds.

@@ -123,7 +123,13 @@ func (it *DenseIter) parseHeader(value []byte) error {
 	if h.err != nil {
 		return h.err
 	}
-	if err := it.dec.Init(h.b); err != nil {
+	var err error
+	if it.h0&hStartOne != 0 {
+		err = it.dec.Init(h.b)
+	} else {
+		err = it.dec.InitLegacy(h.b)
+	}
+	if err != nil {
 		return corruptf("dense value: %v", err)
 	}
 	return nil

@@ -117,7 +117,7 @@ func (e *DenseEncoder) choose(h *entropy.Hist, tbl *entropy.Model, m *moments) s
 }
 
 func (e *DenseEncoder) appendHeader(dst []byte, baseSec int64, pts []series.Point, regular bool) []byte {
-	h0 := e.classByte() | e.order<<3
+	h0 := e.classByte() | e.order<<3 | hStartOne
 	if regular {
 		h0 |= hRegular
 	}

@@ -85,7 +85,9 @@
 //
 //	h0          1 byte: bits 0-2 class (0 int, 1 dec32, 2 dec64, 3 raw64,
 //	            4 raw32, 7 mixed), bit 3 second-order values, bit 4
-//	            regular times, bits 5-7 zero
+//	            regular times, bit 5 the coder's state starts at 1 (clear
+//	            in cells written before it: their state starts at 2^23),
+//	            bits 6-7 zero
 //	n           uvarint, the number of points
 //	t0          uvarint, first point's offset from the row base in ms
 //	d1          uvarint, t1 - t0 (when n >= 2)
@@ -131,7 +133,8 @@
 //
 // The tokens are one rANS stream (entropy.Encoder): the final state as 4
 // bytes, then the renormalisation bytes. A reader must end with every byte
-// consumed and the state back at its start; otherwise the cell is corrupt.
+// consumed and the state back at its start (1 with bit 5, else 2^23,
+// entropy.Decoder.InitLegacy); otherwise the cell is corrupt.
 //
 // Why this coder: the bench devops rows hold 360 points whose integer
 // steps have about 2.1 bits of entropy (0.26 bytes per point); a row

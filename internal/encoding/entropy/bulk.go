@@ -21,8 +21,8 @@ func (d *Decoder) BucketedN(s Stream, out []uint64) {
 	for i := range out {
 		e := dec[x&mask]
 		x = uint64(e>>12&0xfff)*(x>>shift) + uint64(e&0xfff)
-		for x < ransL {
-			x, pos = d.pull(x, src, pos)
+		for x < ransL && pos < len(src) {
+			x, pos = x<<8|uint64(src[pos]), pos+1
 		}
 		sym := uint8(e >> 24)
 		u, n := symBase[sym], symExtra[sym]
@@ -35,23 +35,13 @@ func (d *Decoder) BucketedN(s Stream, out []uint64) {
 			}
 			u |= x & (1<<n - 1)
 			x >>= n
-			for x < ransL {
-				x, pos = d.pull(x, src, pos)
+			for x < ransL && pos < len(src) {
+				x, pos = x<<8|uint64(src[pos]), pos+1
 			}
 		}
 		out[i] = u
 	}
 	d.x, d.pos = x, pos
-}
-
-// pull shifts one byte into x (a zero byte past the end, noted as an
-// overrun).
-func (d *Decoder) pull(x uint64, src []byte, pos int) (uint64, int) {
-	if pos < len(src) {
-		return x<<8 | uint64(src[pos]), pos + 1
-	}
-	d.overrun = true
-	return x << 8, pos
 }
 
 // BucketedPairs decodes len(a) pairs of values, a[i] from s1 then b[i]

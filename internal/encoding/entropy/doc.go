@@ -15,17 +15,26 @@
 //
 // # rANS stream
 //
-// State x lives in [2^23, 2^31). A symbol with frequency f and start c in a
-// model of total 2^M encodes as x' = (x/f)<<M + x%f + c after emitting low
-// bytes while x >= f<<(31-M); raw bits (at most 16 per token) encode as a
-// symbol of frequency 1 in total 2^n. The encoder runs backwards over the
-// queued tokens; the stream is the final state as 4 big-endian bytes,
-// then the emitted bytes in reverse, which is the order the decoder reads
-// them. A stream without tokens is empty. A decoder that finishes with
-// every byte read and its state back at 2^23 has read a well-formed stream;
-// anything else is ErrCorrupt. Corrupt bytes can only produce wrong symbols
-// and that error, never a panic or a loop: every table slot is filled and
-// the state never reaches zero.
+// The encoder's state x starts at 1 and lives in [2^23, 2^31) once it has
+// emitted a byte. A symbol with frequency f and start c in a model of
+// total 2^M encodes as x' = (x/f)<<M + x%f + c after emitting low bytes
+// while x >= f<<(31-M); raw bits (at most 16 per token) encode as a symbol
+// of frequency 1 in total 2^n. The encoder runs backwards over the queued
+// tokens; the stream is the final state as 4 big-endian bytes, then the
+// emitted bytes in reverse, which is the order the decoder reads them. A
+// stream without tokens is empty. The decoder takes a byte whenever its
+// state is below 2^23 and a byte is left: the encoder's state only
+// dropped below 2^23 before its first byte, so once every byte is read
+// the decoder is in those first steps. A decoder that finishes with every
+// byte read and its state back at 1 has read a well-formed stream;
+// anything else is ErrCorrupt. Corrupt bytes can only produce wrong
+// symbols and that error, never a panic or a loop: every table slot is
+// filled, and each refill step reads a byte or stops.
+//
+// Streams written before the start at 1 start at 2^23, rANS's usual
+// choice (Decoder.InitLegacy; rowkey marks which with a header bit). The
+// reader knows those 23 bits, yet the stream carries them: starting at 1
+// makes a stream about 3 bytes shorter (TestRANSStartState).
 //
 // # Models
 //

@@ -114,9 +114,89 @@ func TestEmptyStream(t *testing.T) {
 	if d.Init(nil) != nil || d.Done() != nil {
 		t.Fatal("empty stream must decode")
 	}
-	if d.Init([]byte{1, 2}) == nil || d.Init([]byte{0, 0, 0, 1}) == nil {
-		t.Fatal("short or out-of-range state accepted")
+	for _, bad := range [][]byte{{1, 2}, {0, 0, 0, 0}, {0x80, 0, 0, 0}, {0, 0x7f, 0xff, 0xff, 1}} {
+		if d.Init(bad) == nil {
+			t.Fatalf("short or out-of-range state %x accepted", bad)
+		}
 	}
+	if d.InitLegacy([]byte{0, 0, 0, 1}) == nil {
+		t.Fatal("legacy state below 2^23 accepted")
+	}
+}
+
+// TestRANSStartState encodes streams of 1 to 300 tokens (skewed and flat
+// models, raw bits) from both starts: each decodes from its own start and
+// not from the other, and starting at 1 saves about the 23 bits a start
+// at 2^23 carried.
+func TestRANSStartState(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	skewed, flat := Parametric(2), Parametric(60)
+	coded := func(m *Model, n int) uint8 { // a symbol m can code
+		for {
+			if s := uint8(r.IntN(n)); m.Freq[s] != 0 {
+				return s
+			}
+		}
+	}
+	var e Encoder
+	var d Decoder
+	saved, streams := 0, 0
+	for range 2000 {
+		ops := make([]op, 1+r.IntN(300))
+		e.Reset()
+		for i := range ops {
+			switch r.IntN(3) {
+			case 0:
+				ops[i] = op{m: skewed, sym: coded(skewed, 3)}
+			case 1:
+				ops[i] = op{m: flat, sym: coded(flat, 40)}
+			default:
+				n := uint8(r.IntN(20))
+				ops[i] = op{v: r.Uint64() & (1<<n - 1), bits: n}
+			}
+			if o := ops[i]; o.m != nil {
+				e.Symbol(o.m, o.sym)
+			} else {
+				e.Bits(o.v, o.bits)
+			}
+		}
+		now, legacy := e.AppendTo(nil), e.appendFrom(nil, ransL)
+		for _, c := range []struct {
+			buf  []byte
+			init func([]byte) error
+			ok   bool
+			what string
+		}{
+			{now, d.Init, true, "start 1"},
+			{legacy, d.InitLegacy, true, "start 2^23"},
+			{legacy, d.Init, false, "start 2^23 read as start 1"},
+		} {
+			err := c.init(c.buf)
+			for i, o := range ops {
+				if o.m != nil {
+					if s := d.Symbol(o.m); s != o.sym && c.ok {
+						t.Fatalf("%s: op %d: symbol %d, want %d", c.what, i, s, o.sym)
+					}
+				} else if v := d.Bits(o.bits); v != o.v && c.ok {
+					t.Fatalf("%s: op %d: bits %x, want %x", c.what, i, v, o.v)
+				}
+			}
+			if err == nil {
+				err = d.Done()
+			}
+			if (err == nil) != c.ok {
+				t.Fatalf("%s (%d ops, %x): %v", c.what, len(ops), c.buf, err)
+			}
+		}
+		if len(legacy) > 8 {
+			saved += len(legacy) - len(now)
+			streams++
+		}
+	}
+	if per := float64(saved) / float64(streams); per < 2.5 {
+		t.Fatalf("start 1 saved %.2f bytes a stream, want about 3", per)
+	}
+	t.Logf("start 1 saved %.2f bytes a stream over %d streams", float64(saved)/float64(streams), streams)
 }
 
 func TestTableSerialization(t *testing.T) {

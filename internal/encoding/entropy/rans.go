@@ -5,9 +5,14 @@ import (
 	"errors"
 )
 
-// The coder is a byte-wise rANS with a 32-bit state kept in [ransL, 2^31).
+// The coder is a byte-wise rANS with a 32-bit state kept in [ransL, 2^31)
+// once it has emitted a byte. The encoder starts at startState, not at
+// ransL as rANS usually does: a start at ransL carries 23 bits the
+// decoder already knows, which the stream pays for all the same, about 3
+// bytes a stream (doc.go, "rANS stream").
 const (
 	ransL      = 1 << 23
+	startState = 1
 	stateBytes = 4
 	// RawChunk is the most raw bits one token carries.
 	RawChunk = 16
@@ -58,10 +63,15 @@ func (e *Encoder) Bits(v uint64, n uint8) {
 // final state (4 bytes, big-endian) then the renormalisation bytes in the
 // order the decoder reads them. With no tokens it appends nothing.
 func (e *Encoder) AppendTo(dst []byte) []byte {
+	return e.appendFrom(dst, startState)
+}
+
+// appendFrom is AppendTo with the state starting at x; tests write
+// streams of the earlier start, ransL, with it.
+func (e *Encoder) appendFrom(dst []byte, x uint32) []byte {
 	if len(e.toks) == 0 {
 		return dst
 	}
-	x := uint32(ransL)
 	rev := e.rev[:0]
 	for i := len(e.toks) - 1; i >= 0; i-- {
 		t := &e.toks[i]
@@ -88,19 +98,28 @@ func (e *Encoder) AppendTo(dst []byte) []byte {
 	return dst
 }
 
-// Decoder reads a stream written by Encoder.AppendTo. Reads past the end
-// yield zero bytes and make Done fail, so corrupt input never panics.
+// Decoder reads a stream written by Encoder.AppendTo. A state below
+// ransL takes the next byte while there is one: the encoder emits its
+// first byte only once its state could pass 2^31, and from then on keeps
+// it at ransL or above, so a decoder that has read every byte is in the
+// encoder's first steps. Corrupt input makes Done fail, never a panic.
 type Decoder struct {
-	x       uint64
-	src     []byte
-	pos     int
-	overrun bool
+	x, start uint64
+	src      []byte
+	pos      int
 }
 
 // Init starts decoding src, the whole stream. An empty src is a stream with
 // no tokens.
-func (d *Decoder) Init(src []byte) error {
-	*d = Decoder{x: ransL, src: src}
+func (d *Decoder) Init(src []byte) error { return d.init(src, startState) }
+
+// InitLegacy starts decoding src written with the state starting at
+// ransL, as every stream was before startState: rowkey's cells without
+// their header's bit 5.
+func (d *Decoder) InitLegacy(src []byte) error { return d.init(src, ransL) }
+
+func (d *Decoder) init(src []byte, start uint64) error {
+	*d = Decoder{x: start, start: start, src: src}
 	if len(src) == 0 {
 		return nil
 	}
@@ -109,7 +128,11 @@ func (d *Decoder) Init(src []byte) error {
 	}
 	d.x = uint64(binary.BigEndian.Uint32(src))
 	d.pos = stateBytes
-	if d.x < ransL || d.x >= 1<<31 {
+	low := uint64(ransL)
+	if len(src) == stateBytes {
+		low = start // a stream that never emitted a byte
+	}
+	if d.x < low || d.x >= 1<<31 {
 		return ErrCorrupt
 	}
 	return nil
@@ -141,22 +164,16 @@ func (d *Decoder) Bits(n uint8) uint64 {
 }
 
 func (d *Decoder) refill() {
-	for d.x < ransL {
-		var b byte
-		if d.pos < len(d.src) {
-			b = d.src[d.pos]
-			d.pos++
-		} else {
-			d.overrun = true
-		}
-		d.x = d.x<<8 | uint64(b)
+	for d.x < ransL && d.pos < len(d.src) {
+		d.x = d.x<<8 | uint64(d.src[d.pos])
+		d.pos++
 	}
 }
 
 // Done reports whether the stream decoded exactly to its end: every byte
-// consumed and the state back at its initial value.
+// consumed and the state back at the encoder's start.
 func (d *Decoder) Done() error {
-	if d.overrun || d.pos != len(d.src) || d.x != ransL {
+	if d.pos != len(d.src) || d.x != d.start {
 		return ErrCorrupt
 	}
 	return nil
