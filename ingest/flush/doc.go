@@ -205,8 +205,10 @@
 //
 // # Writer id
 //
-// LoadWriterID keeps the daemon's writer id in WRITERID (8 hex digits) in
-// the data directory; dense qualifiers carry it.
+// LoadWriterID keeps the daemon's writer id in WRITERID in the data
+// directory; dense qualifiers carry it. WRITERID and FLUSHSEQ hold their
+// value twice, each copy with its CRC-32C (guarded.go), so one damaged
+// byte neither stops the daemon nor changes the value unseen.
 //
 // # Shutdown order (SIGTERM)
 //

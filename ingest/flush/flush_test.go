@@ -3,6 +3,7 @@ package flush
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -282,6 +283,59 @@ func TestFlushSeqNeverRepeats(t *testing.T) {
 				t.Fatalf("flush number %d handed out twice", n)
 			}
 			seen[n] = true
+		}
+	}
+}
+
+// TestFlushSeqDamagedByte flips every byte of a FLUSHSEQ file in several
+// ways: each open reads the bound the file held, never a lower one, and
+// writes the file whole again; the 4-byte form tsd wrote before still
+// reads; a file with no copy that checks out is refused naming it. Before,
+// the file was the bound alone: a flip that lowered it let flush numbers
+// repeat, so two flushes of a row could write the same qualifier.
+func TestFlushSeqDamagedByte(t *testing.T) {
+	fs := vfs.NewMem()
+	fs.MkdirAll("d", 0o755)
+	s, err := openFlushSeq(fs, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3*seqBlock + 5 {
+		if _, err := s.take(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := readFile(t, fs, "d/"+seqFileName)
+	if len(good) != 16 {
+		t.Fatalf("FLUSHSEQ holds %d bytes, want 16", len(good))
+	}
+	for at := range good {
+		for _, x := range []byte{0x01, 0x10, 0x80, 0xff} {
+			b := append([]byte(nil), good...)
+			b[at] ^= x
+			writeFile(t, fs, "d/"+seqFileName, b)
+			s, err := openFlushSeq(fs, "d")
+			if err != nil || s.limit != 4*seqBlock {
+				t.Fatalf("byte %d ^ %02x: bound %d, %v; want %d", at, x, s.limit, err, 4*seqBlock)
+			}
+			if after := readFile(t, fs, "d/"+seqFileName); string(after) != string(good) {
+				t.Fatalf("byte %d ^ %02x: file %x after open, want %x", at, x, after, good)
+			}
+		}
+	}
+	writeFile(t, fs, "d/"+seqFileName, []byte{0, 3, 0, 0})
+	if s, err := openFlushSeq(fs, "d"); err != nil || s.limit != 3*seqBlock {
+		t.Fatalf("4-byte form: %v", err)
+	}
+	bad := append([]byte(nil), good...)
+	bad[1] ^= 1
+	bad[13] ^= 1
+	mixed := binary.BigEndian.AppendUint32(append([]byte(nil), good[:8]...), 1)
+	mixed = binary.BigEndian.AppendUint32(mixed, guardSum(1)) // checks out, disagrees
+	for _, b := range [][]byte{bad, good[:15], mixed} {
+		writeFile(t, fs, "d/"+seqFileName, b)
+		if _, err := openFlushSeq(fs, "d"); err == nil || !strings.Contains(err.Error(), seqFileName) {
+			t.Errorf("%x: %v, want an error naming the file", b, err)
 		}
 	}
 }

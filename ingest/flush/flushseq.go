@@ -21,6 +21,11 @@ const (
 // flushSeq hands out flush numbers that never repeat for this data
 // directory: the file holds a bound no number handed out reaches, moved up a
 // block at a time, durably, before the block is used.
+//
+// The file is the bound twice, each copy 4 bytes big-endian and its
+// CRC-32C (guarded.go): 16 bytes. A 4-byte file is the bound alone, as
+// tsd wrote it before; it is read as it is and rewritten guarded at the
+// next reservation.
 type flushSeq struct {
 	fs  vfs.FS
 	dir string
@@ -40,13 +45,43 @@ func openFlushSeq(fs vfs.FS, dir string) (*flushSeq, error) {
 		return nil, fmt.Errorf("ingest: open %s: %w", seqFileName, err)
 	}
 	defer f.Close()
-	var b [4]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil {
+	b, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil {
 		return nil, fmt.Errorf("ingest: read %s: %w", seqFileName, err)
 	}
-	s.next = binary.BigEndian.Uint32(b[:])
-	s.limit = s.next
+	limit, damaged, err := parseFlushSeq(b)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %s %w (restore it, or remove it and %s to go on as a new writer)",
+			fs.PathJoin(dir, seqFileName), err, WriterIDFile)
+	}
+	s.next, s.limit = limit, limit
+	if damaged {
+		// One copy is good: write both again before anything depends on
+		// the file.
+		if err := s.reserve(limit); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// parseFlushSeq reads the bound from the file's bytes, and whether one of
+// its copies was damaged.
+func parseFlushSeq(b []byte) (limit uint32, damaged bool, err error) {
+	switch len(b) {
+	case 4:
+		return binary.BigEndian.Uint32(b), false, nil
+	case 16:
+		var vals [2]uint32
+		var ok [2]bool
+		for i := range vals {
+			c := b[8*i:]
+			vals[i] = binary.BigEndian.Uint32(c)
+			ok[i] = guardSum(vals[i]) == binary.BigEndian.Uint32(c[4:])
+		}
+		return pickGuarded(vals[:], ok[:])
+	}
+	return 0, true, fmt.Errorf("holds %d bytes, want 16: %w", len(b), errGuardDamaged)
 }
 
 // take returns the next flush number. Numbers wrap after 2^32 flushes;
@@ -67,8 +102,11 @@ func (s *flushSeq) take() (uint32, error) {
 
 // reserve durably records limit.
 func (s *flushSeq) reserve(limit uint32) error {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], limit)
+	var b [16]byte
+	for c := b[:]; len(c) > 0; c = c[8:] {
+		binary.BigEndian.PutUint32(c, limit)
+		binary.BigEndian.PutUint32(c[4:], guardSum(limit))
+	}
 	if err := writeFileAtomic(s.fs, s.dir, seqFileName, b[:]); err != nil {
 		return fmt.Errorf("ingest: reserve flush numbers: %w", err)
 	}

@@ -14,7 +14,10 @@ import (
 )
 
 // WriterIDFile is the file in the data directory that holds the daemon's
-// writer id: eight lowercase hex digits and a newline.
+// writer id: two lines, each the id and its CRC-32C (of the id's 4
+// big-endian bytes) as eight lowercase hex digits, a space between
+// (guarded.go). A file of one line, the id alone, is what tsd wrote
+// before; it is read as it is and rewritten guarded.
 const WriterIDFile = "WRITERID"
 
 // LoadWriterID returns the writer id kept in dir on fs, creating it on first
@@ -27,7 +30,13 @@ const WriterIDFile = "WRITERID"
 // look like a stranger's.
 func LoadWriterID(fs vfs.FS, dir string) (uint32, error) {
 	path := fs.PathJoin(dir, WriterIDFile)
-	id, err := readWriterID(fs, path)
+	id, rewrite, err := readWriterID(fs, path)
+	if err == nil && rewrite {
+		// One line damaged, or the unguarded form: both lines again.
+		if err := writeFileAtomic(fs, dir, WriterIDFile, appendWriterID(nil, id)); err != nil {
+			return 0, fmt.Errorf("ingest: write %s: %w", path, err)
+		}
+	}
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return id, err
 	}
@@ -47,25 +56,66 @@ func LoadWriterID(fs vfs.FS, dir string) (uint32, error) {
 	return id, nil
 }
 
+// guardedLine is the length of one line of WRITERID: id, space, sum,
+// newline.
+const guardedLine = 18
+
 func appendWriterID(dst []byte, id uint32) []byte {
-	return fmt.Appendf(dst, "%08x\n", id)
+	for range 2 {
+		dst = fmt.Appendf(dst, "%08x %08x\n", id, guardSum(id))
+	}
+	return dst
 }
 
-// readWriterID parses the id file at path; a missing file is os.ErrNotExist.
-func readWriterID(fs vfs.FS, path string) (uint32, error) {
+// readWriterID parses the id file at path, and says whether the file
+// should be written again (a damaged line, or the unguarded form); a
+// missing file is os.ErrNotExist.
+func readWriterID(fs vfs.FS, path string) (id uint32, rewrite bool, err error) {
 	f, err := fs.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64))
+	b, err := io.ReadAll(io.LimitReader(f, 128))
 	if err != nil {
-		return 0, fmt.Errorf("ingest: read %s: %w", path, err)
+		return 0, false, fmt.Errorf("ingest: read %s: %w", path, err)
 	}
-	s := strings.TrimSuffix(string(b), "\n")
-	id, err := strconv.ParseUint(s, 16, 32)
-	if err != nil || len(s) != 8 || id == 0 {
-		return 0, fmt.Errorf("ingest: %s holds %q, not a writer id (8 hex digits, not 0)", path, b)
+	if id, ok := parseHexID(strings.TrimSuffix(string(b), "\n")); ok {
+		return id, true, nil // the unguarded form
 	}
-	return uint32(id), nil
+	if len(b) == 2*guardedLine {
+		// Each copy at its place, so a damaged separator spoils neither.
+		var vals [2]uint32
+		var ok [2]bool
+		for i := range vals {
+			l := string(b[i*guardedLine:])
+			var okV, okS bool
+			var sum uint32
+			vals[i], okV = parseHexID(l[:8])
+			sum, okS = parseHex8(l[9:17])
+			ok[i] = okV && okS && sum == guardSum(vals[i])
+		}
+		if id, _, err := pickGuarded(vals[:], ok[:]); err == nil {
+			// Any byte not as tsd writes it, a separator too: rewrite.
+			return id, string(b) != string(appendWriterID(nil, id)), nil
+		}
+	}
+	return 0, false, fmt.Errorf("ingest: %s holds %q, not a writer id (two lines of 8 hex digits, not 0, and their CRC-32C; %w)",
+		path, b, errGuardDamaged)
+}
+
+// parseHexID reads a writer id: 8 hex digits, not 0.
+func parseHexID(s string) (uint32, bool) {
+	v, ok := parseHex8(s)
+	return v, ok && v != 0
+}
+
+// parseHex8 reads 8 lowercase hex digits, the only form tsd writes: a
+// damaged byte that makes another spelling of the value is damage too.
+func parseHex8(s string) (uint32, bool) {
+	if len(s) != 8 || strings.IndexFunc(s, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }) >= 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, 16, 32)
+	return uint32(v), err == nil
 }

@@ -1,6 +1,7 @@
 package flush
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -38,4 +39,87 @@ func TestWriterIDBadFile(t *testing.T) {
 			t.Errorf("content %q: %v, want an error naming the file", content, err)
 		}
 	}
+}
+
+// TestWriterIDDamagedByte flips every byte of a WRITERID file in several
+// ways: each load gives the id the file held, never another, and writes
+// the file whole again. Before the file held one unchecked copy, and one
+// flipped hex digit made another valid id.
+func TestWriterIDDamagedByte(t *testing.T) {
+	const id = 0x1a2b3c4d
+	good := appendWriterID(nil, id)
+	for at := range good {
+		for _, x := range []byte{0x01, 0x20, 0x80, 0xff, good[at] ^ '7'} {
+			if x == 0 {
+				continue
+			}
+			fs := vfs.NewMem()
+			b := append([]byte(nil), good...)
+			b[at] ^= x
+			writeFile(t, fs, "data/"+WriterIDFile, b)
+			got, err := LoadWriterID(fs, "data")
+			if err != nil || got != id {
+				t.Fatalf("byte %d ^ %02x (%q): id %08x, %v; want %08x", at, x, b, got, err, uint32(id))
+			}
+			if after := readFile(t, fs, "data/"+WriterIDFile); string(after) != string(good) {
+				t.Fatalf("byte %d ^ %02x: file %q after the load, want %q", at, x, after, good)
+			}
+		}
+	}
+}
+
+// TestWriterIDGuardForms: the unguarded form tsd wrote before loads and
+// is rewritten guarded; two lines that check out but disagree, or none
+// that does, are refused naming the file.
+func TestWriterIDGuardForms(t *testing.T) {
+	fs := vfs.NewMem()
+	writeFile(t, fs, "data/"+WriterIDFile, []byte("1a2b3c4d\n"))
+	if got, err := LoadWriterID(fs, "data"); err != nil || got != 0x1a2b3c4d {
+		t.Fatalf("unguarded form: %08x, %v", got, err)
+	}
+	if after := readFile(t, fs, "data/"+WriterIDFile); string(after) != string(appendWriterID(nil, 0x1a2b3c4d)) {
+		t.Fatalf("unguarded form rewritten as %q", after)
+	}
+	mixed := append(appendWriterID(nil, 0x1a2b3c4d)[:guardedLine], appendWriterID(nil, 0x1a2b3c4e)[:guardedLine]...)
+	bad := append([]byte(nil), appendWriterID(nil, 7)...)
+	bad[3] ^= 1
+	bad[guardedLine+12] ^= 1
+	for _, b := range [][]byte{mixed, bad} {
+		fs := vfs.NewMem()
+		writeFile(t, fs, "data/"+WriterIDFile, b)
+		if _, err := LoadWriterID(fs, "data"); err == nil || !strings.Contains(err.Error(), WriterIDFile) {
+			t.Errorf("%q: %v, want an error naming the file", b, err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, fs vfs.FS, path string, b []byte) {
+	t.Helper()
+	if err := fs.MkdirAll(fs.PathDir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(append([]byte(nil), b...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, fs vfs.FS, path string) []byte {
+	t.Helper()
+	f, err := fs.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
