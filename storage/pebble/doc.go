@@ -122,9 +122,12 @@
 //
 // The default (CompressionSmall) writes the upper levels with the fastest
 // codec and the bottom level with zstd at the pure-Go coder's best level
-// in 16 KiB blocks: the dense columns are already entropy coded, and what
+// in 32 KiB blocks: the dense columns are already entropy coded, and what
 // zstd finds is the repeats between row keys, which only a block holding
-// many rows shows it. Compact rewrites bottom-level files that pebble
+// many rows shows it. Every level is written in row blocks, each key as
+// its difference from the key before, at pebble's newest format (which
+// keeps the log's sync chunks); pebble's columnar blocks store a settled
+// store about 5 % larger. Compact rewrites bottom-level files that pebble
 // moved down whole from an upper level (rewriteMoved), so a compacted
 // store is all in the bottom level's setting.
 //
