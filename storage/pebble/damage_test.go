@@ -125,7 +125,7 @@ func randomRow(rng *rand.Rand, s storage.TableSpec, i int, ts int64) storage.Mut
 
 func openDamageStore(t testing.TB, fs vfs.FS) *pebble.DB {
 	t.Helper()
-	db, err := pebble.Open("/db", &pebble.Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	db, err := pebble.Open("/db", pebble.SmallBlocks(&pebble.Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -222,7 +222,7 @@ func checkDamagedStore(t *testing.T, fs vfs.FS, file string, m storeModel) bool 
 			t.Fatalf("panic: %v", r)
 		}
 	}()
-	db, err := pebble.Open("/db", &pebble.Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	db, err := pebble.Open("/db", pebble.SmallBlocks(&pebble.Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		// The catalog has a copy beside the store: Open never fails for
 		// one damaged sstable.
@@ -340,7 +340,7 @@ func damageFamily(table string) string {
 // checkRepair repairs the store and checks the result against m.
 func checkRepair(t *testing.T, fs vfs.FS, m storeModel) *pebble.RepairReport {
 	t.Helper()
-	rep, err := pebble.Repair(ctx, "/db", &pebble.Options{FS: fs, Logger: slog.New(slog.DiscardHandler)})
+	rep, err := pebble.Repair(ctx, "/db", pebble.SmallBlocks(&pebble.Options{FS: fs, Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		t.Fatalf("repair: %v", err)
 	}
@@ -373,7 +373,7 @@ func checkRepair(t *testing.T, fs vfs.FS, m storeModel) *pebble.RepairReport {
 		}
 	}
 	db.Close()
-	again, err := pebble.Repair(ctx, "/db", &pebble.Options{FS: fs, Logger: slog.New(slog.DiscardHandler)})
+	again, err := pebble.Repair(ctx, "/db", pebble.SmallBlocks(&pebble.Options{FS: fs, Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil || len(again.Spans) != 0 {
 		t.Errorf("second repair: %v, %+v", err, again)
 	}

@@ -15,3 +15,10 @@ var (
 	ReadAll  = readAll
 	WriteAll = writeAll
 )
+
+// SmallBlocks sets o's bottom level to write 16 KiB blocks, for the
+// damaged-sstable tests (Options.bottomBlockSize) and returns o.
+func SmallBlocks(o *Options) *Options {
+	o.bottomBlockSize = 16 << 10
+	return o
+}

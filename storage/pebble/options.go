@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -110,6 +111,11 @@ type Options struct {
 	// test detects a missing sync; it is unexported so no caller can lose
 	// acknowledged writes by accident.
 	noSync bool
+	// bottomBlockSize, when not 0, replaces the constant of that name.
+	// The damaged-sstable tests write smaller blocks: pebble's bit-flip
+	// search on a damaged block is quadratic in its size, and what they
+	// check does not depend on it.
+	bottomBlockSize int
 }
 
 // DefaultMaxOpenFiles is Options.MaxOpenFiles' default, pebble's own.
@@ -304,7 +310,7 @@ func (o *Options) pebbleOptions(lock *pebble.Lock, d *DB) *pebble.Options {
 	}
 	bottom := &po.Levels[len(po.Levels)-1]
 	if o.Compression == CompressionSmall {
-		bottom.BlockSize = bottomBlockSize
+		bottom.BlockSize = cmp.Or(o.bottomBlockSize, bottomBlockSize)
 		bottom.IndexBlockSize = defaultIndexBlockSize
 		bottom.BlockRestartInterval = bottomRestartInterval
 	}
