@@ -305,7 +305,7 @@ func TestFlushSeqDamagedByte(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	good := readFile(t, fs, "d/"+seqFileName)
+	good := ingesttest.ReadFile(t, fs, "d/"+seqFileName)
 	if len(good) != 16 {
 		t.Fatalf("FLUSHSEQ holds %d bytes, want 16", len(good))
 	}
@@ -313,17 +313,17 @@ func TestFlushSeqDamagedByte(t *testing.T) {
 		for _, x := range []byte{0x01, 0x10, 0x80, 0xff} {
 			b := append([]byte(nil), good...)
 			b[at] ^= x
-			writeFile(t, fs, "d/"+seqFileName, b)
+			ingesttest.WriteFile(t, fs, "d/"+seqFileName, b)
 			s, err := openFlushSeq(fs, "d")
 			if err != nil || s.limit != 4*seqBlock {
 				t.Fatalf("byte %d ^ %02x: bound %d, %v; want %d", at, x, s.limit, err, 4*seqBlock)
 			}
-			if after := readFile(t, fs, "d/"+seqFileName); string(after) != string(good) {
+			if after := ingesttest.ReadFile(t, fs, "d/"+seqFileName); string(after) != string(good) {
 				t.Fatalf("byte %d ^ %02x: file %x after open, want %x", at, x, after, good)
 			}
 		}
 	}
-	writeFile(t, fs, "d/"+seqFileName, []byte{0, 3, 0, 0})
+	ingesttest.WriteFile(t, fs, "d/"+seqFileName, []byte{0, 3, 0, 0})
 	if s, err := openFlushSeq(fs, "d"); err != nil || s.limit != 3*seqBlock {
 		t.Fatalf("4-byte form: %v", err)
 	}
@@ -333,7 +333,7 @@ func TestFlushSeqDamagedByte(t *testing.T) {
 	mixed := binary.BigEndian.AppendUint32(append([]byte(nil), good[:8]...), 1)
 	mixed = binary.BigEndian.AppendUint32(mixed, guardSum(1)) // checks out, disagrees
 	for _, b := range [][]byte{bad, good[:15], mixed} {
-		writeFile(t, fs, "d/"+seqFileName, b)
+		ingesttest.WriteFile(t, fs, "d/"+seqFileName, b)
 		if _, err := openFlushSeq(fs, "d"); err == nil || !strings.Contains(err.Error(), seqFileName) {
 			t.Errorf("%x: %v, want an error naming the file", b, err)
 		}

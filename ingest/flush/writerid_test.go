@@ -1,11 +1,12 @@
 package flush
 
 import (
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 )
 
 func TestWriterIDKept(t *testing.T) {
@@ -56,12 +57,12 @@ func TestWriterIDDamagedByte(t *testing.T) {
 			fs := vfs.NewMem()
 			b := append([]byte(nil), good...)
 			b[at] ^= x
-			writeFile(t, fs, "data/"+WriterIDFile, b)
+			ingesttest.WriteFile(t, fs, "data/"+WriterIDFile, b)
 			got, err := LoadWriterID(fs, "data")
 			if err != nil || got != id {
 				t.Fatalf("byte %d ^ %02x (%q): id %08x, %v; want %08x", at, x, b, got, err, uint32(id))
 			}
-			if after := readFile(t, fs, "data/"+WriterIDFile); string(after) != string(good) {
+			if after := ingesttest.ReadFile(t, fs, "data/"+WriterIDFile); string(after) != string(good) {
 				t.Fatalf("byte %d ^ %02x: file %q after the load, want %q", at, x, after, good)
 			}
 		}
@@ -73,11 +74,11 @@ func TestWriterIDDamagedByte(t *testing.T) {
 // that does, are refused naming the file.
 func TestWriterIDGuardForms(t *testing.T) {
 	fs := vfs.NewMem()
-	writeFile(t, fs, "data/"+WriterIDFile, []byte("1a2b3c4d\n"))
+	ingesttest.WriteFile(t, fs, "data/"+WriterIDFile, []byte("1a2b3c4d\n"))
 	if got, err := LoadWriterID(fs, "data"); err != nil || got != 0x1a2b3c4d {
 		t.Fatalf("unguarded form: %08x, %v", got, err)
 	}
-	if after := readFile(t, fs, "data/"+WriterIDFile); string(after) != string(appendWriterID(nil, 0x1a2b3c4d)) {
+	if after := ingesttest.ReadFile(t, fs, "data/"+WriterIDFile); string(after) != string(appendWriterID(nil, 0x1a2b3c4d)) {
 		t.Fatalf("unguarded form rewritten as %q", after)
 	}
 	mixed := append(appendWriterID(nil, 0x1a2b3c4d)[:guardedLine], appendWriterID(nil, 0x1a2b3c4e)[:guardedLine]...)
@@ -86,40 +87,9 @@ func TestWriterIDGuardForms(t *testing.T) {
 	bad[guardedLine+12] ^= 1
 	for _, b := range [][]byte{mixed, bad} {
 		fs := vfs.NewMem()
-		writeFile(t, fs, "data/"+WriterIDFile, b)
+		ingesttest.WriteFile(t, fs, "data/"+WriterIDFile, b)
 		if _, err := LoadWriterID(fs, "data"); err == nil || !strings.Contains(err.Error(), WriterIDFile) {
 			t.Errorf("%q: %v, want an error naming the file", b, err)
 		}
 	}
-}
-
-func writeFile(t *testing.T, fs vfs.FS, path string, b []byte) {
-	t.Helper()
-	if err := fs.MkdirAll(fs.PathDir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(append([]byte(nil), b...)); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func readFile(t *testing.T, fs vfs.FS, path string) []byte {
-	t.Helper()
-	f, err := fs.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -51,7 +50,7 @@ func headLog(t *testing.T, fs vfs.FS) []logRecord {
 	for _, name := range segmentNames(t, fs) {
 		var seg uint32
 		fmt.Sscanf(name, "%d.wal", &seg)
-		b := readFile(t, fs, "wal/"+name)
+		b := ingesttest.ReadFile(t, fs, "wal/"+name)
 		for off := 0; off < len(b); {
 			n := int(binary.LittleEndian.Uint32(b[off:]))
 			out = append(out, logRecord{seg: seg, off: int64(off), len: int64(wal.HeaderSize + n),
@@ -77,37 +76,11 @@ func segmentNames(t *testing.T, fs vfs.FS) []string {
 	return out
 }
 
-func readFile(t *testing.T, fs vfs.FS, name string) []byte {
-	t.Helper()
-	f, err := fs.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func writeFile(t *testing.T, fs vfs.FS, name string, b []byte) {
-	t.Helper()
-	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-}
-
 // logFiles returns the contents of every segment by name.
 func logFiles(t *testing.T, fs vfs.FS) map[string][]byte {
 	m := map[string][]byte{}
 	for _, n := range segmentNames(t, fs) {
-		m[n] = readFile(t, fs, "wal/"+n)
+		m[n] = ingesttest.ReadFile(t, fs, "wal/"+n)
 	}
 	return m
 }
@@ -117,7 +90,7 @@ func copyHeadLog(t *testing.T, fs vfs.FS) vfs.FS {
 	out := vfs.NewMem()
 	out.MkdirAll("wal", 0o755)
 	for n, b := range logFiles(t, fs) {
-		writeFile(t, out, "wal/"+n, b)
+		ingesttest.WriteFile(t, out, "wal/"+n, b)
 	}
 	return out
 }
@@ -231,7 +204,7 @@ func TestHeadReplayByteFlips(t *testing.T) {
 			fs := copyHeadLog(t, orig)
 			damaged := slices.Clone(b)
 			damaged[off] ^= byte(1 + rng.IntN(255))
-			writeFile(t, fs, "wal/"+name, damaged)
+			ingesttest.WriteFile(t, fs, "wal/"+name, damaged)
 			if checkHeadFlip(t, fs, recs, name, int64(off)) {
 				orphaned++
 			}
