@@ -259,7 +259,8 @@ var bottomProfile = func() *sstable.CompressionProfile {
 // single-bit flip of the block to report it, a cost quadratic in the
 // block's size paid by every read that meets it. TestDamagedSSTables
 // took 17 s with 16 KiB blocks, 72 s with 32 KiB and 45 times the first
-// with 64 KiB, which are not taken.
+// with 64 KiB, which are not taken; its store now writes 16 KiB blocks
+// (Options.bottomBlockSize), as what it checks does not depend on them.
 const bottomBlockSize = 32 << 10
 
 // bottomRestartInterval is the keys between restart points in the bottom
