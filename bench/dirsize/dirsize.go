@@ -2,6 +2,7 @@ package dirsize
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,16 +33,20 @@ type classify func(rel string) string
 func walk(dir string, class classify) (Report, error) {
 	r := Report{Dir: dir}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
+		if err == nil && d.Type().IsRegular() {
+			var info fs.FileInfo
+			if info, err = d.Info(); err == nil {
+				rel, _ := filepath.Rel(dir, path)
+				r.add(class(filepath.ToSlash(rel)), info.Size())
+			}
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
+		// A file listed and gone before its size was read was being
+		// removed: pebble deletes the sstables a compaction replaced in
+		// the background, after Compact returns.
+		if errors.Is(err, fs.ErrNotExist) && path != dir {
+			return nil
 		}
-		rel, _ := filepath.Rel(dir, path)
-		r.add(class(filepath.ToSlash(rel)), info.Size())
-		return nil
+		return err
 	})
 	if err != nil {
 		return r, fmt.Errorf("measure %s: %w", dir, err)
