@@ -18,6 +18,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/vfstest"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/storage"
@@ -305,7 +306,7 @@ func TestFlushSeqDamagedByte(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	good := ingesttest.ReadFile(t, fs, "d/"+seqFileName)
+	good := vfstest.ReadFile(t, fs, "d/"+seqFileName)
 	if len(good) != 16 {
 		t.Fatalf("FLUSHSEQ holds %d bytes, want 16", len(good))
 	}
@@ -313,17 +314,17 @@ func TestFlushSeqDamagedByte(t *testing.T) {
 		for _, x := range []byte{0x01, 0x10, 0x80, 0xff} {
 			b := append([]byte(nil), good...)
 			b[at] ^= x
-			ingesttest.WriteFile(t, fs, "d/"+seqFileName, b)
+			vfstest.WriteFile(t, fs, "d/"+seqFileName, b)
 			s, err := openFlushSeq(fs, "d")
 			if err != nil || s.limit != 4*seqBlock {
 				t.Fatalf("byte %d ^ %02x: bound %d, %v; want %d", at, x, s.limit, err, 4*seqBlock)
 			}
-			if after := ingesttest.ReadFile(t, fs, "d/"+seqFileName); string(after) != string(good) {
+			if after := vfstest.ReadFile(t, fs, "d/"+seqFileName); string(after) != string(good) {
 				t.Fatalf("byte %d ^ %02x: file %x after open, want %x", at, x, after, good)
 			}
 		}
 	}
-	ingesttest.WriteFile(t, fs, "d/"+seqFileName, []byte{0, 3, 0, 0})
+	vfstest.WriteFile(t, fs, "d/"+seqFileName, []byte{0, 3, 0, 0})
 	if s, err := openFlushSeq(fs, "d"); err != nil || s.limit != 3*seqBlock {
 		t.Fatalf("4-byte form: %v", err)
 	}
@@ -333,7 +334,7 @@ func TestFlushSeqDamagedByte(t *testing.T) {
 	mixed := binary.BigEndian.AppendUint32(append([]byte(nil), good[:8]...), 1)
 	mixed = binary.BigEndian.AppendUint32(mixed, guardSum(1)) // checks out, disagrees
 	for _, b := range [][]byte{bad, good[:15], mixed} {
-		ingesttest.WriteFile(t, fs, "d/"+seqFileName, b)
+		vfstest.WriteFile(t, fs, "d/"+seqFileName, b)
 		if _, err := openFlushSeq(fs, "d"); err == nil || !strings.Contains(err.Error(), seqFileName) {
 			t.Errorf("%x: %v, want an error naming the file", b, err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
+	"github.com/tsd-db/tsd/internal/vfstest"
 )
 
 func TestWriterIDKept(t *testing.T) {
@@ -57,12 +57,12 @@ func TestWriterIDDamagedByte(t *testing.T) {
 			fs := vfs.NewMem()
 			b := append([]byte(nil), good...)
 			b[at] ^= x
-			ingesttest.WriteFile(t, fs, "data/"+WriterIDFile, b)
+			vfstest.WriteFile(t, fs, "data/"+WriterIDFile, b)
 			got, err := LoadWriterID(fs, "data")
 			if err != nil || got != id {
 				t.Fatalf("byte %d ^ %02x (%q): id %08x, %v; want %08x", at, x, b, got, err, uint32(id))
 			}
-			if after := ingesttest.ReadFile(t, fs, "data/"+WriterIDFile); string(after) != string(good) {
+			if after := vfstest.ReadFile(t, fs, "data/"+WriterIDFile); string(after) != string(good) {
 				t.Fatalf("byte %d ^ %02x: file %q after the load, want %q", at, x, after, good)
 			}
 		}
@@ -74,11 +74,11 @@ func TestWriterIDDamagedByte(t *testing.T) {
 // that does, are refused naming the file.
 func TestWriterIDGuardForms(t *testing.T) {
 	fs := vfs.NewMem()
-	ingesttest.WriteFile(t, fs, "data/"+WriterIDFile, []byte("1a2b3c4d\n"))
+	vfstest.WriteFile(t, fs, "data/"+WriterIDFile, []byte("1a2b3c4d\n"))
 	if got, err := LoadWriterID(fs, "data"); err != nil || got != 0x1a2b3c4d {
 		t.Fatalf("unguarded form: %08x, %v", got, err)
 	}
-	if after := ingesttest.ReadFile(t, fs, "data/"+WriterIDFile); string(after) != string(appendWriterID(nil, 0x1a2b3c4d)) {
+	if after := vfstest.ReadFile(t, fs, "data/"+WriterIDFile); string(after) != string(appendWriterID(nil, 0x1a2b3c4d)) {
 		t.Fatalf("unguarded form rewritten as %q", after)
 	}
 	mixed := append(appendWriterID(nil, 0x1a2b3c4d)[:guardedLine], appendWriterID(nil, 0x1a2b3c4e)[:guardedLine]...)
@@ -87,7 +87,7 @@ func TestWriterIDGuardForms(t *testing.T) {
 	bad[guardedLine+12] ^= 1
 	for _, b := range [][]byte{mixed, bad} {
 		fs := vfs.NewMem()
-		ingesttest.WriteFile(t, fs, "data/"+WriterIDFile, b)
+		vfstest.WriteFile(t, fs, "data/"+WriterIDFile, b)
 		if _, err := LoadWriterID(fs, "data"); err == nil || !strings.Contains(err.Error(), WriterIDFile) {
 			t.Errorf("%q: %v, want an error naming the file", b, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/internal/invariants"
+	"github.com/tsd-db/tsd/internal/vfstest"
 	"github.com/tsd-db/tsd/series"
 )
 
@@ -50,7 +51,7 @@ func headLog(t *testing.T, fs vfs.FS) []logRecord {
 	for _, name := range segmentNames(t, fs) {
 		var seg uint32
 		fmt.Sscanf(name, "%d.wal", &seg)
-		b := ingesttest.ReadFile(t, fs, "wal/"+name)
+		b := vfstest.ReadFile(t, fs, "wal/"+name)
 		for off := 0; off < len(b); {
 			n := int(binary.LittleEndian.Uint32(b[off:]))
 			out = append(out, logRecord{seg: seg, off: int64(off), len: int64(wal.HeaderSize + n),
@@ -80,7 +81,7 @@ func segmentNames(t *testing.T, fs vfs.FS) []string {
 func logFiles(t *testing.T, fs vfs.FS) map[string][]byte {
 	m := map[string][]byte{}
 	for _, n := range segmentNames(t, fs) {
-		m[n] = ingesttest.ReadFile(t, fs, "wal/"+n)
+		m[n] = vfstest.ReadFile(t, fs, "wal/"+n)
 	}
 	return m
 }
@@ -90,7 +91,7 @@ func copyHeadLog(t *testing.T, fs vfs.FS) vfs.FS {
 	out := vfs.NewMem()
 	out.MkdirAll("wal", 0o755)
 	for n, b := range logFiles(t, fs) {
-		ingesttest.WriteFile(t, out, "wal/"+n, b)
+		vfstest.WriteFile(t, out, "wal/"+n, b)
 	}
 	return out
 }
@@ -204,7 +205,7 @@ func TestHeadReplayByteFlips(t *testing.T) {
 			fs := copyHeadLog(t, orig)
 			damaged := slices.Clone(b)
 			damaged[off] ^= byte(1 + rng.IntN(255))
-			ingesttest.WriteFile(t, fs, "wal/"+name, damaged)
+			vfstest.WriteFile(t, fs, "wal/"+name, damaged)
 			if checkHeadFlip(t, fs, recs, name, int64(off)) {
 				orphaned++
 			}

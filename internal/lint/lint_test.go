@@ -113,6 +113,7 @@ var graph = []entry{
 	{pkg: "internal/lint", stdlibOnly: true},
 	{pkg: "internal/ratelog", stdlibOnly: true},
 	{pkg: "internal/retention", stdlibOnly: true},
+	{pkg: "internal/vfstest"}, // pebble's vfs, for tests
 }
 
 // under reports whether path is dir or inside it.

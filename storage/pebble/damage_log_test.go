@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/vfstest"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -19,9 +19,9 @@ import (
 // it: it opens with every acknowledged batch but those whose records sat
 // in the damaged block, keeps the damaged file beside the log, reports the
 // salvage, and goes on writing and reopening. Stores at formats before
-// FormatWALSyncChunks (row-block sstables, about 5 % smaller: options.go)
-// fail here: pebble takes the damage for the log's end and opens without
-// a word, every record after it gone.
+// FormatWALSyncChunks fail here: pebble takes the damage for the log's
+// end and opens without a word, every record after it gone (options.go
+// keeps FormatNewest, with row-block sstables, for this).
 func TestDamagedLogSalvaged(t *testing.T) {
 	// 150 batches fill the first log of the new store; with 300 pebble
 	// has moved on to a second by the end.
@@ -42,7 +42,7 @@ func damageNewestLog(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	log := newestLog(t, crashed)
-	orig := readAll(t, crashed, log)
+	orig := vfstest.ReadFile(t, crashed, log)
 	if len(orig) < 96<<10 {
 		t.Fatalf("newest log %s holds %d bytes: too little to damage its middle", log, len(orig))
 	}
@@ -50,7 +50,7 @@ func damageNewestLog(t *testing.T, n int) {
 		fs := copyDir(t, crashed)
 		b := slices.Clone(orig)
 		b[at] ^= 0x10
-		writeAll(t, fs, log, b)
+		vfstest.WriteFile(t, fs, log, b)
 		db, err := Open("/db", &Options{FS: fs, GCInterval: -1, MemTableSize: 1 << 20, CacheSize: 1 << 20})
 		if err != nil {
 			t.Fatalf("byte %d of %s flipped: open: %v", at, log, err)
@@ -98,7 +98,7 @@ func TestNewStoreLogHasSyncChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := newestLog(t, crashed)
-	if b := readAll(t, crashed, log); len(b) < 7 || b[6] < 9 || b[6] > 12 {
+	if b := vfstest.ReadFile(t, crashed, log); len(b) < 7 || b[6] < 9 || b[6] > 12 {
 		t.Fatalf("%s starts with a chunk of kind %v, want a sync chunk (9 to 12)", log, b[min(6, len(b)-1)])
 	}
 }
@@ -114,7 +114,7 @@ func checkSalvage(t *testing.T, db *DB, fs vfs.FS, log string, at int, damaged [
 	if len(s) != 1 || s[0].Path != log || !slices.Equal(s[0].Damaged, []int64{int64(at - at%logBlockSize)}) {
 		t.Errorf("byte %d flipped: SalvagedLogs = %+v, want %s damaged at %d", at, s, log, at-at%logBlockSize)
 	}
-	if kept := readAll(t, fs, log+".damaged"); !bytes.Equal(kept, damaged) {
+	if kept := vfstest.ReadFile(t, fs, log+".damaged"); !bytes.Equal(kept, damaged) {
 		t.Errorf("byte %d flipped: %s.damaged is not the damaged log", at, log)
 	}
 	found, missing, half := audit(t, db, acked)
@@ -177,41 +177,7 @@ func copyDir(t testing.TB, fs vfs.FS) vfs.FS {
 		t.Fatal(err)
 	}
 	for _, n := range names {
-		writeAll(t, out, "/db/"+n, readAll(t, fs, "/db/"+n))
+		vfstest.WriteFile(t, out, "/db/"+n, vfstest.ReadFile(t, fs, "/db/"+n))
 	}
 	return out
-}
-
-func readAll(t testing.TB, fs vfs.FS, name string) []byte {
-	t.Helper()
-	f, err := fs.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// writeAll writes b to name on fs, synced. It writes a copy: pebble's
-// in-memory files mangle the buffer a Write was given in invariants builds
-// (the race detector's), to catch callers that reuse it.
-func writeAll(t testing.TB, fs vfs.FS, name string, b []byte) {
-	t.Helper()
-	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
-	if err == nil {
-		_, err = f.Write(slices.Clone(b))
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tsd-db/tsd/internal/invariants"
+	"github.com/tsd-db/tsd/internal/vfstest"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -38,9 +39,9 @@ func TestDamagedManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := currentManifest(t, mem)
-	orig := readAll(t, mem, manifest)
+	orig := vfstest.ReadFile(t, mem, manifest)
 	copyPath := "/db/" + mirrorPrefix + mem.PathBase(manifest)
-	if c := readAll(t, mem, copyPath); !bytes.Equal(c, orig) {
+	if c := vfstest.ReadFile(t, mem, copyPath); !bytes.Equal(c, orig) {
 		t.Fatalf("after Close the MANIFEST's copy holds %d bytes that differ from its %d", len(c), len(orig))
 	}
 	last := lastRecordStart(t, orig)
@@ -62,7 +63,7 @@ func TestDamagedManifest(t *testing.T) {
 			if len(missing)+len(half) > 0 || n != 1 {
 				t.Errorf("byte %d flipped: %d acknowledged batches missing, %d half, %d MANIFESTs mended", at, len(missing), len(half), n)
 			}
-			if k := readAll(t, fs, manifest+".damaged"); k[at] == orig[at] {
+			if k := vfstest.ReadFile(t, fs, manifest+".damaged"); k[at] == orig[at] {
 				t.Errorf("byte %d flipped: %s.damaged is not the damaged file", at, manifest)
 			}
 		}
@@ -107,7 +108,7 @@ func flippedStore(t *testing.T, fs vfs.FS, manifest string, orig []byte, at int)
 	out := copyDir(t, fs)
 	b := bytes.Clone(orig)
 	b[at] ^= 0x10
-	writeAll(t, out, manifest, b)
+	vfstest.WriteFile(t, out, manifest, b)
 	return out
 }
 
@@ -151,7 +152,7 @@ func snapshotDir(t *testing.T, fs vfs.FS) map[string]string {
 	}
 	out := map[string]string{}
 	for _, n := range names {
-		out[n] = string(readAll(t, fs, "/db/"+n))
+		out[n] = string(vfstest.ReadFile(t, fs, "/db/"+n))
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tsd-db/tsd/internal/vfstest"
 )
 
 // TestOptionsFlipsOpen flips one bit in every 11th byte of a store's
@@ -33,12 +35,12 @@ func TestOptionsFlipsOpen(t *testing.T) {
 	if opts == "" {
 		t.Fatal("no OPTIONS file")
 	}
-	orig := readAll(t, mem, opts)
+	orig := vfstest.ReadFile(t, mem, opts)
 	for i := 0; i < len(orig); i += 11 {
 		fs := copyDir(t, mem)
 		b := append([]byte(nil), orig...)
 		b[i] ^= 0x10
-		writeAll(t, fs, opts, b)
+		vfstest.WriteFile(t, fs, opts, b)
 		db, err := Open("/db", &Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Errorf("byte %d of %s flipped: %v", i, opts, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tsd-db/tsd/internal/invariants"
+	"github.com/tsd-db/tsd/internal/vfstest"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 )
@@ -141,7 +142,7 @@ func flipSST(t testing.TB, fs vfs.FS, rng *rand.Rand) (string, int) {
 	total := 0
 	for _, n := range names {
 		if strings.HasSuffix(n, ".sst") {
-			b := pebble.ReadAll(t, fs, "/db/"+n)
+			b := vfstest.ReadFile(t, fs, "/db/"+n)
 			ssts, sizes = append(ssts, n), append(sizes, len(b))
 			total += len(b)
 		}
@@ -152,9 +153,9 @@ func flipSST(t testing.TB, fs vfs.FS, rng *rand.Rand) (string, int) {
 	at := rng.IntN(total)
 	for i, n := range ssts {
 		if at < sizes[i] {
-			b := pebble.ReadAll(t, fs, "/db/"+n)
+			b := vfstest.ReadFile(t, fs, "/db/"+n)
 			b[at] ^= byte(1 + rng.IntN(255))
-			pebble.WriteAll(t, fs, "/db/"+n, b)
+			vfstest.WriteFile(t, fs, "/db/"+n, b)
 			return "/db/" + n, at
 		}
 		at -= sizes[i]
@@ -404,13 +405,13 @@ func TestDamagedCatalog(t *testing.T) {
 	names, _ := fs.List("/db")
 	var biggest string
 	for _, n := range names {
-		if strings.HasSuffix(n, ".sst") && (biggest == "" || len(pebble.ReadAll(t, fs, "/db/"+n)) > len(pebble.ReadAll(t, fs, "/db/"+biggest))) {
+		if strings.HasSuffix(n, ".sst") && (biggest == "" || len(vfstest.ReadFile(t, fs, "/db/"+n)) > len(vfstest.ReadFile(t, fs, "/db/"+biggest))) {
 			biggest = n
 		}
 	}
-	b := pebble.ReadAll(t, fs, "/db/"+biggest)
+	b := vfstest.ReadFile(t, fs, "/db/"+biggest)
 	b[20] ^= 0x55 // the first data block: catalog entries and the id counter
-	pebble.WriteAll(t, fs, "/db/"+biggest, b)
+	vfstest.WriteFile(t, fs, "/db/"+biggest, b)
 	var logBuf bytes.Buffer
 	db, err := pebble.Open("/db", &pebble.Options{FS: fs, GCInterval: -1, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
 	if err != nil {

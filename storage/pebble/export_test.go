@@ -8,13 +8,9 @@ func CellKey(db *DB, table string, row []byte, family string, qualifier []byte, 
 	return AppendCellKey(nil, db.cat.tables[table].id, row, family, qualifier, ts)
 }
 
-// CopyDir, ReadAll and WriteAll are the damage tests' file helpers
-// (damage_log_test.go) for the external tests.
-var (
-	CopyDir  = copyDir
-	ReadAll  = readAll
-	WriteAll = writeAll
-)
+// CopyDir is the damage tests' store copy (damage_log_test.go) for the
+// external tests.
+var CopyDir = copyDir
 
 // SmallBlocks sets o's bottom level to write 16 KiB blocks, for the
 // damaged-sstable tests (Options.bottomBlockSize) and returns o.
