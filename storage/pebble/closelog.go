@@ -26,18 +26,20 @@ import (
 //     every older log is obsolete: pebble's manifest says replay starts at
 //     the new log.
 //  3. Pebble closes; its log ends with its EOF trailer, synced.
-//  4. Every log file numbered below the newest one is removed, and the
-//     newest too when it holds no record, and the directory synced. These are exactly the files pebble's next Open
-//     would find below the manifest's first unflushed log and delete as
-//     obsolete; none holds a write that is not in an sstable. So is every
-//     manifest but the one pebble's marker file names: pebble keeps the
+//  4. Every log file numbered below the newest one is removed, the newest
+//     too when it holds no record, and the directory synced. The older
+//     ones are exactly the files pebble's next Open would find below the
+//     manifest's first unflushed log and delete as obsolete; an empty
+//     newest one it would only replay to nothing and then start a new
+//     one. None holds a write that is not in an sstable. Every manifest
+//     but the one pebble's marker file names goes too: pebble keeps the
 //     previous one for debugging, a block of disk for nothing.
 //
 // A crash at any point leaves a store pebble opens with every acknowledged
 // write (TestCloseCrashEveryStep): before the flush's manifest edit the
 // logs replay as usual, after it the removed files were obsolete. If the
-// flush fails or is not tried (disk low or full, a read-only engine), step 4 is skipped and the
-// logs stay for the next Open to replay.
+// flush fails or is not tried (disk low or full, a read-only engine),
+// step 4 is skipped and the logs stay for the next Open to replay.
 
 // logFS is the filesystem pebble opens the store with: o.FS, with the log
 // space of a closing store kept to what the log holds.

@@ -190,8 +190,9 @@ func logsBehind(desc *pebble.DBDesc) bool {
 // where pebble would not see it and its copy cannot mend it (vetManifest),
 // and mends, unless read-only, what would keep it shut: a damaged OPTIONS
 // file is set aside (pebble writes a new one; the MANIFEST still names the
-// comparer it checks), a damaged log is salvaged (logsalvage.go). A store whose log this open
-// started without sync chunks is opened again (logsBehind).
+// comparer it checks), a damaged log is salvaged (logsalvage.go). A store
+// whose log this open started without sync chunks is opened again
+// (logsBehind).
 func (d *DB) openPebble(po *pebble.Options, readOnly bool) (*pebble.DB, error) {
 	desc, err := pebble.Peek(d.dir, po.FS)
 	if err != nil {
