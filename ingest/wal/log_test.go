@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/goleak"
 
+	"github.com/tsd-db/tsd/internal/vfstest"
 	"github.com/tsd-db/tsd/series"
 )
 
@@ -275,16 +275,7 @@ func TestDiskFull(t *testing.T) {
 // segmentBytes returns a segment file's contents.
 func segmentBytes(t *testing.T, fs vfs.FS, seg uint32) []byte {
 	t.Helper()
-	f, err := fs.Open(fs.PathJoin("wal", SegmentName(seg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return vfstest.ReadFile(t, fs, fs.PathJoin("wal", SegmentName(seg)))
 }
 
 func writeSegment(t *testing.T, fs vfs.FS, seg uint32, b []byte) {
