@@ -81,6 +81,7 @@ var graph = []entry{
 	{pkg: "api", allow: []string{"ingest", "query", "uid", "uid/index/lookup", "storage",
 		"internal/ratelog", // the rate-limited log of what clients make the server repeat
 		"internal/jsonw",   // the one JSON writer
+		"internal/changes", // which hours changed: the PromQL answer cache
 		"api/ui"}},         // the web UI's embedded files
 	{pkg: "api/ui", stdlibOnly: true}, // no HTTP code: api serves the files
 	{pkg: "ingest/flush", allow: []string{"ingest", "ingest/head", "uid", "schema", "rowkey", "rollup", "storage", "series", "internal/*"}},
@@ -103,6 +104,7 @@ var graph = []entry{
 	{pkg: "series", stdlibOnly: true}, // the data model: points, iterators, UID widths
 	{pkg: "grafana"},
 	{pkg: "bench", allow: []string{"*"}},
+	{pkg: "internal/changes", stdlibOnly: true},
 	{pkg: "internal/cell", stdlibOnly: true},
 	{pkg: "internal/cputime", stdlibOnly: true},
 	{pkg: "internal/daemontest", stdlibOnly: true},
