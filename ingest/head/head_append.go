@@ -3,6 +3,7 @@ package head
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/tsd-db/tsd/ingest/wal"
 	"github.com/tsd-db/tsd/series"
@@ -228,8 +229,10 @@ func (a *Appender) apply(seg uint32) {
 	now := a.h.opts.Clock().UnixMilli()
 	var cur *memSeries
 	var delta int64
+	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range a.samples {
 		ps := &a.samples[i]
+		mint, maxt = min(mint, ps.p.T), max(maxt, ps.p.T)
 		if ps.s != cur {
 			if cur != nil {
 				cur.mu.Unlock()
@@ -242,6 +245,9 @@ func (a *Appender) apply(seg uint32) {
 	cur.mu.Unlock()
 	if delta != 0 {
 		a.h.mem.Add(delta)
+	}
+	if c := a.h.opts.Changes; c != nil {
+		c.Mark(mint, maxt) // after the points are visible: see internal/changes
 	}
 }
 

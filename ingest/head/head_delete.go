@@ -37,6 +37,9 @@ func (h *Head) DeleteRange(ctx context.Context, keys []string, mint, maxt int64)
 	if err != nil {
 		return err
 	}
+	if c := h.opts.Changes; c != nil {
+		c.Mark(mint, maxt)
+	}
 	for _, s := range found {
 		if err := waitFlushing(ctx, s, mint, maxt); err != nil {
 			return err

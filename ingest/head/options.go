@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/series"
 )
 
@@ -84,6 +85,11 @@ type HeadOptions struct {
 	// (tsd.core.max_hourly_series, max_daily_series,
 	// max_series_per_metric). Default: every limit off.
 	SeriesLimits SeriesLimits
+	// Changes is marked with the time span of every commit once its
+	// points are visible, and of every DeleteRange once they are gone,
+	// for the caches of query answers that read it (internal/changes).
+	// Default nil: nothing is marked.
+	Changes *changes.Tracker
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.

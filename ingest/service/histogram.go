@@ -11,6 +11,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/parse"
 	"github.com/tsd-db/tsd/ingest/putjson"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/rowkey/hist"
 	"github.com/tsd-db/tsd/schema"
@@ -37,6 +38,9 @@ type HistogramOptions struct {
 	// Registrar puts new series in the series index and notes their hours
 	// so queries find them; the head's registrar. Default none.
 	Registrar head.SeriesRegistrar
+	// Changes is marked with each stored point's time, for the caches of
+	// query answers (internal/changes). Default nil.
+	Changes *changes.Tracker
 }
 
 // ErrHistogramsDisabled is HistogramDataPointRpc's refusal when no codec
@@ -124,6 +128,9 @@ func (s *Session) AddHistogram(ctx context.Context, p *parse.Point, h *hist.Hist
 		}
 		s.countThrottled(1, err)
 		return &throttleError{err}
+	}
+	if o.Changes != nil {
+		o.Changes.Mark(ts, ts)
 	}
 	s.w.stats[s.proto].Points.Add(1)
 	s.w.histograms.Add(1)

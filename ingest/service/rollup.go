@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/parse"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/schema"
@@ -47,6 +48,9 @@ type RollupOptions struct {
 	// Registrar puts new series in the series index so queries find
 	// them; the head's registrar. Default none.
 	Registrar head.SeriesRegistrar
+	// Changes is marked after every stored rollup point, for the caches
+	// of query answers (internal/changes). Default nil.
+	Changes *changes.Tracker
 }
 
 // RollupSpec is what a rollup point says beyond a put: its interval and
@@ -250,6 +254,12 @@ func (s *Session) putRollup(ctx context.Context, r *RollupOptions, tbl storage.T
 		}
 		s.countThrottled(1, err)
 		return &throttleError{err}
+	}
+	if r.Changes != nil {
+		// A rollup cell stands for a span of its interval, which any
+		// query over it may read: rollup writes are rare enough to mark
+		// everything rather than work the span out.
+		r.Changes.MarkAll()
 	}
 	return nil
 }
