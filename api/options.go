@@ -13,6 +13,7 @@ import (
 	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/query/annotation"
 	"github.com/tsd-db/tsd/query/last"
@@ -148,6 +149,10 @@ type Options struct {
 	// zero: Queryable nil, those endpoints answer 501 (a /api/v1/query
 	// without a query parameter still goes to OpenTSDB's /api/query).
 	PromQL promapi.Options
+	// Changes is marked after every change made on an admin route (a
+	// rollup rebuild, a UID assigned), for the PromQL answer cache
+	// (internal/changes). Default nil: nothing is marked.
+	Changes *changes.Tracker
 	// MaxInflightBytes bounds the decompressed request bytes being
 	// ingested at once across all requests; a request that would exceed it
 	// is answered 503 with Retry-After. Default 1 GiB.

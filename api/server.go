@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/api/admit"
+	"github.com/tsd-db/tsd/api/auth"
 	"github.com/tsd-db/tsd/internal/ratelog"
 )
 
@@ -330,6 +331,22 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, e endpoint) {
 		return
 	}
 	serveEndpoint(ctx, e)
+	s.markAdminChange(ctx, e)
+}
+
+// markAdminChange marks every point changed (internal/changes) after a
+// change on an admin route, a rollup rebuild above all: the PromQL answer
+// cache then gives no answer computed before it. Writes and deletes of
+// points mark their own spans where they are made, renames and
+// /api/dropcaches through the name caches (cmd/tsd).
+func (s *Server) markAdminChange(ctx *fasthttp.RequestCtx, e endpoint) {
+	c := s.opts.Changes
+	if c == nil || isReadMethod(ctx) {
+		return
+	}
+	if _, need := routeRole(ctx, e); need == auth.Admin {
+		c.MarkAll()
+	}
 }
 
 // bufferBody reads a streamed request body whole, so handlers can use

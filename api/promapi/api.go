@@ -35,14 +35,15 @@ type API struct {
 	engine *promql.Engine
 	// ownEngine: New built engine, so Close closes it.
 	ownEngine bool
-	bufs      sync.Pool // *[]byte response bodies
+	bufs      sync.Pool    // *[]byte response bodies
+	cache     *AnswerCache // nil: none
 }
 
 // New returns an API for opts after EnsureDefaults. opts must have passed
 // Validate and have a Queryable.
 func New(opts Options) *API {
 	opts.EnsureDefaults()
-	a := &API{opts: opts, q: opts.Queryable, engine: opts.Engine}
+	a := &API{opts: opts, q: opts.Queryable, engine: opts.Engine, cache: opts.Cache}
 	if a.engine == nil {
 		a.ownEngine = true
 		// A subquery without a step (x[1h:]) takes Prometheus's default

@@ -79,6 +79,10 @@ type Options struct {
 	// and about a tenth of a short query's CPU; and its Done races with
 	// Server.ShutdownWithContext under -race.
 	Context context.Context
+	// Cache keeps whole answers of range queries and gives them again
+	// while nothing they read has changed (cache.go). Default nil: none
+	// is kept.
+	Cache *AnswerCache
 }
 
 // EnsureDefaults sets every zero field to its default and returns o.

@@ -67,7 +67,13 @@ func serveAPI(t *testing.T, q storage.Queryable) string {
 // serveOptions is serveAPI for an API built from opts.
 func serveOptions(t *testing.T, opts Options) string {
 	t.Helper()
-	a := New(opts)
+	return serve(t, New(opts))
+}
+
+// serve serves a's routes on a real fasthttp listener and returns its
+// base URL.
+func serve(t *testing.T, a *API) string {
+	t.Helper()
 	routes := map[string]fasthttp.RequestHandler{
 		"/api/v1/query": a.Query, "/api/v1/query_range": a.QueryRange,
 		"/api/v1/series": a.Series, "/api/v1/labels": a.Labels,

@@ -34,7 +34,7 @@ func (a *API) Query(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, invalidParam("time", err))
 		return
 	}
-	a.run(ctx, f, limit, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
+	a.run(ctx, f, limit, nil, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
 		return a.engine.NewInstantQuery(qctx, a.q, opts, qs, ts)
 	})
 }
@@ -55,7 +55,8 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
-	a.run(ctx, f, limit, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
+	key := func(opts promql.QueryOpts) string { return a.cache.rangeKey(f, r, limit, opts) }
+	a.run(ctx, f, limit, key, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
 		return a.engine.NewRangeQuery(qctx, a.q, opts, qs, r.start, r.end, r.step)
 	})
 }
@@ -65,8 +66,10 @@ type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promq
 
 // run parses the common parameters (timeout, lookback_delta, query), runs
 // the query under a query slot and answers with its result, written in
-// parts when long, or its error.
-func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
+// parts when long, or its error. key, when given, names the answer in
+// the answer cache: a kept answer is given without a slot, a new whole
+// one is kept.
+func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key func(promql.QueryOpts) string, build newQuery) {
 	qctx, cancel, aerr := a.queryContext(f.get("timeout"))
 	if aerr != nil {
 		writeError(ctx, aerr)
@@ -78,12 +81,23 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		writeError(ctx, aerr)
 		return
 	}
+	var cr cacheRun
+	if key != nil {
+		var hit bool
+		if cr, hit = a.respondCached(ctx, key(opts)); hit {
+			cancel()
+			return
+		}
+	}
 	qs := f.get("query")
 	qry, err := build(qctx, opts, qs)
 	if err != nil {
 		cancel()
 		writeError(ctx, invalidParam("query", err))
 		return
+	}
+	if cr.c != nil {
+		cr.span(qry.Statement())
 	}
 	// Close recycles the result's slices: it runs once the answer is
 	// written.
@@ -112,7 +126,7 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, build newQuery) {
 		res.Warnings.Add(errTruncated) // counted in the cap, as Prometheus does
 	}
 	warnings, infos := noticeStrings(res.Warnings, qs)
-	a.respondSource(ctx, newResultSource(*res, queryStats(qry, f.get("stats")), warnings, infos, done))
+	a.respondSource(ctx, cr.recording(newResultSource(*res, queryStats(qry, f.get("stats")), warnings, infos, done)))
 }
 
 // queryStats is the "stats" member of the answer, nil without one: any

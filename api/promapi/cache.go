@@ -1,0 +1,259 @@
+package promapi
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/valyala/fasthttp"
+
+	"github.com/tsd-db/tsd/api/answer"
+	"github.com/tsd-db/tsd/internal/changes"
+)
+
+// AnswerCache keeps the whole answers of range queries, so that a query
+// asked again (a dashboard refreshed, a second viewer, the same panel on
+// two boards) is answered without running the engine. An answer is kept
+// with the generation of internal/changes taken before its query ran and
+// the time span its selectors read (promql.FindMinMaxTime); it is given
+// while no write, delete or other change has been marked in that span
+// since, and while retention cannot have hidden any of its points.
+// Entries are whole answers of at most answer.ChunkSize bytes, in one
+// LRU list under one lock: a hit holds it for a map look-up and two
+// pointer moves.
+type AnswerCache struct {
+	changes  *changes.Tracker
+	horizon  func(time.Time) int64
+	minSteps int64
+	maxBytes int64
+
+	mu    sync.Mutex
+	m     map[string]*cachedAnswer
+	head  cachedAnswer // LRU ring sentinel: head.next is the newest
+	bytes int64
+
+	hits, misses atomic.Int64
+}
+
+type cachedAnswer struct {
+	key        string
+	gen        uint64
+	mint, maxt int64
+	body       []byte
+	prev, next *cachedAnswer
+}
+
+// answerOverhead is an entry's memory beyond its key and body: the
+// struct, its map slot and links.
+const answerOverhead = 160
+
+// CacheOptions configure an AnswerCache.
+type CacheOptions struct {
+	// Changes is marked by every change to the points queries read
+	// (internal/changes). It must see every change to the store: a
+	// daemon that shares its store with another writer must not keep
+	// answers. Required.
+	Changes *changes.Tracker
+	// Bytes bounds the memory of kept answers (keys and bodies). Default
+	// DefaultCacheBytes.
+	Bytes int64
+	// MinSteps is the fewest steps per series a range query must have for
+	// its answer to be kept. Default DefaultCacheMinSteps.
+	MinSteps int
+	// Horizon returns, at a time, the first millisecond no retention rule
+	// can hide any more (now less the shortest retention): an answer that
+	// read points before it is neither kept nor given. Default nil:
+	// nothing expires.
+	Horizon func(now time.Time) int64
+}
+
+// Defaults of CacheOptions.
+const (
+	DefaultCacheBytes = 64 << 20
+	// DefaultCacheMinSteps is VictoriaMetrics' threshold for keeping a
+	// range query's result.
+	DefaultCacheMinSteps = 50
+)
+
+// NewAnswerCache returns an empty cache; Options.Cache hands it to an
+// API.
+func NewAnswerCache(o CacheOptions) *AnswerCache {
+	if o.Bytes <= 0 {
+		o.Bytes = DefaultCacheBytes
+	}
+	if o.MinSteps <= 0 {
+		o.MinSteps = DefaultCacheMinSteps
+	}
+	c := &AnswerCache{changes: o.Changes, horizon: o.Horizon, minSteps: int64(o.MinSteps),
+		maxBytes: o.Bytes, m: map[string]*cachedAnswer{}}
+	c.head.prev, c.head.next = &c.head, &c.head
+	return c
+}
+
+// rangeKey is a range query's cache key, or "" when its answer is not
+// kept: fewer steps than CacheMinSteps (VictoriaMetrics' rule: a short
+// range is an ad-hoc look rather than a panel that is drawn again), or a
+// request for statistics, which describe one run. Every parameter that
+// shapes a successful answer is in the key; timeout does not.
+func (c *AnswerCache) rangeKey(f form, r rangeParams, limit int, opts promql.QueryOpts) string {
+	if c == nil || f.get("stats") != "" {
+		return ""
+	}
+	step := r.step.Milliseconds()
+	if step <= 0 || (msTime(r.end)-msTime(r.start))/step+1 < c.minSteps {
+		return ""
+	}
+	b := make([]byte, 0, 64+len(f.get("query")))
+	for _, n := range [...]int64{msTime(r.start), msTime(r.end), step, int64(opts.LookbackDelta()), int64(limit)} {
+		b = strconv.AppendInt(b, n, 36)
+		b = append(b, ' ')
+	}
+	return string(append(b, f.get("query")...))
+}
+
+// get returns the answer kept under key when it still holds, nil if not.
+func (c *AnswerCache) get(key string) []byte {
+	c.mu.Lock()
+	e := c.m[key]
+	if e != nil && c.stale(e) {
+		c.remove(e)
+		e = nil
+	}
+	if e == nil {
+		c.mu.Unlock()
+		c.misses.Add(1)
+		return nil
+	}
+	c.unlink(e)
+	c.pushFront(e)
+	c.mu.Unlock()
+	c.hits.Add(1)
+	return e.body
+}
+
+// stale reports whether e may differ from a fresh answer now.
+func (c *AnswerCache) stale(e *cachedAnswer) bool {
+	return c.changes.Changed(e.gen, e.mint, e.maxt) || (c.horizon != nil && e.mint < c.horizon(time.Now()))
+}
+
+// put keeps a copy of body, the whole answer of the query under key whose
+// run started at generation gen and read [mint, maxt].
+func (c *AnswerCache) put(key string, gen uint64, mint, maxt int64, body []byte) {
+	e := &cachedAnswer{key: key, gen: gen, mint: mint, maxt: maxt}
+	size := e.size() + int64(len(body))
+	if size > c.maxBytes || c.stale(e) {
+		return
+	}
+	e.body = append([]byte(nil), body...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[key]; old != nil {
+		c.remove(old)
+	}
+	c.m[key] = e
+	c.pushFront(e)
+	c.bytes += size
+	for c.bytes > c.maxBytes {
+		c.remove(c.head.prev)
+	}
+}
+
+func (e *cachedAnswer) size() int64 { return int64(len(e.key)+len(e.body)) + answerOverhead }
+
+// remove drops e; the caller holds mu.
+func (c *AnswerCache) remove(e *cachedAnswer) {
+	c.unlink(e)
+	delete(c.m, e.key)
+	c.bytes -= e.size()
+}
+
+func (c *AnswerCache) unlink(e *cachedAnswer) { e.prev.next, e.next.prev = e.next, e.prev }
+
+func (c *AnswerCache) pushFront(e *cachedAnswer) {
+	e.prev, e.next = &c.head, c.head.next
+	c.head.next.prev = e
+	c.head.next = e
+}
+
+// CacheStats are the answer cache's counters since the start.
+type CacheStats struct {
+	Hits, Misses int64
+	Entries      int
+	Bytes        int64
+}
+
+// Stats returns the cache's counters.
+func (c *AnswerCache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Entries: len(c.m), Bytes: c.bytes}
+}
+
+// cacheRun is a range query's place in the cache: the key it is kept
+// under, the generation taken before it ran and the span it reads.
+type cacheRun struct {
+	c          *AnswerCache
+	key        string
+	gen        uint64
+	mint, maxt int64
+}
+
+// respondCached answers from the cache and reports true on a hit; on a
+// miss it returns the run to record the answer under (none for an empty
+// key).
+func (a *API) respondCached(ctx *fasthttp.RequestCtx, key string) (cacheRun, bool) {
+	if key == "" {
+		return cacheRun{}, false
+	}
+	if body := a.cache.get(key); body != nil {
+		// What answer.Write does with a whole answer.
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetContentType(contentTypeJSON)
+		ctx.SetBody(body)
+		return cacheRun{}, true
+	}
+	return cacheRun{c: a.cache, key: key, gen: a.cache.changes.Gen()}, false
+}
+
+// span records what stmt's selectors read. It must see the statement as
+// parsed: query/promql.WithPushdown turns range functions' matrix
+// selectors into marked instant ones, which read further back than
+// FindMinMaxTime would then say.
+func (run *cacheRun) span(stmt parser.Statement) {
+	es, ok := stmt.(*parser.EvalStmt)
+	if !ok {
+		run.c = nil
+		return
+	}
+	run.mint, run.maxt = promql.FindMinMaxTime(es)
+}
+
+// recording wraps src so that a whole answer (one part) is kept; src as
+// it is without a run.
+func (run cacheRun) recording(src *resultSource) answer.Source {
+	if run.c == nil {
+		return src
+	}
+	return &recordingSource{resultSource: src, run: run}
+}
+
+type recordingSource struct {
+	*resultSource
+	run   cacheRun
+	later bool // a part was made: the answer is not whole
+}
+
+// Next implements answer.Source.
+func (r *recordingSource) Next(ctx context.Context, dst []byte, max int) ([]byte, bool, error) {
+	start := len(dst)
+	part, done, err := r.resultSource.Next(ctx, dst, max)
+	if done && err == nil && !r.later {
+		r.run.c.put(r.run.key, r.run.gen, r.run.mint, r.run.maxt, part[start:])
+	}
+	r.later = true
+	return part, done, err
+}

@@ -1,0 +1,183 @@
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/tsd-db/tsd/internal/changes"
+)
+
+// cacheFixture is an API with an answer cache over a real Prometheus
+// tsdb, and the tracker its writes are marked in.
+type cacheFixture struct {
+	t    *testing.T
+	db   *tsdb.DB
+	tr   *changes.Tracker
+	a    *API
+	base string
+}
+
+func newCacheFixture(t *testing.T, co CacheOptions) *cacheFixture {
+	f := &cacheFixture{t: t, db: openDB(t), tr: new(changes.Tracker)}
+	co.Changes = f.tr
+	f.a = New(Options{Queryable: f.db, Logger: slog.New(slog.DiscardHandler), Cache: NewAnswerCache(co)})
+	f.base = serve(t, f.a)
+	return f
+}
+
+// rangeQuery asks query over openDB's ten minutes at a 15 s step (41
+// steps) with the extra parameters kv, and returns the body.
+func (f *cacheFixture) rangeQuery(query string, kv ...string) string {
+	f.t.Helper()
+	p := vals(append([]string{"query", query, "start", fmt.Sprint(t0 / 1000), "end", fmt.Sprint(t0/1000 + 600), "step", "15"}, kv...)...)
+	code, body := call(f.t, http.MethodGet, f.base+"/api/v1/query_range", p)
+	if code != 200 {
+		f.t.Fatalf("%s: %d %s", query, code, body)
+	}
+	return body
+}
+
+// add appends one sample of a new series, unmarked.
+func (f *cacheFixture) add(ls labels.Labels, ts int64, v float64) {
+	f.t.Helper()
+	app := f.db.Appender(context.Background())
+	if _, err := app.Append(0, ls, ts, v); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := app.Commit(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// wantHits checks the cache's hit and miss counts.
+func (f *cacheFixture) wantHits(hits, misses int64) {
+	f.t.Helper()
+	if s := f.a.cache.Stats(); s.Hits != hits || s.Misses != misses {
+		f.t.Fatalf("cache hits %d misses %d, want %d and %d", s.Hits, s.Misses, hits, misses)
+	}
+}
+
+// TestAnswerCacheUntilMarked: an answer is given again, byte for byte,
+// until a change is marked in the span its selectors read (the range,
+// less the lookback delta or the range function's window); a change
+// marked outside the span keeps it.
+func TestAnswerCacheUntilMarked(t *testing.T) {
+	f := newCacheFixture(t, CacheOptions{MinSteps: 10})
+	first := f.rangeQuery(`temp`)
+	if again := f.rangeQuery(`temp`); again != first {
+		t.Fatalf("a kept answer differs:\n%s\n%s", again, first)
+	}
+	f.wantHits(1, 1)
+
+	// Unmarked, a new series is not seen: the kept answer is what is
+	// given, which is why every write path marks.
+	f.add(labels.FromStrings("__name__", "temp", "host", "h2"), t0+300_000, 7)
+	if got := f.rangeQuery(`temp`); got != first {
+		t.Fatalf("an unmarked change reached the answer: %s", got)
+	}
+	f.tr.Mark(t0+300_000, t0+300_000)
+	if got := f.rangeQuery(`temp`); !strings.Contains(got, `"h2"`) {
+		t.Fatalf("a marked change is not in the answer: %s", got)
+	}
+	f.wantHits(2, 2)
+
+	f.tr.Mark(t0+10*3600_000, t0+10*3600_000) // hours after the range
+	f.rangeQuery(`temp`)
+	f.wantHits(3, 2)
+	f.tr.Mark(t0-240_000, t0-240_000) // within the lookback before the start
+	f.rangeQuery(`temp`)
+	f.wantHits(3, 3)
+
+	// A range function reads its window before the start.
+	f.rangeQuery(`max_over_time(temp[2h])`)
+	f.rangeQuery(`max_over_time(temp[2h])`)
+	f.wantHits(4, 4)
+	f.tr.Mark(t0-90*60_000, t0-90*60_000)
+	f.rangeQuery(`max_over_time(temp[2h])`)
+	f.wantHits(4, 5)
+
+	f.tr.MarkAll()
+	f.rangeQuery(`max_over_time(temp[2h])`)
+	f.wantHits(4, 6)
+}
+
+// TestAnswerCacheKeys: every parameter that shapes an answer is in its
+// key, and what the cache must not keep it does not.
+func TestAnswerCacheKeys(t *testing.T) {
+	f := newCacheFixture(t, CacheOptions{MinSteps: 10})
+	a := f.rangeQuery(`up`)
+	if b := f.rangeQuery(`up`, "limit", "1"); b == a {
+		t.Fatal("limit gave the kept answer without it")
+	}
+	f.rangeQuery(`up`, "lookback_delta", "1s")
+	f.wantHits(0, 3) // three keys
+	if again := f.rangeQuery(`up`, "timeout", "1m"); again != a {
+		t.Fatal("timeout changed a kept answer")
+	}
+	f.wantHits(1, 3)
+	f.rangeQuery(`up`, "stats", "all")
+	f.rangeQuery(`up`, "stats", "all")
+	f.wantHits(1, 3) // statistics describe one run: never kept
+
+	// Fewer steps than CacheMinSteps: not kept.
+	p := vals("query", "up", "start", fmt.Sprint(t0/1000), "end", fmt.Sprint(t0/1000+60), "step", "15")
+	for range 2 {
+		if code, body := call(t, http.MethodGet, f.base+"/api/v1/query_range", p); code != 200 {
+			t.Fatal(code, body)
+		}
+	}
+	f.wantHits(1, 3)
+	// Instant queries are not kept.
+	for range 2 {
+		call(t, http.MethodGet, f.base+"/api/v1/query", vals("query", "up", "time", fmt.Sprint(t0/1000+600)))
+	}
+	f.wantHits(1, 3)
+}
+
+// TestAnswerCacheHorizon: an answer that read points a retention rule
+// may hide by now is neither kept nor given.
+func TestAnswerCacheHorizon(t *testing.T) {
+	horizon := int64(t0 - 3600_000)
+	f := newCacheFixture(t, CacheOptions{MinSteps: 10, Horizon: func(time.Time) int64 { return horizon }})
+	f.rangeQuery(`temp`)
+	f.rangeQuery(`temp`)
+	f.wantHits(1, 1)
+	horizon = t0 // the clock moved: the range's first lookback is past it
+	f.rangeQuery(`temp`)
+	f.rangeQuery(`temp`)
+	f.wantHits(1, 3)
+}
+
+// TestAnswerCacheBounded: the cache holds at most CacheBytes, the oldest
+// answers going first.
+func TestAnswerCacheBounded(t *testing.T) {
+	f := newCacheFixture(t, CacheOptions{MinSteps: 10, Bytes: 4 << 10})
+	for i := range 50 {
+		f.rangeQuery(fmt.Sprintf(`temp + %d`, i))
+		if s := f.a.cache.Stats(); s.Bytes > 4<<10 {
+			t.Fatalf("after %d answers the cache holds %d bytes, over its 4 KiB", i+1, s.Bytes)
+		}
+	}
+	if s := f.a.cache.Stats(); s.Entries == 0 || s.Entries >= 50 {
+		t.Fatalf("%d answers kept of 50, want some and not all", s.Entries)
+	}
+	f.rangeQuery(`temp + 49`) // the newest is kept
+	f.rangeQuery(`temp + 0`)  // the oldest is gone
+	if s := f.a.cache.Stats(); s.Hits != 1 {
+		t.Fatalf("hits %d, want the newest answer's only", s.Hits)
+	}
+	small := newCacheFixture(t, CacheOptions{MinSteps: 10, Bytes: 100})
+	small.rangeQuery(`temp`)
+	small.rangeQuery(`temp`)
+	if s := small.a.cache.Stats(); s.Entries != 0 || s.Hits != 0 {
+		t.Fatalf("an answer larger than the cache was kept: %+v", s)
+	}
+}
