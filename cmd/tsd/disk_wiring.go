@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/ingest"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -40,9 +41,12 @@ func newGate(db storage.DB) *ingest.Gate {
 
 // gatedDeleter refuses a query's delete=true while the daemon is
 // read-only, before it writes the head's delete record.
+// It marks every delete in changes once it is done, head and store, so
+// that no kept PromQL answer outlives the points it held.
 type gatedDeleter struct {
-	gate *ingest.Gate
-	next opentsdb.Deleter
+	gate    *ingest.Gate
+	next    opentsdb.Deleter
+	changes *changes.Tracker
 }
 
 // DeleteRange implements opentsdb.Deleter.
@@ -50,6 +54,7 @@ func (d gatedDeleter) DeleteRange(ctx context.Context, tsuids []string, start, e
 	if err := d.gate.Err(); err != nil {
 		return err
 	}
+	defer d.changes.MarkAll() // a failed delete may have removed some rows
 	return d.next.DeleteRange(ctx, tsuids, start, end)
 }
 

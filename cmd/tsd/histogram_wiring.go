@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/rowkey/hist"
 	"github.com/tsd-db/tsd/storage"
 )
@@ -37,7 +38,7 @@ func parseHistogramConfig(text string) (*hist.Codecs, error) {
 }
 
 // serviceHistograms returns the writer's histogram options.
-func (c *config) serviceHistograms(data storage.Table, reg head.SeriesRegistrar) (*service.HistogramOptions, error) {
+func (c *config) serviceHistograms(data storage.Table, reg head.SeriesRegistrar, changes *changes.Tracker) (*service.HistogramOptions, error) {
 	codecs, err := parseHistogramConfig(c.histograms)
 	if err != nil || codecs == nil {
 		return nil, err
@@ -46,5 +47,5 @@ func (c *config) serviceHistograms(data storage.Table, reg head.SeriesRegistrar)
 	if err != nil {
 		return nil, err
 	}
-	return &service.HistogramOptions{Codecs: codecs, Table: data, Layout: &layout, Registrar: reg}, nil
+	return &service.HistogramOptions{Codecs: codecs, Table: data, Layout: &layout, Registrar: reg, Changes: changes}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/service"
 	"github.com/tsd-db/tsd/ingest/telnet"
 	"github.com/tsd-db/tsd/ingest/wal"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rowkey"
@@ -73,6 +74,9 @@ type ingestStack struct {
 	trees     treeFeed      // new series to the tree processor (tree_wiring.go)
 	writer    *service.Writer
 	telnet    *service.TelnetHandler
+	// changes is marked by every write and delete of points, for the
+	// PromQL answer cache (internal/changes).
+	changes *changes.Tracker
 	// stats is the daemon's one list of stats (collectStats), set by
 	// wireMeta before anything is served; telnet's "stats" answers it.
 	stats func() []api.Stat
@@ -89,7 +93,7 @@ func storeFS(db storage.DB) vfs.FS {
 
 // openIngest opens the write path on db, whose record prepareStore read.
 func (c *config) openIngest(ctx context.Context, db storage.DB, log *slog.Logger, rl *ratelog.Logger, shutdown func()) (_ *ingestStack, err error) {
-	st := &ingestStack{db: db, gate: newGate(db)}
+	st := &ingestStack{db: db, gate: newGate(db), changes: new(changes.Tracker)}
 	defer func() {
 		if err != nil { // st, not the result: that is nil by now
 			st.close(ctx, log)
@@ -149,7 +153,8 @@ func (st *ingestStack) openHead(ctx context.Context, c *config, db storage.DB, l
 	}
 	st.head, err = head.OpenHead(fs, filepath.Join(c.dataDir, "wal"), &head.HeadOptions{
 		Widths: s.Widths, MaxTags: c.maxTags, Registrar: st.index, Logger: log,
-		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log), SeriesLimits: c.ingest.seriesLimits})
+		MaxMemory: c.ingest.headMaxMemory, WAL: walOptions(c, log), SeriesLimits: c.ingest.seriesLimits,
+		Changes: st.changes})
 	if err != nil {
 		return fmt.Errorf("open head: %w", err)
 	}
@@ -226,7 +231,7 @@ func (st *ingestStack) openRetention(c *config, data storage.Table, layout *rowk
 }
 
 func (st *ingestStack) openWriter(c *config, log *slog.Logger, rl *ratelog.Logger, shutdown func()) error {
-	rollups, err := c.serviceRollups(context.Background(), st.db, st.index)
+	rollups, err := c.serviceRollups(context.Background(), st.db, st.index, st.changes)
 	if err != nil {
 		return err
 	}
@@ -234,7 +239,7 @@ func (st *ingestStack) openWriter(c *config, log *slog.Logger, rl *ratelog.Logge
 	if err != nil {
 		return err
 	}
-	histograms, err := c.serviceHistograms(data, st.index)
+	histograms, err := c.serviceHistograms(data, st.index, st.changes)
 	if err != nil {
 		return err
 	}

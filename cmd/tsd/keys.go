@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsd-db/tsd/api"
 	"github.com/tsd-db/tsd/api/admit"
+	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
@@ -126,6 +127,8 @@ func (c *config) keyTable() []*key {
 		positiveDurationKey(&c.query.promLookback, "tsd.query.promql.lookback_delta", promql.DefaultLookbackDelta, "how far back a PromQL instant selector looks for a series' last sample (Prometheus's --query.lookback-delta)"),
 		intKey(&c.query.promMaxSamples, "tsd.query.promql.max_samples", promql.DefaultMaxSamples, 1, math.MaxInt32, "samples one PromQL query may hold in memory at once; over it the query is answered 422 execution (Prometheus's --query.max-samples)"),
 		positiveDurationKey(&c.query.promTimeout, "tsd.query.promql.timeout", promql.DefaultTimeout, "how long a PromQL query may run (Prometheus's --query.timeout); when only tsd.query.timeout is set, that"),
+		bytesKey(&c.query.promCache, "tsd.query.promql.cache.size", 64<<20, "memory for whole answers of PromQL range queries, given again while nothing they read has changed; 0 or -1 off, and off on a daemon that shares its store with other writers (the bigtable engine, tsd.mode ro)"),
+		intKey(&c.query.promCacheMinSteps, "tsd.query.promql.cache.min_steps", promapi.DefaultCacheMinSteps, 1, math.MaxInt32, "fewest steps per series a PromQL range query needs for its answer to be kept (VictoriaMetrics' threshold)"),
 		newKey(&c.query.promFeatures, "tsd.query.promql.features", "", "list", checkPromFeatures, func(s string) string { return s }, "comma list of Prometheus's PromQL feature names to turn on, all off by default as in Prometheus: "+strings.Join(promql.KnownFeatures(), ", ")),
 		intKey(&c.query.maxConcurrent, "tsd.query.max_concurrent", admit.DefaultMaxConcurrent(), 1, 1<<20, "queries, OpenTSDB's and PromQL's together, that run at once (default 2 x the cores the process may use)"),
 		intKey(&c.query.maxQueued, "tsd.query.max_queued", admit.DefaultMaxQueued, 0, 1<<20, "queries that wait for one of those slots; one more is answered 503 with Retry-After (0: none waits)"),

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/tsd-db/tsd/api"
+	"github.com/tsd-db/tsd/api/promapi"
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/query/read"
@@ -34,6 +36,11 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack, srv *serverRef) {
 		// the operator's one switch for every cache, as in OpenTSDB.
 		names = append(names, rowCacheDropper{opts.Query.Options().Reader})
 	}
+	if opts.Changes != nil {
+		// A rename changes the labels of kept PromQL answers; dropcaches
+		// is the operator's switch for every cache.
+		names = append(names, changesDropper{opts.Changes})
+	}
 	svc, err := lookup.New(lookup.Options{UIDs: st.uids, Index: st.index, NameCaches: names, TSMeta: st.tsmeta})
 	if err == nil { // both are always open here; without them the endpoints answer 501
 		opts.Meta = svc
@@ -46,6 +53,7 @@ func (c *config) wireMeta(opts *api.Options, st *ingestStack, srv *serverRef) {
 		l := statList(collectStats(st, q, srv.Load()))
 		l.authStats(authn)
 		l.promRollupStats(pq)
+		l.promCacheStats(opts.PromQL.Cache)
 		return l
 	}
 	st.stats = opts.Stats // telnet's stats: the same list
@@ -66,11 +74,29 @@ func (l *statList) promRollupStats(q *promql.Queryable) {
 		true, s.RollupRawWindows)
 }
 
+// promCacheStats lists the PromQL answer cache's counters.
+func (l *statList) promCacheStats(c *promapi.AnswerCache) {
+	if c == nil {
+		return
+	}
+	s := c.Stats()
+	l.add("tsd.promql.cache.hits", "PromQL range queries answered from the answer cache.", true, s.Hits)
+	l.add("tsd.promql.cache.misses", "PromQL range queries the answer cache could have kept but did not hold (or held stale) and ran.", true, s.Misses)
+	l.add("tsd.promql.cache.entries", "Answers the PromQL answer cache holds.", false, int64(s.Entries))
+	l.add("tsd.promql.cache.bytes", "Bytes the PromQL answer cache holds.", false, s.Bytes)
+}
+
 // rowCacheDropper empties the query reader's row cache with the others.
 type rowCacheDropper struct{ r *read.Reader }
 
 // DropCaches implements lookup.NameCache.
 func (d rowCacheDropper) DropCaches() { d.r.DropCache() }
+
+// changesDropper makes every kept PromQL answer stale with the caches.
+type changesDropper struct{ c *changes.Tracker }
+
+// DropCaches implements lookup.NameCache.
+func (d changesDropper) DropCaches() { d.c.MarkAll() }
 
 // snapshot returns every key's current value as text.
 func (c *config) snapshot() map[string]string {

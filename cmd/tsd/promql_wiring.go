@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/tsd-db/tsd/api/promapi"
+	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/uid"
 	"github.com/tsd-db/tsd/uid/index"
@@ -40,7 +41,38 @@ func (c *config) openPromQL(rs *readStack, st *ingestStack, log *slog.Logger) (p
 		LookbackDelta: c.query.promLookback, Features: features, Logger: log})
 	return promapi.Options{Queryable: q, Engine: eng, Logger: log, MaxSamples: c.query.promMaxSamples,
 		Timeout: timeout, LookbackDelta: c.query.promLookback, Features: features.String(),
-		Runtime: c.runtimeInfo(), TSDBStatus: tsdbStatus(st)}, nil
+		Runtime: c.runtimeInfo(), TSDBStatus: tsdbStatus(st), Cache: c.promCache(st)}, nil
+}
+
+// promCache is the PromQL answer cache: none unless this daemon sees
+// every write to its store, since the cache learns of changes from the
+// daemon's own write paths (internal/changes).
+func (c *config) promCache(st *ingestStack) *promapi.AnswerCache {
+	if c.engine != "pebble" || c.access.mode == modeReadOnly || c.query.promCache <= 0 {
+		return nil
+	}
+	return promapi.NewAnswerCache(promapi.CacheOptions{Changes: st.changes, Bytes: c.query.promCache,
+		MinSteps: c.query.promCacheMinSteps, Horizon: c.retentionHorizon()})
+}
+
+// retentionHorizon returns the first millisecond no retention rule can
+// hide at a time: now less the shortest retention of any rule, raw or
+// rollup; nil when every point is kept forever.
+func (c *config) retentionHorizon() func(time.Time) int64 {
+	rules, err := retention.Parse(c.ingest.retention)
+	if err != nil || rules == nil {
+		return nil
+	}
+	shortest := time.Duration(0)
+	for i := range rules.Len() {
+		if k := rules.Rule(i).Keep; k != retention.Forever && (shortest == 0 || k < shortest) {
+			shortest = k
+		}
+	}
+	if shortest == 0 {
+		return nil
+	}
+	return func(now time.Time) int64 { return now.Add(-shortest).UnixMilli() }
 }
 
 // runtimeInfo is what /api/v1/status/runtimeinfo reports of the process.

@@ -40,6 +40,9 @@ type queryConfig struct {
 	promLookback, promTimeout time.Duration
 	promMaxSamples            int
 	promFeatures              string
+	// promCache and promCacheMinSteps are tsd.query.promql.cache.*.
+	promCache         int64
+	promCacheMinSteps int
 }
 
 // checkPromFeatures accepts a comma list of PromQL feature names
@@ -170,7 +173,7 @@ func (c *config) openQuery(rs *readStack, st *ingestStack, log *slog.Logger) (*o
 		return nil, err
 	}
 	return opentsdb.New(&opentsdb.Options{Reader: rs.reader, Histograms: codecs, UIDs: st.uids, Index: st.index, Limits: q.limits(),
-		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete && c.access.mode != modeReadOnly, Deleter: gatedDeleter{st.gate, &opentsdb.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}}, Location: q.location(),
+		MaxOutputPoints: q.maxOutputPoints, Timeout: q.timeout(), AllowDelete: q.allowDelete && c.access.mode != modeReadOnly, Deleter: gatedDeleter{st.gate, &opentsdb.StoreDeleter{Table: rs.data, Layout: rs.layout, Head: st.head}, st.changes}, Location: q.location(),
 		SkipUnresolvedTagVs: q.skipTagVs, Annotations: rs.notes, Logger: log,
 		PreAgg: rs.preAgg, AggTagKey: c.rollups.aggTagKey, RawAggTagValue: c.rollups.rawAggTagValue})
 }

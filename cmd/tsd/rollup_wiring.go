@@ -11,6 +11,7 @@ import (
 	"github.com/tsd-db/tsd/ingest/flush"
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/service"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/schema"
@@ -178,7 +179,7 @@ func (c *config) flushRollups(ctx context.Context, db storage.DB) (*flush.Rollup
 
 // serviceRollups returns the writer's options for /api/rollup and telnet
 // rollup (nil when rollups are off: such points are refused).
-func (c *config) serviceRollups(ctx context.Context, db storage.DB, reg head.SeriesRegistrar) (*service.RollupOptions, error) {
+func (c *config) serviceRollups(ctx context.Context, db storage.DB, reg head.SeriesRegistrar, changes *changes.Tracker) (*service.RollupOptions, error) {
 	cfg := c.rollups.active
 	if cfg == nil {
 		return nil, nil
@@ -187,7 +188,7 @@ func (c *config) serviceRollups(ctx context.Context, db storage.DB, reg head.Ser
 	if err != nil {
 		return nil, err
 	}
-	o := &service.RollupOptions{Config: cfg, Tables: map[string]storage.Table{}, Layout: &layout, Format: c.settings.Format,
+	o := &service.RollupOptions{Config: cfg, Tables: map[string]storage.Table{}, Layout: &layout, Format: c.settings.Format, Changes: changes,
 		TagRaw: c.rollups.tagRaw, AggTagKey: c.rollups.aggTagKey, RawAggTagValue: c.rollups.rawAggTagValue,
 		BlockDerived: c.rollups.blockDerived, Registrar: reg}
 	for _, iv := range cfg.Intervals {

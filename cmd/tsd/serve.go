@@ -81,6 +81,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 	if opts.PromQL, err = c.openPromQL(rs, st, log); err != nil {
 		return err
 	}
+	opts.Changes = st.changes
 	// After Query: its reader's counters are in the stats. srv is set
 	// before it serves, so before any stats request.
 	var served serverRef

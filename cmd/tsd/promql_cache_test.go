@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestDaemonPromQLAnswerCache: the daemon gives a kept PromQL answer
+// again only while nothing it read has changed. A point written inside a
+// range function's window before the range's start, a delete and a
+// rename each make the next answer new; a point written elsewhere keeps
+// it. The hits are read from /api/stats.
+func TestDaemonPromQLAnswerCache(t *testing.T) {
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.http.query.allow_delete=true")
+	const base = 1356998400 // an hour's start
+	var pts []string
+	for _, m := range []string{"cache.m", "cache.gone"} {
+		for i := range 120 {
+			pts = append(pts, fmt.Sprintf(`{"metric":%q,"timestamp":%d,"value":%d,"tags":{"host":"a"}}`, m, base+60*i, i))
+		}
+	}
+	if code, body := d.post(t, "/api/put", "application/json", "["+strings.Join(pts, ",")+"]"); code != 204 {
+		t.Fatal(code, body)
+	}
+	// The second hour at a minute's step (61 steps), each step the max of
+	// the hour before it: the first window starts in the first hour.
+	ask := func(metric string) string {
+		t.Helper()
+		q := url.QueryEscape(fmt.Sprintf(`max_over_time({__name__=%q}[1h])`, metric))
+		code, body := d.Get(t, fmt.Sprintf("/api/v1/query_range?start=%d&end=%d&step=60&query=%s", base+3600, base+7200, q))
+		if code != 200 {
+			t.Fatal(code, body)
+		}
+		return body
+	}
+	hits := func() int64 {
+		t.Helper()
+		return d.stat(t, "tsd.promql.cache.hits")
+	}
+	first := ask("cache.m")
+	if again := ask("cache.m"); again != first || hits() != 1 {
+		t.Fatalf("asked twice: hits %v, answers equal %v", hits(), again == first)
+	}
+	put := func(metric string, ts int64, v int) {
+		t.Helper()
+		body := fmt.Sprintf(`{"metric":%q,"timestamp":%d,"value":%d,"tags":{"host":"a"}}`, metric, ts, v)
+		if code, b := d.post(t, "/api/put", "application/json", body); code != 204 {
+			t.Fatal(code, b)
+		}
+	}
+	put("cache.m", base+10*3600, 5) // hours after what the query reads
+	if ask("cache.m") != first || hits() != 2 {
+		t.Fatal("a point outside the span read made the kept answer stale")
+	}
+	put("cache.m", base+1800+30, 1_000_000) // in the first window, before the range
+	if got := ask("cache.m"); !strings.Contains(got, `"1000000"`) {
+		t.Fatalf("a point in a window before the start is not in the answer: %.300s", got)
+	}
+
+	gone := ask("cache.gone")
+	ask("cache.gone")
+	del := fmt.Sprintf(`{"start":%d,"end":%d,"delete":true,"queries":[{"metric":"cache.gone","aggregator":"sum"}]}`, base, base+7200)
+	if code, body := d.post(t, "/api/query", "application/json", del); code != 200 {
+		t.Fatal(code, body)
+	}
+	if got := ask("cache.gone"); got == gone || strings.Contains(got, `"host":"a"`) {
+		t.Fatalf("deleted points are still answered: %.300s", got)
+	}
+
+	before := ask("cache.m")
+	if code, body := d.post(t, "/api/uid/rename", "application/json", `{"metric":"cache.m","name":"cache.renamed"}`); code != 200 {
+		t.Fatal(code, body)
+	}
+	if got := ask("cache.m"); got == before || strings.Contains(got, `"host":"a"`) {
+		t.Fatalf("a renamed metric is still answered under its old name: %.300s", got)
+	}
+}
