@@ -21,7 +21,8 @@ type windowIter = windowIterator[int64]
 type windowIterator[T ~int64] struct {
 	src  series.Iterator
 	rows batcher
-	sums batchSummer // nil unless src can sum a cached batch
+	sums batchSummer   // nil unless src can sum a cached batch
+	exts batchExtremer // nil unless src knows a cached batch's extremes
 	pd   *pushdown
 	qr   *querier // the querier whose Close ends src, if any
 	pts  []series.Point
@@ -40,6 +41,9 @@ func (w *windowIterator[T]) reset(src series.Iterator, pd *pushdown) {
 	*w = windowIterator[T]{src: src, pd: pd, qr: w.qr}
 	if s, ok := src.(batchSummer); ok {
 		w.sums = s
+	}
+	if x, ok := src.(batchExtremer); ok {
+		w.exts = x
 	}
 	if b, ok := src.(batcher); ok {
 		w.rows = b
@@ -109,6 +113,8 @@ func (w *windowIterator[T]) window(e int64) bool {
 	for {
 		if n := w.sumBatch(&a, w.pts[w.j:], e); n > 0 {
 			w.j += n
+		} else if n := w.extremeBatch(&a, w.pts[w.j:], e); n > 0 {
+			w.j += n
 		} else {
 			w.j += a.add(w.pd.fn, w.pts[w.j:], e)
 		}
@@ -143,6 +149,34 @@ func (w *windowIterator[T]) sumBatch(a *agg, pts []series.Point, e int64) int {
 		return 0
 	}
 	return n
+}
+
+// batchExtremer is a source that knows the smallest and largest value of
+// a span of its last batch (read.SeriesIterator, for Int rows from its
+// row cache).
+type batchExtremer interface {
+	BatchExtremes(pts []series.Point, k int) (lo, hi int64, ok bool)
+}
+
+// extremeBatch folds the points of pts, the rest of the current batch,
+// that are in the window into a max or min from the source's extremes,
+// as addMax and addMin fold a run of Int points; it returns how many it
+// took (0: none, the caller reads them one by one).
+func (w *windowIterator[T]) extremeBatch(a *agg, pts []series.Point, e int64) int {
+	if w.exts == nil || (w.pd.fn != fnMax && w.pd.fn != fnMin) {
+		return 0
+	}
+	k := upTo(pts, e)
+	lo, hi, ok := w.exts.BatchExtremes(pts, k)
+	if !ok {
+		return 0
+	}
+	if w.pd.fn == fnMax {
+		a.foldMax(float64(hi), k)
+	} else {
+		a.foldMin(float64(lo), k)
+	}
+	return k
 }
 
 // seekAfter moves to the first point after lo; false if there is none.
@@ -235,42 +269,100 @@ func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
 
 // addMax is add for max_over_time, its state on registers: the loop
 // over a window's points is most of a pushed-down max's work.
+//
+// A run of Int points is compared as int64 and folded in once, which
+// reaches the state the point-by-point loop would: float64 conversion is
+// monotone, so the run's largest converts to the largest of its
+// conversions; an integer is never NaN nor a staleness marker; and the
+// loop's rule (take f when it is greater, or the state is empty or NaN)
+// leaves the same value whether it meets the run's points one by one or
+// only their largest, -0 against 0 included (0 > -0 is false both ways).
 func (a *agg) addMax(pts []series.Point, e int64) int {
 	v, n := a.v, a.n
-	i := 0
-	for ; i < len(pts); i++ {
-		p := &pts[i]
-		if p.T > e {
-			break
-		}
-		if isStale(p) {
+	i, end := 0, upTo(pts, e)
+	for i < end {
+		if pts[i].Kind == series.Int {
+			hi, j := int64(pts[i].Bits), i+1
+			for ; j < end && pts[j].Kind == series.Int; j++ {
+				hi = max(hi, int64(pts[j].Bits))
+			}
+			if f := float64(hi); n == 0 || f > v || math.IsNaN(v) {
+				v = f
+			}
+			n += float64(j - i)
+			i = j
 			continue
 		}
-		if f := p.Float(); n == 0 || f > v || math.IsNaN(v) {
-			v = f
+		if p := &pts[i]; !isStale(p) {
+			if f := p.Float(); n == 0 || f > v || math.IsNaN(v) {
+				v = f
+			}
+			n++
 		}
-		n++
+		i++
 	}
 	a.v, a.n = v, n
 	return i
 }
 
+// foldMax folds in k Int points whose largest is f, as addMax folds a
+// run of them.
+func (a *agg) foldMax(f float64, k int) {
+	if a.n == 0 || f > a.v || math.IsNaN(a.v) {
+		a.v = f
+	}
+	a.n += float64(k)
+}
+
+// foldMin is foldMax for min_over_time.
+func (a *agg) foldMin(f float64, k int) {
+	if a.n == 0 || f < a.v || math.IsNaN(a.v) {
+		a.v = f
+	}
+	a.n += float64(k)
+}
+
+// upTo returns how many of pts, sorted by time, are at or before e.
+func upTo(pts []series.Point, e int64) int {
+	lo, hi := 0, len(pts)
+	if hi == 0 || pts[hi-1].T <= e {
+		return hi
+	}
+	for lo < hi { // a loop: the generic search's comparator call costs more
+		m := int(uint(lo+hi) >> 1)
+		if pts[m].T > e {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
 // addMin is addMax for min_over_time.
 func (a *agg) addMin(pts []series.Point, e int64) int {
 	v, n := a.v, a.n
-	i := 0
-	for ; i < len(pts); i++ {
-		p := &pts[i]
-		if p.T > e {
-			break
-		}
-		if isStale(p) {
+	i, end := 0, upTo(pts, e)
+	for i < end {
+		if pts[i].Kind == series.Int {
+			lo, j := int64(pts[i].Bits), i+1
+			for ; j < end && pts[j].Kind == series.Int; j++ {
+				lo = min(lo, int64(pts[j].Bits))
+			}
+			if f := float64(lo); n == 0 || f < v || math.IsNaN(v) {
+				v = f
+			}
+			n += float64(j - i)
+			i = j
 			continue
 		}
-		if f := p.Float(); n == 0 || f < v || math.IsNaN(v) {
-			v = f
+		if p := &pts[i]; !isStale(p) {
+			if f := p.Float(); n == 0 || f < v || math.IsNaN(v) {
+				v = f
+			}
+			n++
 		}
-		n++
+		i++
 	}
 	a.v, a.n = v, n
 	return i

@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/value"
@@ -149,5 +150,78 @@ func TestStaleFill(t *testing.T) {
 	}
 	if f.Seek(41) != chunkenc.ValFloat || f.AtT() != 60 {
 		t.Fatalf("Seek(41) at %d, want 60 (50 is beyond the lookback of 30)", f.AtT())
+	}
+}
+
+// extremeRef is max_over_time's and min_over_time's loop as Prometheus
+// v0.310's functions.go runs it, point by point (greater for max): the
+// rule addMax and addMin must reach however they fold runs of integers.
+func extremeRef(pts []series.Point, e int64, greater bool) (float64, float64, int) {
+	var v, n float64
+	i := 0
+	for ; i < len(pts) && pts[i].T <= e; i++ {
+		p := &pts[i]
+		if isStale(p) {
+			continue
+		}
+		f := p.Float()
+		if n == 0 || math.IsNaN(v) || (greater && f > v) || (!greater && f < v) {
+			v = f
+		}
+		n++
+	}
+	return v, n, i
+}
+
+// TestExtremeRunsExact: addMax and addMin, which fold runs of integers
+// at once, give the point-by-point loop's value bit for bit (-0 against
+// 0, NaN, infinities, staleness markers among integers), count and
+// stopping place, over random windows of mixed points.
+func TestExtremeRunsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	floats := []float64{math.Copysign(0, -1), 0, 1, -1, 2.5, math.NaN(), math.Inf(1), math.Inf(-1), -3}
+	point := func(ts int64) series.Point {
+		switch rng.IntN(4) {
+		case 0:
+			return series.Point{T: ts, Kind: series.Float64, Bits: series.StaleNaN}
+		case 1:
+			return series.Point{T: ts, Kind: series.Float64, Bits: math.Float64bits(floats[rng.IntN(len(floats))])}
+		}
+		return series.Point{T: ts, Kind: series.Int, Bits: uint64(rng.Int64N(7) - 3)}
+	}
+	for range 20000 {
+		pts := make([]series.Point, rng.IntN(12))
+		for i := range pts {
+			pts[i] = point(int64(i) * 10)
+		}
+		e := rng.Int64N(130) - 5
+		for _, greater := range []bool{true, false} {
+			var a agg
+			a.v, a.n = rng.Float64(), float64(rng.IntN(2)) // a window begun in a previous batch, or not
+			if rng.IntN(5) == 0 {
+				a.v = math.NaN()
+			}
+			if a.n == 0 {
+				a.v = 0 // an empty window's state, as a new agg's
+			}
+			want := a
+			wv, wn, wi := extremeRef(pts, e, greater)
+			if want.n > 0 {
+				// The reference starts empty: give it the state's value first.
+				wv, wn, wi = extremeRef(append([]series.Point{{T: math.MinInt64, Kind: series.Float64, Bits: math.Float64bits(a.v)}}, pts...), e, greater)
+				wn--
+				wi--
+			}
+			var gi int
+			if greater {
+				gi = a.addMax(pts, e)
+			} else {
+				gi = a.addMin(pts, e)
+			}
+			if math.Float64bits(a.v) != math.Float64bits(wv) && !(math.IsNaN(a.v) && math.IsNaN(wv)) || a.n != wn+want.n || gi != wi {
+				t.Fatalf("max %v over %v to %d from (%v, %v): got (%v, %v, %d), want (%v, %v, %d)",
+					greater, pts, e, want.v, want.n, a.v, a.n, gi, wv, wn+want.n, wi)
+			}
+		}
 	}
 }
