@@ -68,4 +68,14 @@
 // Handlers copy what they keep from the fasthttp.RequestCtx; a query's
 // result is encoded before the query is closed, which recycles its
 // slices (a streamed answer closes it once written).
+//
+// # Answer cache
+//
+// With Options.Cache (cache.go), whole answers of range queries of at
+// least CacheOptions.MinSteps steps per series are kept, keyed by every
+// parameter that shapes them, and given again, without a query slot,
+// while internal/changes has marked nothing in the span the query's
+// selectors read (promql.FindMinMaxTime, taken on the statement before
+// query/promql.WithPushdown rewrites it) since the query began, and while
+// no retention rule can have hidden the oldest of them.
 package promapi

@@ -198,7 +198,7 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 	}
 	st.flusher, err = flush.NewFlusher(st.head, &flush.FlushOptions{Table: data, Meta: meta, Layout: &layout,
 		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace, Gate: st.gate, Rollups: rollups,
-		Tracker: tsmeta.NewTracker(st.tsmeta, c.ingest.trackMode(), writerID)})
+		Tracker: tsmeta.NewTracker(st.tsmeta, c.ingest.trackMode(), writerID), Changes: st.changes})
 	if err != nil {
 		return fmt.Errorf("flusher: %w", err)
 	}
@@ -226,7 +226,7 @@ func (st *ingestStack) openRetention(c *config, data storage.Table, layout *rowk
 		return err
 	}
 	st.retention, err = flush.NewRetention(&flush.RetentionOptions{Table: data, UIDs: st.uids, Rules: rules.ForInterval(""),
-		Layout: layout, Gate: st.gate, Rollups: rollups})
+		Layout: layout, Gate: st.gate, Rollups: rollups, Changes: st.changes})
 	return err
 }
 

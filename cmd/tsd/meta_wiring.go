@@ -173,6 +173,7 @@ func collectStats(st *ingestStack, q *opentsdb.Engine, srv *api.Server) []api.St
 		l.add("tsd.query.rowcache.hits", "Rows the query reader found decoded in its row cache.", true, r.CacheHits)
 		l.add("tsd.query.rowcache.misses", "Rows the query reader looked up in its row cache and decoded.", true, r.CacheMisses)
 		l.add("tsd.query.rowcache.bytes", "Bytes the query reader's row cache holds.", false, r.CacheBytes)
+		l.add("tsd.query.rowcache.trusted", "Stored rows answered from the row cache without a read, their hour unwritten since they were read.", true, r.Trusted)
 		l.add("tsd.query.rowcache.rows", "Rows the query reader's row cache holds.", false, r.CacheRows)
 	}
 	return l

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDaemonPromQLAnswerCache: the daemon gives a kept PromQL answer
@@ -13,6 +14,7 @@ import (
 // rename each make the next answer new; a point written elsewhere keeps
 // it. The hits are read from /api/stats.
 func TestDaemonPromQLAnswerCache(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.http.query.allow_delete=true")
 	const base = 1356998400 // an hour's start
 	var pts []string
@@ -75,5 +77,71 @@ func TestDaemonPromQLAnswerCache(t *testing.T) {
 	}
 	if got := ask("cache.m"); got == before || strings.Contains(got, `"host":"a"`) {
 		t.Fatalf("a renamed metric is still answered under its old name: %.300s", got)
+	}
+}
+
+// TestDaemonTrustedRowsSeeFlushes: the query reader answers a row it
+// read before without reading it again while its hour is unwritten
+// (query/read, trust.go); a point written into a stored hour and then
+// flushed by the background flusher (a second's grace) must still be in
+// the answer, which it would not be if the flush did not mark its hour.
+func TestDaemonTrustedRowsSeeFlushes(t *testing.T) {
+	t.Parallel() // most of it waits for the background flusher
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.storage.flush.grace=1s")
+	const base = 1356998400
+	var pts []string
+	for h := range 20 { // one series of twenty is read by Gets, not a scan
+		for i := range 60 {
+			pts = append(pts, fmt.Sprintf(`{"metric":"trust.m","timestamp":%d,"value":%d,"tags":{"host":"h%d"}}`, base+60*i, i, h))
+		}
+	}
+	put := func(body string) {
+		t.Helper()
+		if code, b := d.post(t, "/api/put", "application/json", body); code != 204 {
+			t.Fatal(code, b)
+		}
+	}
+	compact := func() {
+		t.Helper()
+		if code, b := d.post(t, "/api/compact", "application/json", ""); code != 200 {
+			t.Fatal(code, b)
+		}
+	}
+	count := func() string {
+		t.Helper()
+		q := url.QueryEscape(`count_over_time({__name__="trust.m",host="h0"}[1h])`)
+		code, body := d.Get(t, fmt.Sprintf("/api/v1/query?time=%d&query=%s", base+3599, q))
+		if code != 200 {
+			t.Fatal(code, body)
+		}
+		i := strings.LastIndex(body, `,"`)
+		return strings.Trim(body[i+1:], `"]}`)
+	}
+	put("[" + strings.Join(pts, ",") + "]")
+	compact()
+	for range 4 {
+		if n := count(); n != "60" {
+			t.Fatalf("%s points, want 60", n)
+		}
+	}
+	if d.stat(t, "tsd.query.rowcache.trusted") == 0 {
+		t.Fatal("no row was answered without a read")
+	}
+	put(fmt.Sprintf(`{"metric":"trust.m","timestamp":%d,"value":7,"tags":{"host":"h0"}}`, base+30))
+	for range 3 {
+		if n := count(); n != "61" {
+			t.Fatalf("%s points with one in the head, want 61", n)
+		}
+	}
+	flushed := d.stat(t, "tsd.flush.points")
+	deadline := time.Now().Add(20 * time.Second)
+	for d.stat(t, "tsd.flush.points") == flushed {
+		if time.Now().After(deadline) {
+			t.Fatal("the background flusher wrote nothing in 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := count(); n != "61" {
+		t.Fatalf("%s points once the head's point is flushed into the stored row, want 61", n)
 	}
 }

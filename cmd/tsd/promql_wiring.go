@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/tsd-db/tsd/api/promapi"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/query/promql"
 	"github.com/tsd-db/tsd/uid"
@@ -44,14 +45,25 @@ func (c *config) openPromQL(rs *readStack, st *ingestStack, log *slog.Logger) (p
 		Runtime: c.runtimeInfo(), TSDBStatus: tsdbStatus(st), Cache: c.promCache(st)}, nil
 }
 
-// promCache is the PromQL answer cache: none unless this daemon sees
-// every write to its store, since the cache learns of changes from the
-// daemon's own write paths (internal/changes).
-func (c *config) promCache(st *ingestStack) *promapi.AnswerCache {
-	if c.engine != "pebble" || c.access.mode == modeReadOnly || c.query.promCache <= 0 {
+// soleWriterChanges is the daemon's change tracker (internal/changes)
+// when it sees every write to its store, nil otherwise: another daemon
+// may write a Bigtable store, and a read-only daemon may share its store
+// with a writer. What trusts the tracker (the PromQL answer cache, the
+// query reader's skipped Gets) is off without it.
+func (c *config) soleWriterChanges(st *ingestStack) *changes.Tracker {
+	if c.engine != "pebble" || c.access.mode == modeReadOnly {
 		return nil
 	}
-	return promapi.NewAnswerCache(promapi.CacheOptions{Changes: st.changes, Bytes: c.query.promCache,
+	return st.changes
+}
+
+// promCache is the PromQL answer cache, none without soleWriterChanges.
+func (c *config) promCache(st *ingestStack) *promapi.AnswerCache {
+	ch := c.soleWriterChanges(st)
+	if ch == nil || c.query.promCache <= 0 {
+		return nil
+	}
+	return promapi.NewAnswerCache(promapi.CacheOptions{Changes: ch, Bytes: c.query.promCache,
 		MinSteps: c.query.promCacheMinSteps, Horizon: c.retentionHorizon()})
 }
 

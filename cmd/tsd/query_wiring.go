@@ -152,7 +152,8 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 		rollups = &read.Rollups{Config: fr.Config, Tables: fr.Tables}
 	}
 	rs.reader, err = read.New(&read.Options{Data: rs.data, Layout: rs.layout, Head: h, UIDs: st.uids,
-		Retention: rules, Logger: log, RowCacheBytes: offIfZero(c.query.rowCache), Rollups: rollups})
+		Retention: rules, Logger: log, RowCacheBytes: offIfZero(c.query.rowCache), Rollups: rollups,
+		Changes: c.soleWriterChanges(st)})
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/head"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/schema"
 	"github.com/tsd-db/tsd/series"
@@ -79,6 +80,12 @@ type FlushOptions struct {
 	Tracker *tsmeta.Tracker
 
 	log *slog.Logger // the head's
+	// Changes is marked with the hours of the rows every batch wrote (and
+	// every compacted row) once the write returns, failed or not: a
+	// failed Apply may have stored some rows. Query readers trust a row
+	// they read while its hour is unmarked since (query/read, trust.go).
+	// Default nil.
+	Changes *changes.Tracker
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.

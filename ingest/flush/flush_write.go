@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tsd-db/tsd/ingest/head"
@@ -75,8 +76,13 @@ func (w *columnWriter) write(ctx context.Context, rows []head.DetachedRow, now t
 	ts := now.UnixMilli() * 1000
 	w.tracked = w.tracked[:0]
 	hi := int64(0)
+	lo := int64(math.MaxInt64)
 	for i := range rows {
 		hi = max(hi, rows[i].Base()+head.RowSpan)
+		lo = min(lo, rows[i].Base())
+	}
+	if c := w.opts.Changes; c != nil && len(rows) > 0 {
+		defer c.Mark(lo, hi-1) // after the write, stored or failed
 	}
 	if err := w.top.raise(hi); err != nil {
 		return err

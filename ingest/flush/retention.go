@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest"
 	"github.com/tsd-db/tsd/ingest/head"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/rowkey"
@@ -44,6 +45,10 @@ type RetentionOptions struct {
 	// Rollups are the rollup tables with rules of their own (a
 	// tsd.storage.retention rule starting `@<interval> `). Default none.
 	Rollups []RollupRetention
+	// Changes is marked whole after every range the job deletes (readers
+	// already hide expired points; the mark keeps any trust honest).
+	// Default nil.
+	Changes *changes.Tracker
 }
 
 // RollupRetention is the retention of one rollup interval's table: its
@@ -177,7 +182,11 @@ func (r *Retention) expire(ctx context.Context, tbl storage.Table, metric []byte
 			}
 			continue
 		}
-		if err := tbl.DeleteRange(ctx, start, stop); err != nil {
+		err := tbl.DeleteRange(ctx, start, stop)
+		if r.opts.Changes != nil {
+			r.opts.Changes.MarkAll()
+		}
+		if err != nil {
 			return fmt.Errorf("delete expired rows of metric %s: %w", name, err)
 		}
 		st.Ranges++

@@ -53,9 +53,13 @@
 // v0.310's functions.go exactly: staleness markers dropped, Kahan-Neumaier
 // sums (integers summed exactly in an int64 while within 2^53, the state
 // the Kahan loop reaches), avg's incremental mean after an overflow, NaN
-// replaced by max and min. A subquery's selectors get the outer query's
-// step in their hints, hence the context mark, which only a caller that
-// sees the whole query can set. Options.DisablePushdown turns it off;
+// replaced by max and min. A max or min folds a run of integers by its
+// extreme, from the row cache's block extremes when the row has them
+// (read.SeriesIterator.BatchExtremes): the loop's rule gives the same
+// value either way, -0 against 0 included. A subquery's selectors get
+// the outer query's step in their hints, hence the context mark, which
+// only a caller that sees the whole query can set.
+// Options.DisablePushdown turns it off;
 // Queryable.Stats counts the pushed-down Selects.
 //
 // count_over_time does not return a lone sample's value, so WithPushdown,

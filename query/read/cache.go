@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +35,10 @@ type rowCache struct {
 	shards   [cacheShards]cacheShard
 	hits     atomic.Int64
 	misses   atomic.Int64
+	// trust finds a stored row's entry by its key alone, for a reader
+	// that knows from internal/changes that the row's hour was not
+	// written since (trust.go); nil without Options.Changes.
+	trust *trustIndex
 }
 
 type cacheShard struct {
@@ -50,7 +55,9 @@ type cacheEntry struct {
 	cells      int
 	pts        []series.Point // never written once cached
 	sum        intSum
+	ext        []int64 // rowExtremes: each extBlock points' min and max
 	prev, next *cacheEntry
+	gone       atomic.Bool // evicted or dropped: trust no longer finds it
 }
 
 // intSum is a cached row's exact integer sum, for range functions that
@@ -171,7 +178,7 @@ func (c *rowCache) adopt(fp uint64, key []byte, ncells int, pts []series.Point) 
 	} else if ok {
 		return nil // another row under the same fingerprint: keep it
 	}
-	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: pts, sum: rowIntSum(pts)}
+	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: pts, sum: rowIntSum(pts), ext: rowExtremes(pts)}
 	s.insert(e, size, c.maxShard)
 	return e
 }
@@ -185,6 +192,7 @@ func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
 	for s.bytes > max {
 		old := s.head.prev
 		s.unlink(old)
+		old.gone.Store(true)
 		delete(s.m, old.fp)
 		s.bytes -= entrySize(len(old.pts), len(old.key))
 	}
@@ -211,18 +219,74 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
 		return
 	}
 	delete(s.ghosts, fp)
-	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...), sum: rowIntSum(pts)}
+	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...), sum: rowIntSum(pts), ext: rowExtremes(pts)}
 	s.insert(e, size, c.maxShard)
 }
 
-// entrySize is what an entry of n points and a key of k bytes is charged.
-func entrySize(n, k int) int64 { return int64(n*pointBytes + k + entryOverhead) }
+// entrySize is what an entry of n points and a key of k bytes is
+// charged: its extremes (16 bytes a block, when it has them) as half a
+// byte a point.
+func entrySize(n, k int) int64 { return int64(n*pointBytes + n/2 + k + entryOverhead) }
+
+// extBlock is how many points one pair of a row's extremes covers.
+const extBlock = 32
+
+// rowExtremes returns the smallest and largest value of each extBlock
+// points of pts, in pairs, when every point is an Int and there are at
+// least two blocks; nil otherwise. An Int is never NaN nor a staleness
+// marker, so max_over_time and min_over_time over a run of whole blocks
+// need only these (extremes).
+func rowExtremes(pts []series.Point) []int64 {
+	if len(pts) < 2*extBlock {
+		return nil
+	}
+	out := make([]int64, 0, 2*((len(pts)+extBlock-1)/extBlock))
+	for i := 0; i < len(pts); i += extBlock {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, p := range pts[i:min(i+extBlock, len(pts))] {
+			if p.Kind != series.Int {
+				return nil
+			}
+			lo, hi = min(lo, int64(p.Bits)), max(hi, int64(p.Bits))
+		}
+		out = append(out, lo, hi)
+	}
+	return out
+}
+
+// extremes returns the smallest and largest value of the first k points
+// of pts, which must end where e's points end, from e's block extremes
+// and the points of the blocks the span cuts; ok is false when e has no
+// extremes or pts is not such a suffix.
+func (e *cacheEntry) extremes(pts []series.Point, k int) (lo, hi int64, ok bool) {
+	all := e.pts
+	n, m := len(pts), len(all)
+	if e.ext == nil || n == 0 || n > m || k <= 0 || k > n || &pts[n-1] != &all[m-1] {
+		return 0, 0, false
+	}
+	lo, hi = math.MaxInt64, math.MinInt64
+	for i, end := m-n, m-n+k; i < end; {
+		if i%extBlock == 0 && i+extBlock <= end {
+			b := 2 * (i / extBlock)
+			lo, hi = min(lo, e.ext[b]), max(hi, e.ext[b+1])
+			i += extBlock
+			continue
+		}
+		x := int64(all[i].Bits)
+		lo, hi = min(lo, x), max(hi, x)
+		i++
+	}
+	return lo, hi, true
+}
 
 // drop empties the cache (/api/dropcaches).
 func (c *rowCache) drop() {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
+		for _, e := range s.m {
+			e.gone.Store(true)
+		}
 		clear(s.m)
 		clear(s.ghosts)
 		s.head.prev, s.head.next = &s.head, &s.head

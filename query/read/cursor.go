@@ -190,11 +190,7 @@ func (c *cursor) stored(dst []series.Point, base int64) (pts []series.Point, ent
 	rr := c.rr
 	switch c.src {
 	case fromGets:
-		if found, err := rr.getCells(c.ctx, c.tsuid, base); !found {
-			return dst[:0], nil, true, err
-		}
-		pts, entry, err = rr.view(dst, base/1000, c.budget)
-		return pts, entry, entry == nil, err
+		return rr.getRow(c.ctx, dst, c.tsuid, base, c.budget)
 	case fromFetched: // mayStore: c.rows[0] is base's
 		fr := &c.rows[0]
 		c.rows = c.rows[1:]

@@ -127,7 +127,22 @@
 // it), which is bit for bit what adding them one by one gives, so a
 // pushed-down sum or avg over a window holding most of a row need not
 // read its points; Visit gives such a row to a SumVisitor with its sum,
-// for OpenTSDB's sum and avg downsampling.
+// for OpenTSDB's sum and avg downsampling. An entry of at least 64 Int
+// points also keeps each 32 points' smallest and largest value (half a
+// byte a point): SeriesIterator.BatchExtremes gives a span's extremes
+// from the blocks it covers and the points of the two it cuts, for
+// pushed-down max_over_time and min_over_time.
+//
+// With Options.Changes (internal/changes), which a daemon sets when it
+// alone writes its store, a row read by Get need not be read again
+// (trust.go). Every writer of the data table marks the hours of the rows
+// it wrote once they are stored: the flusher and the compactor per
+// batch, deletes, histogram and rollup points, the retention job. A Get
+// takes the tracker's generation before it reads; while nothing is
+// marked in the row's hour since, the row's cache entry (or the fact
+// that the Get found no row) answers for it. A dashboard's refresh of
+// settled hours then costs no store read at all. Rows a scan reads are
+// not recorded: the scan reads them with their neighbours in one pass.
 //
 // Head rows are cached the same way, keyed by the head's fingerprint of
 // the row (which changes with every point added or replaced, so a cached

@@ -164,6 +164,18 @@ func (it *SeriesIterator) BatchSum(pts []series.Point) (sum int64, maxAbs uint64
 	return it.entry.suffixSum(pts)
 }
 
+// BatchExtremes returns the smallest and largest value of the first k
+// points of pts, the end of the last NextBatch (pts must end where it
+// ended), without reading every point: when the row came whole from the
+// row cache with block extremes, every point is an Int. ok is false
+// otherwise; the caller then reads the points itself.
+func (it *SeriesIterator) BatchExtremes(pts []series.Point, k int) (lo, hi int64, ok bool) {
+	if it.entry == nil {
+		return 0, 0, false
+	}
+	return it.entry.extremes(pts, k)
+}
+
 // At implements series.Iterator.
 func (it *SeriesIterator) At() series.Point { return it.buf[it.i] }
 

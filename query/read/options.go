@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/retention"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/series"
@@ -66,6 +67,13 @@ type Options struct {
 	RowCacheBytes int64
 	// Rollups are the rollup tables VisitCells reads. Default nil: none.
 	Rollups *Rollups
+	// Changes, when every write to the data table marks it with the
+	// hours of the rows it wrote once they are stored, lets a row read
+	// before be answered from the row cache without a Get while its hour
+	// was not written since (trust.go). A daemon that shares its store
+	// with another writer must leave it nil. Default nil: every row is
+	// read.
+	Changes *changes.Tracker
 }
 
 // DefaultRowCacheBytes is Options.RowCacheBytes' default.

@@ -89,10 +89,13 @@ type Stats struct {
 	// CacheHits and CacheMisses count rows found and not found in the
 	// decoded-row cache; CacheBytes and CacheRows are what it holds.
 	CacheHits, CacheMisses, CacheBytes, CacheRows int64
+	// Trusted counts rows answered from the row cache without a Get, their
+	// hour unwritten since they were read (trust.go).
+	Trusted int64
 }
 
 type counters struct {
-	gets, scans, rows, corrupt, plansSeries, plansScan atomic.Int64
+	gets, scans, rows, corrupt, plansSeries, plansScan, trusted atomic.Int64
 }
 
 // Reader reads series points from the store and the head. It is safe for
@@ -118,6 +121,9 @@ func New(opts *Options) (*Reader, error) {
 		return nil, err
 	}
 	r := &Reader{opts: o, families: []string{o.Family}, cache: newRowCache(o.RowCacheBytes)}
+	if r.cache != nil {
+		r.cache.trust = newTrustIndex(o.Changes)
+	}
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }
 	r.fetches.New = func() any { return &fetchBuffers{} }
@@ -131,7 +137,8 @@ func (r *Reader) Layout() rowkey.Layout { return r.opts.Layout }
 // Stats returns the counters.
 func (r *Reader) Stats() Stats {
 	s := Stats{Gets: r.c.gets.Load(), Scans: r.c.scans.Load(), Rows: r.c.rows.Load(),
-		CorruptCells: r.c.corrupt.Load(), PlansSeries: r.c.plansSeries.Load(), PlansScan: r.c.plansScan.Load()}
+		CorruptCells: r.c.corrupt.Load(), PlansSeries: r.c.plansSeries.Load(), PlansScan: r.c.plansScan.Load(),
+		Trusted: r.c.trusted.Load()}
 	if r.cache != nil {
 		s.CacheHits, s.CacheMisses = r.cache.hits.Load(), r.cache.misses.Load()
 		var n int
@@ -145,6 +152,9 @@ func (r *Reader) Stats() Stats {
 func (r *Reader) DropCache() {
 	if r.cache != nil {
 		r.cache.drop()
+		if r.cache.trust != nil {
+			r.cache.trust.drop()
+		}
 	}
 }
 

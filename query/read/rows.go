@@ -97,6 +97,44 @@ func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (fo
 	return true, nil
 }
 
+// getRow Gets tsuid's stored row at base (ms) and returns its points as
+// view does (decoded when they went to dst; an absent row is dst[:0]),
+// answering from the row cache without the Get when the trust index
+// knows the row unwritten since it was read (trust.go). A read that
+// gathers annotations always Gets: they are in the cells.
+func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) (pts []series.Point, entry *cacheEntry, decoded bool, err error) {
+	var t *trustIndex
+	var gen uint64
+	if c := rr.r.cache; c != nil && c.trust != nil && !rr.want {
+		t = c.trust
+		if rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base); err != nil {
+			return dst[:0], nil, true, err
+		}
+		e, absent := t.find(rr.key, base)
+		switch {
+		case absent:
+			rr.r.c.trusted.Add(1)
+			return dst[:0], nil, true, nil
+		case e != nil:
+			rr.r.c.rows.Add(1)
+			rr.r.c.trusted.Add(1)
+			return e.pts, e, false, b.AddPoints(len(e.pts))
+		}
+		gen = t.gen() // before the Get: a write after it is marked later
+	}
+	if found, err := rr.getCells(ctx, tsuid, base); !found {
+		if t != nil && err == nil {
+			t.record(rr.key, nil, gen)
+		}
+		return dst[:0], nil, true, err
+	}
+	pts, entry, err = rr.view(dst, base/1000, b)
+	if t != nil && entry != nil && err == nil {
+		t.record(rr.key, entry, gen)
+	}
+	return pts, entry, entry == nil, err
+}
+
 // view returns the points of the stored row in rr.key and rr.cells, with
 // base time baseSec, and charges them to b: on a row cache hit the
 // cache's own slice and its entry (read-only: no copy), else the row

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsd-db/tsd/ingest/flush"
 	ingesthead "github.com/tsd-db/tsd/ingest/head"
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/schema"
@@ -32,6 +33,9 @@ type stack struct {
 	flush  *flush.Flusher
 	layout rowkey.Layout
 	app    *ingesthead.NameAppender
+	// changes is marked by the head's commits and the flusher's writes,
+	// as in the daemon; readers trust it only when given it.
+	changes *changes.Tracker
 }
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -53,7 +57,7 @@ func openStack(t testing.TB) *stack {
 			t.Fatal(err)
 		}
 	}
-	s := &stack{db: db, layout: rowkey.DefaultLayout()}
+	s := &stack{db: db, layout: rowkey.DefaultLayout(), changes: new(changes.Tracker)}
 	s.data = mustTable(t, db, "tsdb")
 	if s.uids, err = uid.New(mustTable(t, db, "tsdb-uid"), &uid.Options{Logger: quiet}); err != nil {
 		t.Fatal(err)
@@ -63,12 +67,12 @@ func openStack(t testing.TB) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.index.Close() })
-	s.head, err = ingesthead.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingesthead.HeadOptions{Registrar: s.index, Logger: quiet})
+	s.head, err = ingesthead.OpenHead(vfs.Default, filepath.Join(dir, "wal"), &ingesthead.HeadOptions{Registrar: s.index, Logger: quiet, Changes: s.changes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.head.Close() })
-	if s.flush, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3}); err != nil {
+	if s.flush, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3, Changes: s.changes}); err != nil {
 		t.Fatal(err)
 	}
 	s.app = s.head.NameAppender(s.uids, 0)

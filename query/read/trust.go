@@ -1,0 +1,109 @@
+package read
+
+import (
+	"bytes"
+	"hash/maphash"
+	"sync"
+
+	"github.com/tsd-db/tsd/internal/changes"
+)
+
+// trustShards and trustPerShard bound the trust index: about 100 bytes
+// a row, so at most 16 × 16,384 rows take some 26 MB.
+const (
+	trustShards   = 16
+	trustPerShard = 1 << 14
+)
+
+// trustIndex lets a Get be skipped. Every write to the data table marks
+// internal/changes with its rows' hours after it lands (the flusher, the
+// compactor, deletes, histogram and rollup points, retention), so a row
+// read by a Get that began at generation gen still holds the cells read
+// while Changed(gen, hour) is false; its row cache entry, decoded from
+// those cells, answers for the row without reading it again. A Get
+// that follows a mark reads the row and records it afresh.
+//
+// Only stored rows read by Get are recorded (a row Fetch's scan finds
+// comes with its neighbours' in one read, nothing to skip), and only
+// with Options.Changes, which a daemon sets when it alone writes its
+// store. An entry the row cache evicts or drops is marked gone and no
+// longer found; a full shard is emptied whole.
+type trustIndex struct {
+	changes *changes.Tracker
+	seed    maphash.Seed
+	shards  [trustShards]trustShard
+}
+
+type trustShard struct {
+	mu sync.Mutex
+	m  map[uint64]trusted
+}
+
+// trusted is a row's entry, or the row's key for a row the Get did not
+// find, and the generation its Get began at.
+type trusted struct {
+	e      *cacheEntry
+	absent []byte // the key of a row not found; nil with e
+	gen    uint64
+}
+
+func newTrustIndex(c *changes.Tracker) *trustIndex {
+	if c == nil {
+		return nil
+	}
+	t := &trustIndex{changes: c, seed: maphash.MakeSeed()}
+	for i := range t.shards {
+		t.shards[i].m = make(map[uint64]trusted)
+	}
+	return t
+}
+
+// gen is the generation a Get takes before it reads.
+func (t *trustIndex) gen() uint64 { return t.changes.Gen() }
+
+// find returns the entry of the stored row key at base (ms), or absent
+// for a row a Get did not find, when no write may have reached its hour
+// since it was read; neither when it must be read.
+func (t *trustIndex) find(key []byte, base int64) (e *cacheEntry, absent bool) {
+	h := maphash.Bytes(t.seed, key)
+	s := &t.shards[h%trustShards]
+	s.mu.Lock()
+	tr, ok := s.m[h]
+	s.mu.Unlock()
+	switch {
+	case !ok || t.changes.Changed(tr.gen, base, base+hourMs-1):
+		return nil, false
+	case tr.e == nil:
+		return nil, bytes.Equal(tr.absent, key)
+	case tr.e.gone.Load() || !bytes.Equal(tr.e.key, key):
+		return nil, false
+	}
+	return tr.e, false
+}
+
+// record notes that e holds the cells of the stored row key as a Get
+// that began at gen read them, or with e nil that the Get found no row.
+func (t *trustIndex) record(key []byte, e *cacheEntry, gen uint64) {
+	tr := trusted{e: e, gen: gen}
+	if e == nil {
+		tr.absent = bytes.Clone(key)
+	}
+	h := maphash.Bytes(t.seed, key)
+	s := &t.shards[h%trustShards]
+	s.mu.Lock()
+	if len(s.m) >= trustPerShard {
+		clear(s.m)
+	}
+	s.m[h] = tr
+	s.mu.Unlock()
+}
+
+// drop forgets every row (/api/dropcaches).
+func (t *trustIndex) drop() {
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		clear(s.m)
+		s.mu.Unlock()
+	}
+}
