@@ -199,28 +199,30 @@ func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
 }
 
 // add offers a decoded row. It is kept on its second offer (the first only
-// records the fingerprint) and when it fits a shard.
-func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) {
+// records the fingerprint) and when it fits a shard; the entry it made is
+// returned, nil when it kept none.
+func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) *cacheEntry {
 	size := entrySize(len(pts), len(key))
 	if size > c.maxShard {
-		return
+		return nil
 	}
 	s := c.shard(fp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.m[fp]; ok {
-		return
+		return nil
 	}
 	if _, seen := s.ghosts[fp]; !seen {
 		if len(s.ghosts) >= ghostsPerShard {
 			clear(s.ghosts)
 		}
 		s.ghosts[fp] = struct{}{}
-		return
+		return nil
 	}
 	delete(s.ghosts, fp)
 	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...), sum: rowIntSum(pts), ext: rowExtremes(pts)}
 	s.insert(e, size, c.maxShard)
+	return e
 }
 
 // entrySize is what an entry of n points and a key of k bytes is

@@ -44,7 +44,7 @@ func (fr *fetchedRow) view(rr *rowReader, dst []series.Point, b *Budget) ([]seri
 	rr.key = append(rr.key[:0], a.data[fr.key[0]:fr.key[1]]...) // named in corrupt-cell logs
 	rr.cellBuf = appendArenaCells(rr.cellBuf[:0], a.data, a.cells[fr.cells[0]:fr.cells[1]])
 	rr.cells = rr.cellBuf
-	pts, err := rr.decodeMiss(dst[:0], fr.base/1000, fr.fp, b)
+	pts, _, err := rr.decodeMiss(dst[:0], fr.base/1000, fr.fp, b)
 	return pts, nil, err
 }
 

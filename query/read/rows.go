@@ -152,21 +152,24 @@ func (rr *rowReader) view(dst []series.Point, baseSec int64, b *Budget) ([]serie
 			return e.pts, e, b.AddPoints(len(e.pts))
 		}
 	}
-	pts, err := rr.decodeMiss(dst[:0], baseSec, fp, b)
+	pts, e, err := rr.decodeMiss(dst[:0], baseSec, fp, b)
+	if e != nil {
+		return e.pts, e, err // kept on this read: the trust index may record it
+	}
 	return pts, nil, err
 }
 
 // decodeMiss decodes rr.cells into dst, charges b and offers the row to
-// the cache under fp.
-func (rr *rowReader) decodeMiss(dst []series.Point, baseSec int64, fp uint64, b *Budget) ([]series.Point, error) {
+// the cache under fp; e is the entry the cache made of it, if any.
+func (rr *rowReader) decodeMiss(dst []series.Point, baseSec int64, fp uint64, b *Budget) (_ []series.Point, e *cacheEntry, _ error) {
 	n := len(dst)
 	dst, err := rr.dec.Decode(dst, baseSec, rr.cells)
 	if err != nil {
 		rr.r.corrupt(rr.key, err)
 	} else if rr.r.cache != nil {
-		rr.r.cache.add(fp, rr.key, len(rr.cells), dst[n:])
+		e = rr.r.cache.add(fp, rr.key, len(rr.cells), dst[n:])
 	}
-	return dst, b.AddPoints(len(dst) - n)
+	return dst, e, b.AddPoints(len(dst) - n)
 }
 
 // appendNotes appends the annotation cells of a row with base time

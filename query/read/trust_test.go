@@ -41,7 +41,7 @@ func TestTrustedRowsSkipGets(t *testing.T) {
 	r := s.reader(t, read.Options{Changes: s.changes})
 	all := s.selection(t, "m")
 	rg := [2]int64{t0, t0 + 6*hourMs - 1}
-	for range 3 { // a row is cached on its second read, trusted from its third
+	for range 3 { // a row is cached and recorded on its second read, trusted from its third
 		iterateAll(t, s, r, all, m, rg)
 	}
 	before := r.Stats()
