@@ -160,7 +160,7 @@ type batchExtremer interface {
 
 // extremeBatch folds the points of pts, the rest of the current batch,
 // that are in the window into a max or min from the source's extremes,
-// as addMax and addMin fold a run of Int points; it returns how many it
+// as addMax and addMin fold a run of Int points (foldMax, foldMin); it returns how many it
 // took (0: none, the caller reads them one by one).
 func (w *windowIterator[T]) extremeBatch(a *agg, pts []series.Point, e int64) int {
 	if w.exts == nil || (w.pd.fn != fnMax && w.pd.fn != fnMin) {
@@ -267,18 +267,16 @@ func (a *agg) add(fn rangeFunc, pts []series.Point, e int64) int {
 	return len(pts)
 }
 
-// addMax is add for max_over_time, its state on registers: the loop
-// over a window's points is most of a pushed-down max's work.
-//
-// A run of Int points is compared as int64 and folded in once, which
-// reaches the state the point-by-point loop would: float64 conversion is
-// monotone, so the run's largest converts to the largest of its
-// conversions; an integer is never NaN nor a staleness marker; and the
-// loop's rule (take f when it is greater, or the state is empty or NaN)
-// leaves the same value whether it meets the run's points one by one or
-// only their largest, -0 against 0 included (0 > -0 is false both ways).
+// addMax is add for max_over_time. The loop over a window's points is
+// most of a pushed-down max's work, so a run of Int points is compared as
+// int64 and folded in once (foldMax), which reaches the state the
+// point-by-point loop would: float64 conversion is monotone, so the
+// run's largest converts to the largest of its conversions; an integer
+// is never NaN nor a staleness marker; and the loop's rule (take f when
+// it is greater, or the state is empty or NaN) leaves the same value
+// whether it meets the run's points one by one or only their largest,
+// -0 against 0 included (0 > -0 is false both ways).
 func (a *agg) addMax(pts []series.Point, e int64) int {
-	v, n := a.v, a.n
 	i, end := 0, upTo(pts, e)
 	for i < end {
 		if pts[i].Kind == series.Int {
@@ -286,27 +284,20 @@ func (a *agg) addMax(pts []series.Point, e int64) int {
 			for ; j < end && pts[j].Kind == series.Int; j++ {
 				hi = max(hi, int64(pts[j].Bits))
 			}
-			if f := float64(hi); n == 0 || f > v || math.IsNaN(v) {
-				v = f
-			}
-			n += float64(j - i)
+			a.foldMax(float64(hi), j-i)
 			i = j
 			continue
 		}
 		if p := &pts[i]; !isStale(p) {
-			if f := p.Float(); n == 0 || f > v || math.IsNaN(v) {
-				v = f
-			}
-			n++
+			a.foldMax(p.Float(), 1)
 		}
 		i++
 	}
-	a.v, a.n = v, n
 	return i
 }
 
-// foldMax folds in k Int points whose largest is f, as addMax folds a
-// run of them.
+// foldMax folds in k points whose largest is f (k is 1 for a float
+// point, or a run of Int points) with max_over_time's rule.
 func (a *agg) foldMax(f float64, k int) {
 	if a.n == 0 || f > a.v || math.IsNaN(a.v) {
 		a.v = f
@@ -341,7 +332,6 @@ func upTo(pts []series.Point, e int64) int {
 
 // addMin is addMax for min_over_time.
 func (a *agg) addMin(pts []series.Point, e int64) int {
-	v, n := a.v, a.n
 	i, end := 0, upTo(pts, e)
 	for i < end {
 		if pts[i].Kind == series.Int {
@@ -349,22 +339,15 @@ func (a *agg) addMin(pts []series.Point, e int64) int {
 			for ; j < end && pts[j].Kind == series.Int; j++ {
 				lo = min(lo, int64(pts[j].Bits))
 			}
-			if f := float64(lo); n == 0 || f < v || math.IsNaN(v) {
-				v = f
-			}
-			n += float64(j - i)
+			a.foldMin(float64(lo), j-i)
 			i = j
 			continue
 		}
 		if p := &pts[i]; !isStale(p) {
-			if f := p.Float(); n == 0 || f < v || math.IsNaN(v) {
-				v = f
-			}
-			n++
+			a.foldMin(p.Float(), 1)
 		}
 		i++
 	}
-	a.v, a.n = v, n
 	return i
 }
 
