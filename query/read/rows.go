@@ -85,6 +85,11 @@ func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (fo
 	if err != nil {
 		return false, err
 	}
+	return rr.getKeyCells(ctx)
+}
+
+// getKeyCells is getCells for the row whose key is already in rr.key.
+func (rr *rowReader) getKeyCells(ctx context.Context) (found bool, err error) {
 	rr.r.c.gets.Add(1)
 	rr.got, rr.gotBuf, err = rr.r.opts.Data.GetAppend(ctx, rr.got[:0], rr.gotBuf[:0], rr.key, &rr.ropts)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -103,13 +108,13 @@ func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (fo
 // knows the row unwritten since it was read (trust.go). A read that
 // gathers annotations always Gets: they are in the cells.
 func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) (pts []series.Point, entry *cacheEntry, decoded bool, err error) {
+	if rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base); err != nil {
+		return dst[:0], nil, true, err
+	}
 	var t *trustIndex
 	var gen uint64
 	if c := rr.r.cache; c != nil && c.trust != nil && !rr.want {
 		t = c.trust
-		if rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base); err != nil {
-			return dst[:0], nil, true, err
-		}
 		e, absent := t.find(rr.key, base)
 		switch {
 		case absent:
@@ -122,7 +127,7 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 		}
 		gen = t.gen() // before the Get: a write after it is marked later
 	}
-	if found, err := rr.getCells(ctx, tsuid, base); !found {
+	if found, err := rr.getKeyCells(ctx); !found {
 		if t != nil && err == nil {
 			t.record(rr.key, nil, gen)
 		}
