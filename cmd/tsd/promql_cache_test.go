@@ -145,3 +145,76 @@ func TestDaemonTrustedRowsSeeFlushes(t *testing.T) {
 		t.Fatalf("%s points once the head's point is flushed into the stored row, want 61", n)
 	}
 }
+
+// TestDaemonAnswersOutliveCompact: /api/compact flushes the head into the
+// store, with its rollup cells, and compacts it; the points keep their
+// values, so a kept answer is given again, and every answer computed
+// afresh afterwards (from stored rows and rollup cells instead of head
+// rows) is the one computed before, byte for byte. Float values, so that
+// a sum folded in another order would show.
+func TestDaemonAnswersOutliveCompact(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.rollups.enable=true")
+	const base = 1356998400 // a day's start
+	var pts []string
+	for h := range 3 {
+		for i := range 26 * 60 { // a point a minute for 26 hours
+			v := fmt.Sprintf("%.17g", float64(i%97)*0.1+float64(h)/3)
+			if i%5 == 0 {
+				v = fmt.Sprint(i % 13) // integers among them
+			}
+			pts = append(pts, fmt.Sprintf(`{"metric":"keep.m","timestamp":%d,"value":%s,"tags":{"host":"h%d"}}`, base+60*i+7, v, h))
+		}
+	}
+	for i := 0; i < len(pts); i += 2000 {
+		if code, body := d.post(t, "/api/put", "application/json", "["+strings.Join(pts[i:min(i+2000, len(pts))], ",")+"]"); code != 204 {
+			t.Fatal(code, body)
+		}
+	}
+	ask := func(expr string, start, end, step int) string {
+		t.Helper()
+		code, body := d.Get(t, fmt.Sprintf("/api/v1/query_range?start=%d&end=%d&step=%d&query=%s", start, end, step, url.QueryEscape(expr)))
+		if code != 200 {
+			t.Fatal(code, body)
+		}
+		return body
+	}
+	kept := func() string { return ask(`max_over_time({__name__="keep.m"}[10m])`, base+3600, base+7200, 60) }
+	// Hour-aligned windows of an hour and of a day, which rollup cells
+	// answer once they are stored, and unaligned ones: under 50 steps,
+	// so never kept.
+	fresh := []string{
+		`sum_over_time({__name__="keep.m"}[1h])`, `avg_over_time({__name__="keep.m"}[1h])`, `max_over_time({__name__="keep.m"}[1h])`,
+		`count_over_time({__name__="keep.m"}[1h])`, `sum(sum_over_time({__name__="keep.m"}[1h]))`, `avg_over_time({__name__="keep.m"}[1d])`,
+		`sum_over_time({__name__="keep.m"}[1d])`, `rate({__name__="keep.m"}[1h])`, `avg_over_time({__name__="keep.m"}[37m])`,
+	}
+	freshAll := func() []string {
+		var out []string
+		for _, e := range fresh {
+			out = append(out, ask(e, base+3600, base+26*3600, 3600))
+		}
+		return out
+	}
+	first := kept()
+	before := freshAll()
+	if code, body := d.post(t, "/api/compact", "application/json", ""); code != 200 {
+		t.Fatal(code, body)
+	}
+	hits := d.stat(t, "tsd.promql.cache.hits")
+	if got := kept(); got != first || d.stat(t, "tsd.promql.cache.hits") != hits+1 {
+		t.Fatalf("the kept answer was not given after /api/compact (hits %d, then %d)", hits, d.stat(t, "tsd.promql.cache.hits"))
+	}
+	if d.stat(t, "tsd.flush.points") == 0 {
+		t.Fatal("/api/compact flushed no point: the answers below read the head as before")
+	}
+	selects := d.stat(t, "tsd.promql.rollup.selects")
+	after := freshAll()
+	if d.stat(t, "tsd.promql.rollup.selects") == selects {
+		t.Fatal("no answer after /api/compact came from rollup cells")
+	}
+	for i, got := range after {
+		if got != before[i] {
+			t.Errorf("%s: the answer changed when the points moved to the store:\nbefore %.400s\nafter  %.400s", fresh[i], before[i], got)
+		}
+	}
+}

@@ -82,9 +82,10 @@ type FlushOptions struct {
 	log *slog.Logger // the head's
 	// Changes is marked with the hours of the rows every batch wrote (and
 	// every compacted row) once the write returns, failed or not: a
-	// failed Apply may have stored some rows. Query readers trust a row
-	// they read while its hour is unmarked since (query/read, trust.go).
-	// Default nil.
+	// failed Apply may have stored some rows. The marks are moves
+	// (MarkMoved): the points keep their values, so cached answers hold,
+	// while query readers trust a stored row they read only while its
+	// hour is unmarked since (query/read, trust.go). Default nil.
 	Changes *changes.Tracker
 }
 

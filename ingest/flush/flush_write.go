@@ -82,7 +82,7 @@ func (w *columnWriter) write(ctx context.Context, rows []head.DetachedRow, now t
 		lo = min(lo, rows[i].Base())
 	}
 	if c := w.opts.Changes; c != nil && len(rows) > 0 {
-		defer c.Mark(lo, hi-1) // after the write, stored or failed
+		defer c.MarkMoved(lo, hi-1) // after the write, stored or failed
 	}
 	if err := w.top.raise(hi); err != nil {
 		return err

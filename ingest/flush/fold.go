@@ -116,9 +116,9 @@ func (r *rowFolder) fold(ctx context.Context, key []byte, baseSec int64) (res fo
 	}
 	done := true
 	if c := r.opts.Changes; c != nil {
-		// The folded row decodes to the same points, but a reader's trust
-		// should not rest on that: the row's cells change.
-		defer c.Mark(baseSec*1000, baseSec*1000+rowkey.RowSpanMs-1)
+		// The folded row decodes to the same points, but its cells change:
+		// a move (internal/changes).
+		defer c.MarkMoved(baseSec*1000, baseSec*1000+rowkey.RowSpanMs-1)
 	}
 	if r.opts.Format == schema.FormatOpenTSDB {
 		done, err = r.foldOpenTSDB(ctx, key, baseSec, maxTs)

@@ -75,3 +75,26 @@ func TestConcurrentMarksNeverLower(t *testing.T) {
 		t.Fatalf("slot holds generation %d after the last mark %d", got, want)
 	}
 }
+
+// TestMovesAreNotChanges: a move is seen by ChangedOrMoved, in its hours
+// only, and not by Changed; a change is seen by both.
+func TestMovesAreNotChanges(t *testing.T) {
+	var tr Tracker
+	g := tr.Gen()
+	tr.MarkMoved(3*hourMs, 3*hourMs+1)
+	if tr.Changed(g, 0, 10*hourMs) {
+		t.Fatal("a move is reported as a change")
+	}
+	if !tr.ChangedOrMoved(g, 3*hourMs, 3*hourMs) || tr.ChangedOrMoved(g, 4*hourMs, 10*hourMs) {
+		t.Fatal("a move is not seen in its hour only")
+	}
+	tr.Mark(5*hourMs, 5*hourMs)
+	if !tr.Changed(g, 5*hourMs, 5*hourMs) || !tr.ChangedOrMoved(g, 5*hourMs, 5*hourMs) {
+		t.Fatal("a change is not seen by both")
+	}
+	g = tr.Gen()
+	tr.MarkMoved(0, Slots*hourMs*2)
+	if !tr.ChangedOrMoved(g, 7*Slots*hourMs, 7*Slots*hourMs) {
+		t.Fatal("a move over more hours than slots is not seen everywhere")
+	}
+}

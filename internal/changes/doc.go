@@ -10,6 +10,11 @@
 // reads; its answer over [mint, maxt] still holds while Changed(gen, mint,
 // maxt) is false.
 //
+// A move is not a change: the flusher writing the head's rows to the
+// store, or the compactor folding a stored row, keeps every point's value,
+// so it calls MarkMoved, which no answer heeds (Changed) but a reader that
+// cached the store's rows does (ChangedOrMoved: query/read's trust index).
+//
 // # Invariants
 //
 //   - Marks come after visibility: a change whose mark a reader's Gen does

@@ -137,7 +137,8 @@
 // alone writes its store, a row read by Get need not be read again
 // (trust.go). Every writer of the data table marks the hours of the rows
 // it wrote once they are stored: the flusher and the compactor per
-// batch, deletes, histogram and rollup points, the retention job. A Get
+// batch (as moves, which the PromQL answer cache does not heed),
+// deletes, histogram and rollup points, the retention job. A Get
 // takes the tracker's generation before it reads; while nothing is
 // marked in the row's hour since, the row's cache entry (or the fact
 // that the Get found no row) answers for it. A dashboard's refresh of

@@ -19,7 +19,9 @@ const (
 // internal/changes with its rows' hours after it lands (the flusher, the
 // compactor, deletes, histogram and rollup points, retention), so a row
 // read by a Get that began at generation gen still holds the cells read
-// while Changed(gen, hour) is false; its row cache entry, decoded from
+// while ChangedOrMoved(gen, hour) is false (the flusher's and the
+// compactor's marks are moves, which change a row's cells, not its
+// points' values); its row cache entry, decoded from
 // those cells, answers for the row without reading it again. A Get
 // that follows a mark reads the row and records it afresh.
 //
@@ -71,7 +73,7 @@ func (t *trustIndex) find(key []byte, base int64) (e *cacheEntry, absent bool) {
 	tr, ok := s.m[h]
 	s.mu.Unlock()
 	switch {
-	case !ok || t.changes.Changed(tr.gen, base, base+hourMs-1):
+	case !ok || t.changes.ChangedOrMoved(tr.gen, base, base+hourMs-1):
 		return nil, false
 	case tr.e == nil:
 		return nil, bytes.Equal(tr.absent, key)
