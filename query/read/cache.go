@@ -161,6 +161,19 @@ func (c *rowCache) entry(fp uint64, key []byte, ncells int) *cacheEntry {
 	return e
 }
 
+// touch moves e to the front of its shard's LRU list, as entry does for
+// a hit: a row the trust index answers (trust.go) is as hot as one found
+// by fingerprint. An entry evicted or dropped meanwhile is left alone.
+func (c *rowCache) touch(e *cacheEntry) {
+	s := c.shard(e.fp)
+	s.mu.Lock()
+	if !e.gone.Load() && s.m[e.fp] == e {
+		s.unlink(e)
+		s.pushFront(e)
+	}
+	s.mu.Unlock()
+}
+
 // adopt keeps pts (which the cache then owns: the caller must not write
 // them) as the row's entry on its first offer and returns the entry; nil
 // when it does not fit a shard. A row already cached under fp returns its

@@ -55,3 +55,36 @@ func TestRowExtremes(t *testing.T) {
 		t.Fatal("a row with a float point has extremes")
 	}
 }
+
+// TestTouchKeepsTrustedRowsHot: a row the trust index answers is moved to
+// the front of the LRU list like a hit (touch), so rows added after it
+// evict colder ones first; an evicted entry touched later stays out.
+func TestTouchKeepsTrustedRowsHot(t *testing.T) {
+	pts := make([]series.Point, 100)
+	for i := range pts {
+		pts[i] = series.IntPoint(int64(i), int64(i))
+	}
+	size := entrySize(len(pts), 1)
+	c := newRowCache(3 * size * cacheShards)                    // three entries a shard
+	fp := func(i int) uint64 { return uint64(i) * cacheShards } // all in shard 0
+	var es []*cacheEntry
+	for i := range 3 {
+		es = append(es, c.adopt(fp(i), []byte{byte(i)}, 1, pts))
+	}
+	c.touch(es[0]) // the oldest, answered by trust: now the newest
+	c.adopt(fp(3), []byte{3}, 1, pts)
+	if es[0].gone.Load() || !es[1].gone.Load() {
+		t.Fatalf("after a touch of the oldest, eviction took it (%v) and spared the next (%v)", es[0].gone.Load(), !es[1].gone.Load())
+	}
+	c.touch(es[1]) // evicted: must not be linked back
+	if _, n := c.size(); n != 3 {
+		t.Fatalf("%d entries after touching an evicted one, want 3", n)
+	}
+	for range 3 {
+		c.adopt(fp(10+len(es)), []byte{byte(10 + len(es))}, 1, pts)
+		es = append(es, nil)
+	}
+	if _, n := c.size(); n != 3 || !es[0].gone.Load() {
+		t.Fatalf("%d entries, want 3, and the touched one evicted in its turn (%v)", n, es[0].gone.Load())
+	}
+}

@@ -121,6 +121,7 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 			rr.r.c.trusted.Add(1)
 			return dst[:0], nil, true, nil
 		case e != nil:
+			c.touch(e)
 			rr.r.c.rows.Add(1)
 			rr.r.c.trusted.Add(1)
 			return e.pts, e, false, b.AddPoints(len(e.pts))
