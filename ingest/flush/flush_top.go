@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 const topFileName = "FLUSHTOP"
@@ -77,7 +78,7 @@ func (t *flushTop) raise(hi int64) error {
 	var b [12]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(hi))
 	binary.BigEndian.PutUint32(b[8:], crc32.Checksum(b[:8], crcTable))
-	if err := writeFileAtomic(t.fs, t.dir, topFileName, b[:]); err != nil {
+	if err := durable.WriteFile(t.fs, t.fs.PathJoin(t.dir, topFileName), b[:], vfs.DiskWriteCategory("tsd-"+topFileName)); err != nil {
 		return fmt.Errorf("ingest: record flushed hours: %w", err)
 	}
 	t.top = hi

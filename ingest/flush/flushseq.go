@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 const (
@@ -107,7 +108,7 @@ func (s *flushSeq) reserve(limit uint32) error {
 		binary.BigEndian.PutUint32(c, limit)
 		binary.BigEndian.PutUint32(c[4:], guardSum(limit))
 	}
-	if err := writeFileAtomic(s.fs, s.dir, seqFileName, b[:]); err != nil {
+	if err := durable.WriteFile(s.fs, s.fs.PathJoin(s.dir, seqFileName), b[:], vfs.DiskWriteCategory("tsd-"+seqFileName)); err != nil {
 		return fmt.Errorf("ingest: reserve flush numbers: %w", err)
 	}
 	s.limit = limit

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // WriterIDFile is the file in the data directory that holds the daemon's
@@ -33,7 +34,7 @@ func LoadWriterID(fs vfs.FS, dir string) (uint32, error) {
 	id, rewrite, err := readWriterID(fs, path)
 	if err == nil && rewrite {
 		// One line damaged, or the unguarded form: both lines again.
-		if err := writeFileAtomic(fs, dir, WriterIDFile, appendWriterID(nil, id)); err != nil {
+		if err := durable.WriteFile(fs, fs.PathJoin(dir, WriterIDFile), appendWriterID(nil, id), vfs.DiskWriteCategory("tsd-"+WriterIDFile)); err != nil {
 			return 0, fmt.Errorf("ingest: write %s: %w", path, err)
 		}
 	}
@@ -50,7 +51,7 @@ func LoadWriterID(fs vfs.FS, dir string) (uint32, error) {
 		}
 		id = binary.BigEndian.Uint32(b[:])
 	}
-	if err := writeFileAtomic(fs, dir, WriterIDFile, appendWriterID(nil, id)); err != nil {
+	if err := durable.WriteFile(fs, fs.PathJoin(dir, WriterIDFile), appendWriterID(nil, id), vfs.DiskWriteCategory("tsd-"+WriterIDFile)); err != nil {
 		return 0, fmt.Errorf("ingest: write %s: %w", path, err)
 	}
 	return id, nil

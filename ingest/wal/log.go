@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // Log is a write-ahead log of segment files in one directory. Append is
@@ -100,7 +101,7 @@ func (l *Log) lockDir() error {
 		return fmt.Errorf("wal: create %s: %w", l.dir, err)
 	}
 	// The log's own entry in its parent must survive a crash too.
-	if err := syncDir(l.fs, l.fs.PathDir(l.dir)); err != nil {
+	if err := durable.SyncDir(l.fs, l.fs.PathDir(l.dir)); err != nil {
 		return fmt.Errorf("wal: sync parent of %s: %w", l.dir, err)
 	}
 	lock, err := l.fs.Lock(l.fs.PathJoin(l.dir, lockName))
@@ -206,7 +207,7 @@ func (l *Log) TruncateBefore(seg uint32) error {
 	if seg <= first {
 		return nil
 	}
-	return syncDir(l.fs, l.dir)
+	return durable.SyncDir(l.fs, l.dir)
 }
 
 // FirstSegment returns the oldest segment still on disk.

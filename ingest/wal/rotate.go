@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // rotateLocked writes the pending batch to the current segment, syncs and
@@ -124,7 +125,7 @@ func (l *Log) initSegment(f vfs.File, hdr []byte) error {
 	if err := f.Sync(); err != nil {
 		return writeError("sync segment header", err)
 	}
-	if err := syncDir(l.fs, l.dir); err != nil {
+	if err := durable.SyncDir(l.fs, l.dir); err != nil {
 		return writeError("sync log directory", err)
 	}
 	return nil

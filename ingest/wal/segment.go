@@ -44,16 +44,3 @@ func listSegments(fs vfs.FS, dir string) ([]uint32, error) {
 	slices.Sort(segs)
 	return segs, nil
 }
-
-// syncDir makes directory entry changes (created, removed segments) durable.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // catalogFileName is the copy of the table catalog kept beside the store.
@@ -83,7 +84,7 @@ func (d *DB) saveCatalogFile() {
 	if old, err := readFile(fs, path); err == nil && bytes.Equal(old, b) {
 		return
 	}
-	if err := writeFileAtomic(fs, path, b); err != nil {
+	if err := durable.WriteFile(fs, path, b, vfs.WriteCategoryUnspecified); err != nil {
 		d.opts.Logger.Error("pebble: write the catalog copy", "file", path, "err", err)
 	}
 }
@@ -118,45 +119,4 @@ func readFile(fs vfs.FS, path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
-}
-
-// writeFileAtomic replaces path with b: a synced temporary file renamed
-// over it, then the directory synced.
-func writeFileAtomic(fs vfs.FS, path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(fs, fs.PathDir(path))
-}
-
-// syncDir syncs the directory dir.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }

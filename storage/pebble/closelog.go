@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // Pebble keeps disk space for its log that a stopped store does not need:
@@ -155,7 +156,7 @@ func (d *DB) removeObsoleteFiles() error {
 			return fmt.Errorf("remove obsolete file: %w", err)
 		}
 	}
-	return syncDir(fs, d.dir)
+	return durable.SyncDir(fs, d.dir)
 }
 
 // emptyLog reports whether the log at path holds no record and ends with

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/tsd-db/tsd/internal/durable"
 	"github.com/tsd-db/tsd/storage"
 )
 
@@ -254,7 +255,7 @@ func (d *DB) setAsideOptions(path string, cause error) error {
 	if err := fs.Rename(path, path+".damaged"); err != nil {
 		return fmt.Errorf("set aside %s: %w", path, err)
 	}
-	if err := syncDir(fs, d.dir); err != nil {
+	if err := durable.SyncDir(fs, d.dir); err != nil {
 		return err
 	}
 	d.opts.Logger.Error("pebble options file damaged: set aside, pebble writes a new one",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // Pebble replays its log (NNNNNN.log) at open, and it refuses to open when
@@ -26,7 +27,7 @@ import (
 //     the EOF trailer of a clean close, in memory.
 //  3. The damaged file is kept as NNNNNN.log.damaged: pebble and the store
 //     ignore that name, and it stays for the operator.
-//  4. The salvaged log replaces the damaged one (writeFileAtomic:
+//  4. The salvaged log replaces the damaged one (durable.WriteFile:
 //     temporary file, sync, rename, directory sync).
 //
 // A crash at any point leaves either the damaged log, salvaged again at the
@@ -177,10 +178,10 @@ func rewriteLog(fs vfs.FS, path string, num uint64, data []byte, recs [][]byte) 
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("salvage %s: %w", path, err)
 	}
-	if err := writeFileAtomic(fs, path+".damaged", data); err != nil {
+	if err := durable.WriteFile(fs, path+".damaged", data, vfs.WriteCategoryUnspecified); err != nil {
 		return fmt.Errorf("keep %s: %w", path, err)
 	}
-	if err := writeFileAtomic(fs, path, log.Bytes()); err != nil {
+	if err := durable.WriteFile(fs, path, log.Bytes(), vfs.WriteCategoryUnspecified); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

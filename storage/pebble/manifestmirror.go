@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tsd-db/tsd/internal/durable"
 )
 
 // The store keeps a byte copy of pebble's current MANIFEST-NNNNNN beside
@@ -154,7 +155,7 @@ func (m *manifestMirror) restart(name string) error {
 	if err != nil {
 		return err
 	}
-	if err := syncDir(m.fs, m.dir); err != nil {
+	if err := durable.SyncDir(m.fs, m.dir); err != nil {
 		f.Close()
 		return err
 	}
@@ -193,12 +194,12 @@ func (d *DB) restoreManifest(path string, data []byte, at int64) ([]byte, error)
 	if at2, bad2 := firstBadRecord(mended); bad2 && at2 < int64(len(mirror)) {
 		return nil, nil // the copy is damaged there too
 	}
-	// writeFileAtomic may reuse what it is given (pebble's in-memory files
+	// durable.WriteFile may reuse what it is given (pebble's in-memory files
 	// mangle it in invariants builds): the caller reads mended again.
-	if err := writeFileAtomic(fs, path+".damaged", data); err != nil {
+	if err := durable.WriteFile(fs, path+".damaged", data, vfs.WriteCategoryUnspecified); err != nil {
 		return nil, fmt.Errorf("keep %s: %w", path, err)
 	}
-	if err := writeFileAtomic(fs, path, slices.Clone(mended)); err != nil {
+	if err := durable.WriteFile(fs, path, slices.Clone(mended), vfs.WriteCategoryUnspecified); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	d.restoredManifests.Add(1)
