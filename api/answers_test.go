@@ -299,6 +299,7 @@ func TestStreamedAnswerHeapBounded(t *testing.T) {
 // waits (other queries run), and is closed after the write timeout,
 // counted, with its slot free.
 func TestStalledClientHoldsNoSlot(t *testing.T) {
+	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MaxConcurrentQueries: 1, MaxQueuedQueries: -1}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 2000, 3600)
 	loadHosts(t, q.st.w, "small", 2, 600)
@@ -475,6 +476,7 @@ func TestAnswersStreamedHTTP10(t *testing.T) {
 // /api/query/exp answers larger than a chunk go out chunked, valid and
 // whole (a series a point, a series a result, a host a set).
 func TestListAnswersStreamed(t *testing.T) {
+	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 2000, 600)
 	exp := fmt.Sprintf(`{"time":{"start":"%d","end":"%d","aggregator":"sum"},`+
@@ -529,6 +531,7 @@ func TestListAnswersStreamed(t *testing.T) {
 // (a rule restarting the wait on progress kept it for the whole answer);
 // one reading fast is served the whole answer.
 func TestWriteMinRate(t *testing.T) {
+	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MinWriteRate: 4 << 20}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 2000, 3600) // an answer larger than what the kernel buffers
 	want := q.executed(t, bigQuery("big"))

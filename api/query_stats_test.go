@@ -199,6 +199,7 @@ func TestStatsQueryBounded(t *testing.T) {
 // it holds no query slot between its parts (api/answer), and under
 // "completed", not sent in full, once the write timeout closes it.
 func TestStatsQueryRunningWhileStalled(t *testing.T) {
+	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second}, opentsdb.Options{})
 	loadHosts(t, q.st.w, "big", 2000, 3600)
 	stallClient(t, q.base, bigQuery("big"))
