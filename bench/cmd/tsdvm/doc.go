@@ -38,7 +38,8 @@
 // pebble keeps for reuse (up to three of 110 % of the memtable size), which
 // a stop or restart drops, and the table prints that size too. Both sides
 // are also measured right after a clean stop, against settled. The query
-// set (package bench/queryset, without the highcard query) runs as PromQL
+// set (package bench/queryset: the queries of the dataset's shape, so
+// the four devops ones by default, highcard-10 with -shape highcard) runs as PromQL
 // range queries, -n times each, on each side twice: after the load, rows
 // still in tsd's head and in VictoriaMetrics' in-memory parts (after the
 // first 20 queries, timed on their own), and again once settled, rows in
@@ -54,4 +55,5 @@
 //	go run ./bench/cmd/tsdvm -span 1h -hosts 10    # a quick look
 //	go run ./bench/cmd/tsdvm -protos influx -n 0   # sizes only: the Influx load, settled, no queries
 //	go run ./bench/cmd/tsdvm -protos influx -n 0 -rollups=false -values float
+//	go run ./bench/cmd/tsdvm -shape highcard -hosts 100000 -span 1h -protos influx -pairs 1 -tuned-conns 0  # highcard-10
 package main

@@ -21,6 +21,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type flags struct {
 	cfg     gen.Config
+	shape   string
 	values  string
 	conns   int
 	protos  string
@@ -41,7 +42,8 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("tsdvm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&f.cfg.Hosts, "hosts", 100, "dataset hosts")
-	fs.DurationVar(&f.cfg.Span, "span", 24*time.Hour, "dataset span (10 s interval, 10 metrics a host)")
+	fs.DurationVar(&f.cfg.Span, "span", 24*time.Hour, "dataset span (10 s interval)")
+	fs.StringVar(&f.shape, "shape", "devops", "dataset shape: devops (10 metrics a host; four queries of the set) or highcard (one metric a host; highcard-10, with -hosts 100000 -span 1h as the query set means it)")
 	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
 	fs.IntVar(&f.conns, "conns", 2, "loader connections, one sender each")
 	fs.StringVar(&f.protos, "protos", "influx,telnet,remotewrite", "protocols to load, in order; sizes and queries follow the influx load")
@@ -59,7 +61,10 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("-pairs %d: at least 1", f.pairs)
 	}
 	var err error
-	f.cfg.Values, err = gen.ParseValueMode(f.values)
+	if f.cfg.Values, err = gen.ParseValueMode(f.values); err != nil {
+		return f, err
+	}
+	f.cfg.Shape, err = gen.ParseShape(f.shape)
 	return f, err
 }
 
@@ -414,8 +419,8 @@ func loadAvg() string {
 }
 
 func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 string) {
-	fmt.Fprintf(w, "tsdvm: devops %d hosts x %v, %s values, %d loader connections, tsd rollups %v, %v, load average %s at start, %s at end\n",
-		f.cfg.Hosts, f.cfg.Span, f.values, f.conns, onOff(f.rollups), took.Round(time.Second), load0, loadAvg())
+	fmt.Fprintf(w, "tsdvm: %s %d hosts x %v, %s values, %d loader connections, tsd rollups %v, %v, load average %s at start, %s at end\n",
+		f.shape, f.cfg.Hosts, f.cfg.Span, f.values, f.conns, onOff(f.rollups), took.Round(time.Second), load0, loadAvg())
 	fmt.Fprintf(w, "machine: %d logical CPUs (GOMAXPROCS %d), %s %s/%s, VictoriaMetrics %s\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, vmVersion)
 	fmt.Fprintln(w, "| figure | tsd | VictoriaMetrics | ratio |")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/tsd-db/tsd/bench/gen"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,8 +46,15 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups || f.tunedConns != 4 || f.pairs != 3 {
+	if f.cfg.Hosts != 10 || f.cfg.Span.Hours() != 1 || f.values != "float" || f.conns != 2 || !f.rollups || f.tunedConns != 4 || f.pairs != 3 ||
+		f.cfg.Shape != gen.ShapeDevops {
 		t.Fatalf("parsed %+v", f)
+	}
+	if f, err = parse([]string{"-shape", "highcard"}, io.Discard); err != nil || f.cfg.Shape != gen.ShapeHighCard {
+		t.Fatalf("-shape highcard: %v, shape %v", err, f.cfg.Shape)
+	}
+	if _, err = parse([]string{"-shape", "wide"}, io.Discard); err == nil {
+		t.Fatal("-shape wide parsed")
 	}
 	if f, err = parse([]string{"-rollups=false"}, io.Discard); err != nil || f.rollups {
 		t.Fatalf("-rollups=false: %+v, %v", f, err)
