@@ -59,6 +59,7 @@ type NameAppender struct {
 	max  int
 	name []byte // cache key scratch
 	key  []byte // series key scratch
+	memo nameMemo
 	d    deferral
 	lim  limitState
 	// err is the failure of a deferred batch: its points are lost, so
@@ -196,7 +197,7 @@ func (n *NameAppender) appendResolved(key []byte, p series.Point, adm admission,
 		return 0, err
 	}
 	if len(n.ents) >= n.max {
-		n.DropCache()
+		n.forgetSeries()
 	}
 	i := int32(len(n.ents))
 	n.ents = append(n.ents, nameEntry{ref: ref, hash: adm.hash, epoch: adm.epoch, next: -1})
@@ -296,6 +297,13 @@ func (n *NameAppender) Len() int { return n.a.Len() + len(n.d.points) }
 
 // DropCache forgets every remembered series.
 func (n *NameAppender) DropCache() {
+	n.forgetSeries()
+	n.memo.reset()
+}
+
+// forgetSeries forgets every remembered series, keeping the name memo: a
+// full cache is emptied so, the names still hold.
+func (n *NameAppender) forgetSeries() {
 	clear(n.refs)
 	n.forgetKeys()
 	n.ents = n.ents[:0]

@@ -100,6 +100,9 @@ func (n *NameAppender) resolveName(ctx context.Context, dst []byte, kind uid.Kin
 		id, err := n.u.Resolve(ctx, kind, name)
 		return n.u.AppendID(dst, kind, id), err
 	}
+	if id, ok := n.memo.get(kind, name); ok { // found, so never fresh
+		return n.u.AppendID(dst, kind, id), nil
+	}
 	if _, ok := n.d.fresh[kind][string(name)]; ok {
 		n.d.miss = append(n.d.miss, missName{kind, name}) // found new already
 		return n.u.AppendID(dst, kind, 0), nil
@@ -110,6 +113,8 @@ func (n *NameAppender) resolveName(ctx context.Context, dst []byte, kind uid.Kin
 	}
 	if !found {
 		n.d.miss = append(n.d.miss, missName{kind, name})
+	} else {
+		n.memo.put(kind, name, id)
 	}
 	return n.u.AppendID(dst, kind, id), nil
 }
