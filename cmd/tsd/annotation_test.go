@@ -9,6 +9,7 @@ import (
 // real binary, reads them back, and reads them again after a restart on
 // the same data directory.
 func TestDaemonAnnotations(t *testing.T) {
+	t.Parallel() // its own daemon
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
 	base := "http://" + d.Addr

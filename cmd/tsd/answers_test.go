@@ -91,6 +91,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // slot and no queue, other queries run meanwhile), and is closed after
 // tsd.network.write_timeout, counted in /metrics; the slot is free after.
 func TestDaemonStalledClient(t *testing.T) {
+	t.Parallel() // waits out a write timeout
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.network.write_timeout=2s",
 		"--tsd.query.max_concurrent=1", "--tsd.query.max_queued=0")
 	loadTelnet(t, d, "big", 2000, 3600)

@@ -515,6 +515,7 @@ func TestDaemonTelnetAuth(t *testing.T) {
 // restart; a broken one keeps the users in force and logs ERROR; SIGHUP
 // reloads at once.
 func TestDaemonAuthReload(t *testing.T) {
+	t.Parallel() // waits for the users file to be read again
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users.yaml")
 	writeFileAtomic(t, users, usersYAML(t, authUsers[0]))

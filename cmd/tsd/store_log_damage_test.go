@@ -25,6 +25,7 @@ const (
 // they were given (here tsd's own log, whose current segment stays, holds
 // them all again), and new writes land.
 func TestDaemonDamagedStoreLog(t *testing.T) {
+	t.Parallel() // waits for the background flusher
 	data := t.TempDir()
 	t0 := time.Now().Add(-48 * time.Hour).Truncate(time.Hour).Unix()
 	d := startDaemon(t, "--data", data, "--tsd.storage.flush.grace=1s")
