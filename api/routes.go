@@ -20,6 +20,10 @@ type endpoint struct {
 	handle fasthttp.RequestHandler // nil: planned, not built yet
 	prom   bool                    // also served under /prometheus/...
 	stream bool                    // reads its body as it streams in (ingest); others get it buffered
+	// keepsPoints: an admin route that changes where points are kept,
+	// never their values (/api/compact), so the PromQL answer cache's
+	// answers hold across it (Server.markAdminChange).
+	keepsPoints bool
 }
 
 // planned returns an endpoint that answers 501 until its issue lands.
@@ -91,7 +95,7 @@ func (s *Server) newRouter() *router {
 			"config":      meta.always("/api/config", (*metaAPI).handleConfig),
 			"stats":       meta.always("/api/stats", (*metaAPI).handleStats),
 			"dropcaches":  meta.always("/api/dropcaches", (*metaAPI).handleDropCaches),
-			"compact":     {name: "/api/compact", handle: s.handleCompact},
+			"compact":     {name: "/api/compact", handle: s.handleCompact, keepsPoints: true},
 			"tree":        s.treeRoute("/api/tree"),
 			"rollup":      ing.route("/api/rollup", false, (*ingestAPI).handleRollup),
 			"histogram":   ing.route("/api/histogram", false, (*ingestAPI).handleHistogram),

@@ -338,15 +338,16 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, e endpoint) {
 // change on an admin route, a rollup rebuild above all: the PromQL answer
 // cache then gives no answer computed before it. Writes and deletes of
 // points mark their own spans where they are made, renames and
-// /api/dropcaches through the name caches (cmd/tsd). /api/compact only
-// moves points (its flush and compactions mark their rows as moves), so
-// a dashboard's answers outlive it.
+// /api/dropcaches through the name caches (cmd/tsd). An endpoint that
+// keepsPoints (/api/compact) only moves them, and its flush and
+// compactions mark their rows as moves, so a dashboard's answers
+// outlive it.
 func (s *Server) markAdminChange(ctx *fasthttp.RequestCtx, e endpoint) {
 	c := s.opts.Changes
-	if c == nil || isReadMethod(ctx) {
+	if c == nil || isReadMethod(ctx) || e.keepsPoints {
 		return
 	}
-	if route, need := routeRole(ctx, e); need == auth.Admin && route != "/api/compact" {
+	if _, need := routeRole(ctx, e); need == auth.Admin {
 		c.MarkAll()
 	}
 }

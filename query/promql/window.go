@@ -160,8 +160,8 @@ type batchExtremer interface {
 
 // extremeBatch folds the points of pts, the rest of the current batch,
 // that are in the window into a max or min from the source's extremes,
-// as addMax and addMin fold a run of Int points (foldMax, foldMin); it returns how many it
-// took (0: none, the caller reads them one by one).
+// as addMax and addMin fold a run of Int points (foldMax, foldMin); it
+// returns how many it took (0: none, the caller reads them one by one).
 func (w *windowIterator[T]) extremeBatch(a *agg, pts []series.Point, e int64) int {
 	if w.exts == nil || (w.pd.fn != fnMax && w.pd.fn != fnMin) {
 		return 0
