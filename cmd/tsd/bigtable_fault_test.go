@@ -203,14 +203,13 @@ func TestBigtableOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a daemon and an emulator")
 	}
+	t.Parallel() // its own emulator; most of it waits out the outage
 	begin := time.Now()
 	elapsed := func() time.Duration { return time.Since(begin).Round(time.Millisecond) }
 	emulator := startBTEmulator(t)
-	proxy := startFaultProxy(t, emulator)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", proxy.addr)
-	dir := filepath.Join(t.TempDir(), "a")
-	d := startDaemon(t, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj",
-		"--google.bigtable.instance.id=inst", "--data="+dir,
+	proxy := startFaultProxy(t, emulator.addr)
+	viaProxy := &btEmulator{addr: proxy.addr}
+	d := viaProxy.daemon(t, filepath.Join(t.TempDir(), "a"),
 		"--tsd.storage.head.max_memory=512KiB", "--tsd.storage.flush.grace=1s")
 	const metric = "fault.known"
 	l := &faultLoad{t0: time.Now().Add(-3 * time.Hour).Truncate(time.Hour).UnixMilli(),
@@ -292,7 +291,7 @@ func TestBigtableOutage(t *testing.T) {
 	}
 	t.Logf("%v: flushed and stopped; %d points acknowledged", elapsed(), len(l.acked))
 	// A daemon with an empty log reads only the store.
-	fresh := startBTDaemon(t, filepath.Join(t.TempDir(), "b"))
+	fresh := viaProxy.daemon(t, filepath.Join(t.TempDir(), "b"))
 	l.check(t, fresh, metric)
 }
 

@@ -12,14 +12,23 @@ import (
 	"time"
 
 	cbt "cloud.google.com/go/bigtable"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // dumpBigtable returns a digest of every table, row and cell of the
-// emulator's instance (the one startBTDaemon uses) and the row count.
-func dumpBigtable(t *testing.T) (string, int) {
+// emulator's instance (the one btEmulator.daemon uses) and the row count.
+func dumpBigtable(t *testing.T, e *btEmulator) (string, int) {
 	t.Helper()
 	ctx := context.Background()
-	adm, err := cbt.NewAdminClient(ctx, "proj", "inst")
+	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	adm, err := cbt.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +38,7 @@ func dumpBigtable(t *testing.T) (string, int) {
 		t.Fatal(err)
 	}
 	sort.Strings(tables)
-	cl, err := cbt.NewClient(ctx, "proj", "inst")
+	cl, err := cbt.NewClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,20 +73,19 @@ func dumpBigtable(t *testing.T) (string, int) {
 // not serve a write route (404 Endpoint not found) or telnet put (unknown
 // command), assigns no UID, and leaves every byte of the store as it was.
 func TestDaemonReadOnlyMode(t *testing.T) {
-	startBTEmulator(t)
-	w := startBTDaemon(t, filepath.Join(t.TempDir(), "w"))
+	t.Parallel() // its own emulator
+	emulator := startBTEmulator(t)
+	w := emulator.daemon(t, filepath.Join(t.TempDir(), "w"))
 	w.putJSON(t, []map[string]any{{"metric": "ro.m", "timestamp": 1356998400, "value": 5, "tags": map[string]string{"host": "a"}}})
 	if err := w.Stop(t); err != nil {
 		t.Fatalf("writer: %v\n%s", err, w.Logs)
 	}
-	before, rows := dumpBigtable(t)
+	before, rows := dumpBigtable(t, emulator)
 	if rows == 0 {
 		t.Fatal("the writer stored no rows")
 	}
 
-	d := startDaemon(t, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj",
-		"--google.bigtable.instance.id=inst", "--data="+filepath.Join(t.TempDir(), "r"), "--tsd.mode=ro",
-		"--tsd.http.query.allow_delete=true")
+	d := emulator.daemon(t, filepath.Join(t.TempDir(), "r"), "--tsd.mode=ro", "--tsd.http.query.allow_delete=true")
 	code, body := d.Get(t, "/api/query?start=1356998000&end=1356999000&m=sum:ro.m")
 	if code != 200 || !strings.Contains(body, `"1356998400":5`) {
 		t.Errorf("ro query = %d %s", code, body)
@@ -127,10 +135,10 @@ func TestDaemonReadOnlyMode(t *testing.T) {
 	if err := d.Stop(t); err != nil {
 		t.Fatalf("ro daemon: %v\n%s", err, d.Logs)
 	}
-	if after, n := dumpBigtable(t); after != before || n != rows {
+	if after, n := dumpBigtable(t, emulator); after != before || n != rows {
 		t.Errorf("the ro daemon changed the store: %d rows %s before, %d rows %s after", rows, before, n, after)
 	}
-	code, body = (&daemon{}).getFrom(t, startBTDaemon(t, filepath.Join(t.TempDir(), "w2")),
+	code, body = (&daemon{}).getFrom(t, emulator.daemon(t, filepath.Join(t.TempDir(), "w2")),
 		"/api/query?start=1356998000&end=1356999000&m=sum:ro.m")
 	if code != 200 || !strings.Contains(body, `"1356998400":5`) {
 		t.Errorf("the point after the ro daemon = %d %s", code, body)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"cloud.google.com/go/bigtable/bttest"
 	"google.golang.org/grpc"
 
+	"github.com/tsd-db/tsd/internal/daemontest"
 	"github.com/tsd-db/tsd/rollup"
 	"github.com/tsd-db/tsd/storage/bigtable"
 	"github.com/tsd-db/tsd/uid"
@@ -25,9 +27,13 @@ import (
 // two shared cores), fewer by default so CI stays fast.
 var multiNames = flag.Int("multi.names", 1000, "names both daemons create at once in TestTwoDaemonsOneBigtable")
 
-// startBTEmulator runs an in-process Bigtable emulator with Bigtable's
-// message limits and points the daemons started afterwards at it.
-func startBTEmulator(t *testing.T) string {
+// btEmulator is an in-process Bigtable emulator. The daemons it starts
+// find it through BIGTABLE_EMULATOR_HOST in their own environment, not the
+// test's, so tests with emulators of their own run in parallel.
+type btEmulator struct{ addr string }
+
+// startBTEmulator runs an emulator with Bigtable's message limits.
+func startBTEmulator(t *testing.T) *btEmulator {
 	t.Helper()
 	srv, err := bttest.NewServer("127.0.0.1:0", grpc.MaxRecvMsgSize(256<<20), grpc.MaxSendMsgSize(256<<20))
 	if err != nil {
@@ -35,13 +41,32 @@ func startBTEmulator(t *testing.T) string {
 	}
 	var once sync.Once
 	t.Cleanup(func() { once.Do(srv.Close) })
-	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
-	return srv.Addr
+	return &btEmulator{addr: srv.Addr}
 }
 
-func startBTDaemon(t *testing.T, dir string) *daemon {
-	return startDaemon(t, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj",
-		"--google.bigtable.instance.id=inst", "--data="+dir)
+// env is the test's environment with BIGTABLE_EMULATOR_HOST naming e.
+func (e *btEmulator) env() []string {
+	return append(os.Environ(), "BIGTABLE_EMULATOR_HOST="+e.addr)
+}
+
+// start runs a daemon with args whose Bigtable client dials e.
+func (e *btEmulator) start(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	return &daemon{daemontest.StartEnv(t, e.env(), args...)}
+}
+
+// tool runs a tsd command (tsd tree sync, ...) that dials e.
+func (e *btEmulator) tool(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	return runTSDEnv(t, e.env(), args...)
+}
+
+// daemon runs a daemon on e's instance inst of project proj with its
+// data directory (the head's log) in dir, and args after those.
+func (e *btEmulator) daemon(t *testing.T, dir string, args ...string) *daemon {
+	t.Helper()
+	return e.start(t, append([]string{"--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj",
+		"--google.bigtable.instance.id=inst", "--data=" + dir}, args...)...)
 }
 
 // putJSON posts points to /api/put?sync and fails unless all landed.
@@ -107,10 +132,11 @@ func TestTwoDaemonsOneBigtable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two daemons and an emulator")
 	}
+	t.Parallel() // its own emulator
 	begin := time.Now()
 	emulator := startBTEmulator(t)
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
-	ds := []*daemon{startBTDaemon(t, dirs[0]), startBTDaemon(t, dirs[1])}
+	ds := []*daemon{emulator.daemon(t, dirs[0]), emulator.daemon(t, dirs[1])}
 	t0 := time.Now().Add(-2 * time.Hour).Truncate(time.Hour).UnixMilli()
 	t.Logf("%v: daemons up", time.Since(begin).Round(time.Millisecond))
 
@@ -155,10 +181,10 @@ func TestTwoDaemonsOneBigtable(t *testing.T) {
 		}
 	}
 	t.Logf("%v: both daemons stopped", time.Since(begin).Round(time.Millisecond))
-	checkUIDsUnique(t, emulator)
+	checkUIDsUnique(t, emulator.addr)
 	t.Logf("%v: uids checked", time.Since(begin).Round(time.Millisecond))
-	checkRollupTables(t, emulator, int64(2**multiNames+100), float64(3**multiNames+200))
-	ds = []*daemon{startBTDaemon(t, dirs[0]), startBTDaemon(t, dirs[1])}
+	checkRollupTables(t, emulator.addr, int64(2**multiNames+100), float64(3**multiNames+200))
+	ds = []*daemon{emulator.daemon(t, dirs[0]), emulator.daemon(t, dirs[1])}
 	t.Logf("%v: both daemons restarted", time.Since(begin).Round(time.Millisecond))
 	for i, d := range ds {
 		got := d.queryDPS(t, "sum:multi.names{k=*}", t0, t0+3*3600_000)

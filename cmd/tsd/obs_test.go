@@ -134,6 +134,7 @@ func parseExposition(t *testing.T, body string) map[string]*dto.MetricFamily {
 // query duration histograms by route, protocol and API; Prometheus's
 // parser reads it whole and no series or family is there twice.
 func TestDaemonMetricsExposition(t *testing.T) {
+	t.Parallel() // its own daemon
 	d := startDaemon(t, "--data", t.TempDir())
 	now := time.Now().Unix()
 	if code, ans := d.post(t, "/api/put", "application/json",
@@ -356,6 +357,7 @@ func (d *daemon) promSeries(t *testing.T, q string) []map[string]any {
 // histogram as its buckets, sum and count; without it, nothing is
 // stored.
 func TestDaemonSelfScrape(t *testing.T) {
+	t.Parallel() // its own daemon
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.stats.self_scrape_interval=200ms")
 	_, port, _ := net.SplitHostPort(d.Addr)
 	var res []map[string]any
@@ -386,8 +388,8 @@ func TestDaemonSelfScrape(t *testing.T) {
 // with no duplicates, counts the daemon's Bigtable requests in
 // tsd_bigtable_request_duration_seconds, and has no pebble histogram.
 func TestDaemonMetricsBigtable(t *testing.T) {
-	startBTEmulator(t)
-	d := startBTDaemon(t, t.TempDir())
+	t.Parallel() // its own emulator
+	d := startBTEmulator(t).daemon(t, t.TempDir())
 	if code, ans := d.post(t, "/api/put", "application/json",
 		fmt.Sprintf(`{"metric":"bt.m","timestamp":%d,"value":1,"tags":{"h":"a"}}`, time.Now().Unix())); code != 204 {
 		t.Fatalf("put = %d %s", code, ans)

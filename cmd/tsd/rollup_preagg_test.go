@@ -185,8 +185,8 @@ func TestDaemonPreAggQueryBigtable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a daemon on the Bigtable emulator")
 	}
-	startBTEmulator(t)
-	d := startBTDaemon(t, t.TempDir())
+	t.Parallel() // its own emulator
+	d := startBTEmulator(t).daemon(t, t.TempDir())
 	defer d.Stop(t)
 	t0 := time.Now().Add(-72 * time.Hour).Truncate(24 * time.Hour).Unix()
 	preAggPoints(t, d, t0)

@@ -33,6 +33,7 @@ const deepBranch = "00010001A2460001CB54247F72020001BECD000181A800000030"
 // tree's not-matched series recorded, OpenTSDB's error answers, deletes,
 // and tsd tree sync filing the series again after the branches are gone.
 func TestDaemonTrees(t *testing.T) {
+	t.Parallel() // its own daemon
 	for _, engine := range []string{"pebble", "bigtable"} {
 		t.Run(engine, func(t *testing.T) { testDaemonTrees(t, engine) })
 	}
@@ -106,11 +107,13 @@ func (d *daemon) tsuidOf(t *testing.T, m string, tags int) string {
 func testDaemonTrees(t *testing.T, engine string) {
 	dir := t.TempDir()
 	args := []string{"--data=" + dir, "--tsd.core.tree.enable_processing=true"}
+	run, tool := startDaemon, runTSD
 	if engine == "bigtable" {
-		startBTEmulator(t)
+		e := startBTEmulator(t)
+		run, tool = e.start, e.tool
 		args = append(args, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj", "--google.bigtable.instance.id=inst")
 	}
-	d := startDaemon(t, args...)
+	d := run(t, args...)
 
 	// Definitions (docs api_http/tree/index).
 	d.wantTree(t, "GET", "/api/tree", "", 200, "[]")
@@ -188,11 +191,11 @@ func testDaemonTrees(t *testing.T, engine string) {
 
 	// tsd tree sync files every series again.
 	syncArgs := append([]string{"tree", "sync"}, args...)
-	out, code := runTSD(t, syncArgs...)
+	out, code := tool(t, syncArgs...)
 	if code != 0 || !strings.Contains(out, "tree sync: 1 trees, 3 series filed, 0 errors") {
 		t.Fatalf("tsd tree sync = %d:\n%s", code, out)
 	}
-	d = startDaemon(t, args...)
+	d = run(t, args...)
 	d.wantTree(t, "GET", "/api/tree/branch?branch="+deepBranch, "", 200, `"displayName":"user"`)
 	d.wantTree(t, "GET", "/api/tree/collisions?treeid=1", "", 200, `"`+tsuid2+`":"`+tsuid1+`"`)
 

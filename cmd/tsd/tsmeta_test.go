@@ -26,6 +26,7 @@ func (d *daemon) tsMetaOf(t *testing.T) map[string]any {
 // counters (kept per flushed row, written here by the shutdown flush)
 // survive a restart, and the searches find the series.
 func TestDaemonTSMeta(t *testing.T) {
+	t.Parallel() // its own daemon
 	for _, engine := range []string{"pebble", "bigtable"} {
 		for _, track := range []bool{false, true} {
 			name := engine + "/untracked"
@@ -40,15 +41,16 @@ func TestDaemonTSMeta(t *testing.T) {
 func testDaemonTSMeta(t *testing.T, engine string, track bool) {
 	dir := t.TempDir()
 	args := []string{"--data=" + dir}
+	run := startDaemon
 	if engine == "bigtable" {
-		startBTEmulator(t)
+		run = startBTEmulator(t).start
 		args = append(args, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj", "--google.bigtable.instance.id=inst")
 	}
 	if track {
 		args = append(args, "--tsd.core.meta.enable_tsuid_incrementing=true", "--tsd.core.meta.enable_realtime_uid=true")
 	}
 	start := time.Now().Unix()
-	d := startDaemon(t, args...)
+	d := run(t, args...)
 	var pts []map[string]any
 	for i := range 3 {
 		pts = append(pts, map[string]any{"metric": "tsm", "timestamp": 1700000000 + 10*i, "value": i, "tags": map[string]string{"host": "a"}})
@@ -66,7 +68,7 @@ func testDaemonTSMeta(t *testing.T, engine string, track bool) {
 	if err := d.Stop(t); err != nil {
 		t.Fatalf("stop: %v\n%s", err, d.Logs)
 	}
-	d = startDaemon(t, args...)
+	d = run(t, args...)
 	m = d.tsMetaOf(t)
 	if m["description"] != "kept" || m["units"] != "ms" {
 		t.Errorf("user fields after restart: %v", m)

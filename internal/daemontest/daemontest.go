@@ -103,8 +103,19 @@ type Daemon struct {
 // (so args may override them).
 func Start(t testing.TB, args ...string) *Daemon {
 	t.Helper()
+	return StartEnv(t, nil, args...)
+}
+
+// StartEnv is Start with env as the daemon's whole environment (nil: the
+// test's, as Start). Unlike t.Setenv it leaves the test process's
+// environment alone, so tests that give their daemons different values
+// (each its own Bigtable emulator) may run in parallel.
+func StartEnv(t testing.TB, env []string, args ...string) *Daemon {
+	t.Helper()
 	args = append([]string{"--port=0", "--tsd.network.bind=127.0.0.1"}, args...)
-	return StartCommand(t, exec.Command(Binary(t), args...))
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = env
+	return StartCommand(t, cmd)
 }
 
 // StartCommand starts cmd, a tsd daemon possibly run through a wrapper
