@@ -86,6 +86,7 @@ func dialAt(t *testing.T, base string) (net.Conn, time.Time) {
 // (answered 408), or a telnet line that never ends. The idle timeout is
 // an hour, so only the head deadline can close them.
 func TestReadHeaderTimeout(t *testing.T) {
+	t.Parallel() // waits out a timeout: overlap it with the others that do
 	s, base := startServer(t, Options{ReadHeaderTimeout: testHead, IdleTimeout: time.Hour, Telnet: echoTelnet{}})
 	stop := make(chan struct{})
 	defer close(stop)
@@ -119,6 +120,7 @@ func TestReadHeaderTimeout(t *testing.T) {
 // than ReadHeaderTimeout is fine), but once the next request's first byte
 // is in, its head has ReadHeaderTimeout too.
 func TestReadHeaderTimeoutLaterRequests(t *testing.T) {
+	t.Parallel() // waits out a timeout: overlap it with the others that do
 	s, base := startServer(t, Options{ReadHeaderTimeout: testHead, IdleTimeout: time.Hour})
 	c := dial(t, base)
 	br := bufio.NewReader(c)
@@ -156,6 +158,7 @@ func TestReadHeaderTimeoutLaterRequests(t *testing.T) {
 // waits IdleTimeout without a byte, on HTTP between requests and on
 // telnet alike; a telnet client that keeps sending, however slowly, stays.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel() // waits out a timeout: overlap it with the others that do
 	const idle = 400 * time.Millisecond
 	s, base := startServer(t, Options{ReadHeaderTimeout: liveness, IdleTimeout: idle, Telnet: echoTelnet{}})
 
@@ -215,6 +218,7 @@ func TestIdleTimeout(t *testing.T) {
 // first byte on, lands whole; a body that stalls for IdleTimeout ends the
 // connection.
 func TestStreamedBodyOutlivesHeadTimeout(t *testing.T) {
+	t.Parallel() // waits out a timeout: overlap it with the others that do
 	w, h, u := newWriter(t, 0)
 	const idle = 1500 * time.Millisecond // 30 times the pauses of the slow body
 	s, base := startServer(t, Options{Ingest: w, ReadHeaderTimeout: testHead, IdleTimeout: idle})
@@ -263,6 +267,7 @@ func TestStreamedBodyOutlivesHeadTimeout(t *testing.T) {
 // endpoint's own error form once the idle timeout passes, not a 400 that
 // calls the body unreadable; the connection then closes.
 func TestStalledBodyIs408(t *testing.T) {
+	t.Parallel() // waits out a timeout: overlap it with the others that do
 	w, _, _ := newWriter(t, 0)
 	const idle = 500 * time.Millisecond
 	_, base := startServer(t, Options{Ingest: w, IdleTimeout: idle})

@@ -3,11 +3,13 @@ package api
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,13 +22,28 @@ import (
 // checks its stop channel only between sleeps of MaxIdleWorkerDuration
 // (10s), so it outlives Server.Close by up to that long, and the process-wide
 // Date header ticker runs forever once any server starts.
+//
+// The parallel tests wait out timeouts: six run at once.
 func TestMain(m *testing.M) {
+	parallelUnlessSet(6)
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 		// fasthttp's response compression runs on a process-wide pool of
 		// stackless workers that never exits (the Prometheus API gzips).
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp/stackless.funcWorker"))
+}
+
+// parallelUnlessSet lets n parallel tests run at once unless
+// -test.parallel was given: the default, GOMAXPROCS, leaves the cores idle
+// while two tests wait.
+func parallelUnlessSet(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // testVersion is a VersionInfo whose every field is distinct, so a field

@@ -144,6 +144,7 @@ func TestTLSClientCertificateAccessors(t *testing.T) {
 // conn, so a TLS client that stops reading is closed by WriteTimeout as a
 // plaintext one is, and counted.
 func TestTLSWriteDeadline(t *testing.T) {
+	t.Parallel() // waits out a timeout: overlap it with the others that do
 	dir := t.TempDir()
 	ca, caKey, _, _ := issueCert(t, "CA", nil, nil, 1)
 	_, _, srvPEM, srvKey := issueCert(t, "server", ca, caKey, 2)

@@ -140,6 +140,7 @@ func slicesHas(ss []string, s string) bool {
 // never reads their replies is closed after tsd.network.write_timeout:
 // its own writes then fail, and /metrics counts it.
 func TestDaemonTelnetWriteTimeout(t *testing.T) {
+	t.Parallel() // its own daemon
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.network.write_timeout=1s")
 	c := dialSmallWindow(t, d.Addr)
 	defer c.Close()
@@ -192,6 +193,7 @@ func TestDaemonOutputLimit(t *testing.T) {
 // language's error form, OpenTSDB's and Prometheus's, the others whole,
 // and /metrics counts the refusals.
 func TestDaemonQueueFull(t *testing.T) {
+	t.Parallel() // its own daemon
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.query.max_concurrent=1", "--tsd.query.max_queued=0")
 	loadTelnet(t, d, "big", 2000, 3600)
 	paths := map[string]string{

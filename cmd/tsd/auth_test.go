@@ -436,6 +436,7 @@ func (s *authTelnet) say(line string, wait time.Duration) string {
 // the third failure closes the connection. tsd.auth.telnet_role lets
 // collectors that cannot authenticate write.
 func TestDaemonTelnetAuth(t *testing.T) {
+	t.Parallel() // its own daemon
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users.yaml")
 	writeFileAtomic(t, users, usersYAML(t, authUsers...))

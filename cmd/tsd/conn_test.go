@@ -65,6 +65,7 @@ func dialDaemon(t *testing.T, d *daemon) net.Conn {
 // tsd.core.connections.limit a new connection is closed at once while the
 // open ones work. /metrics counts each.
 func TestDaemonConnDeadlinesAndLimit(t *testing.T) {
+	t.Parallel() // its own daemon
 	const head = 300 * time.Millisecond
 	d := startDaemon(t, "--data", t.TempDir(), "--tsd.network.read_header_timeout=300ms",
 		"--tsd.core.socket.timeout=1", "--tsd.core.connections.limit=3")

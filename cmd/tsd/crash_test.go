@@ -44,6 +44,7 @@ type crashClient struct {
 // stop. Half the rounds go on loading the restarted daemon, so a kill also
 // lands on a head rebuilt from its log; the others stop it cleanly.
 func TestDaemonCrashUnderPutLoad(t *testing.T) {
+	t.Parallel() // its own daemon
 	data := t.TempDir()
 	d := startDaemon(t, "--data", data)
 	var pending []int // rounds not checked in the store yet

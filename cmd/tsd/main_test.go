@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"github.com/tsd-db/tsd/internal/daemontest"
 	"os"
 	"os/exec"
@@ -14,11 +15,25 @@ import (
 )
 
 // These tests run the real tsd binary, built once per test run
-// (internal/daemontest).
+// (internal/daemontest). Their parallel tests mostly wait on their
+// daemons: four run at once.
 func TestMain(m *testing.M) {
+	parallelUnlessSet(4)
 	code := m.Run()
 	daemontest.Cleanup()
 	os.Exit(code)
+}
+
+// parallelUnlessSet lets n parallel tests run at once unless
+// -test.parallel was given: the default, GOMAXPROCS, leaves the cores idle
+// while two tests wait.
+func parallelUnlessSet(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // daemon is a running tsd process; this package's tests add methods.
@@ -116,7 +131,15 @@ hbase.rpc.timeout = 60000
 // runTSD runs tsd to completion and returns its stdout+stderr and exit code.
 func runTSD(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return runTSDEnv(t, nil, args...)
+}
+
+// runTSDEnv is runTSD with env as the command's environment (nil: the
+// test's).
+func runTSDEnv(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(tsdBinary(t), args...)
+	cmd.Env = env
 	cmd.Dir = t.TempDir() // a stray default ./data lands here
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

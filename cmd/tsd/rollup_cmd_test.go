@@ -113,6 +113,7 @@ func sameCells(t *testing.T, what string, got, want []string) {
 // running daemon, through POST /api/rollup/rebuild), hold exactly the
 // rollup cells of the store written with rollups on, in both formats.
 func TestDaemonRollupRebuild(t *testing.T) {
+	t.Parallel() // its own daemon
 	first := time.Now().Add(-33 * time.Hour).Truncate(time.Hour).Unix()
 	pts := rebuildPoints(first)
 	start, end := strconv.FormatInt(first, 10), strconv.FormatInt(first+31*3600, 10)

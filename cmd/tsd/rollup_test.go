@@ -80,6 +80,7 @@ func rollupTotals(t *testing.T, db storage.DB, cfg *rollup.Config, name string) 
 // opentsdb: OpenTSDB's columns), the configuration recorded with the
 // store; a later start may add an interval but not change one.
 func TestDaemonRollups(t *testing.T) {
+	t.Parallel() // its own daemon
 	for _, format := range []string{"dense", "opentsdb"} {
 		t.Run(format, func(t *testing.T) {
 			data := t.TempDir()

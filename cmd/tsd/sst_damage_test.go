@@ -149,6 +149,7 @@ func failing(t *testing.T, dir string) []string {
 // metrics and hours for the data table); afterwards the daemon serves every
 // point but those, with no error.
 func TestDaemonDamagedSSTable(t *testing.T) {
+	t.Parallel() // its own daemon
 	seed := *sstSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

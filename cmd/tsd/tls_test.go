@@ -147,6 +147,7 @@ func servedCN(t *testing.T, addr string, cfg *tls.Config) string {
 // tsd.network.read_header_timeout, and a replaced certificate served
 // without a restart once the daemon polls the files.
 func TestDaemonTLS(t *testing.T) {
+	t.Parallel() // its own daemon
 	dir := t.TempDir()
 	ca := newTestCA(t, "tsd test CA")
 	args := append(serverCert(t, ca, dir, "tsd-one"), "--data", t.TempDir(),
