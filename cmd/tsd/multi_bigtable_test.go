@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -61,12 +62,16 @@ func (e *btEmulator) tool(t *testing.T, args ...string) (string, int) {
 	return runTSDEnv(t, e.env(), args...)
 }
 
-// daemon runs a daemon on e's instance inst of project proj with its
-// data directory (the head's log) in dir, and args after those.
+// btFlags put a daemon or a tsd command on the bigtable engine, the
+// emulator's instance inst of project proj.
+var btFlags = []string{"--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj",
+	"--google.bigtable.instance.id=inst"}
+
+// daemon runs a daemon on e (btFlags) with its data directory (the
+// head's log) in dir, and args after those.
 func (e *btEmulator) daemon(t *testing.T, dir string, args ...string) *daemon {
 	t.Helper()
-	return e.start(t, append([]string{"--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj",
-		"--google.bigtable.instance.id=inst", "--data=" + dir}, args...)...)
+	return e.start(t, append(append(slices.Clone(btFlags), "--data="+dir), args...)...)
 }
 
 // putJSON posts points to /api/put?sync and fails unless all landed.

@@ -111,7 +111,7 @@ func testDaemonTrees(t *testing.T, engine string) {
 	if engine == "bigtable" {
 		e := startBTEmulator(t)
 		run, tool = e.start, e.tool
-		args = append(args, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj", "--google.bigtable.instance.id=inst")
+		args = append(args, btFlags...)
 	}
 	d := run(t, args...)
 

@@ -44,7 +44,7 @@ func testDaemonTSMeta(t *testing.T, engine string, track bool) {
 	run := startDaemon
 	if engine == "bigtable" {
 		run = startBTEmulator(t).start
-		args = append(args, "--tsd.storage.engine=bigtable", "--google.bigtable.project.id=proj", "--google.bigtable.instance.id=inst")
+		args = append(args, btFlags...)
 	}
 	if track {
 		args = append(args, "--tsd.core.meta.enable_tsuid_incrementing=true", "--tsd.core.meta.enable_realtime_uid=true")
