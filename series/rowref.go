@@ -1,8 +1,9 @@
 package series
 
 // RowRef names one hour row of a series held in memory (ingest's head)
-// and the state of its points: FP is a 64-bit hash of the row's contents
-// that changes whenever a point of the row is added or replaced, so a
+// and the state of its points: FP is a 64-bit fingerprint of the row's
+// contents that changes whenever a point of the row is added, replaced
+// or deleted (equal fingerprints mean equal points), so a
 // reader may key a decoded copy of the row by it (query/read's row
 // cache), as it keys stored rows by a hash of their cells.
 type RowRef struct {

@@ -50,8 +50,10 @@ type Head struct {
 	// until its points are in the head, so the flusher can tell which
 	// segments no commit still needs (TruncateLog).
 	commitMu sync.RWMutex
-	// fpSeed keys the row fingerprints AppendRows gives readers.
+	// fpSeed keys the row fingerprints AppendRows gives readers, and
+	// rowIDs numbers the rows this process creates (openRow.id).
 	fpSeed maphash.Seed
+	rowIDs atomic.Uint64
 }
 
 // ReplayStats describe how a Head was rebuilt from its log at open.

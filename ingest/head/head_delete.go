@@ -141,6 +141,7 @@ func (r *openRow) deleteRange(mint, maxt int64) (empty bool) {
 	if len(kept) == 0 {
 		return true
 	}
+	r.mod++
 	r.chunk.reset()
 	for _, p := range kept {
 		r.chunk.append(r.base, p)

@@ -159,6 +159,7 @@ func (h *Head) Reinstate(d *DetachedRow, tried bool) {
 	before := r.bytes()
 	buf := getPoints()
 	merged := mergeRows((*buf)[:0], old, r, math.MinInt64, math.MaxInt64)
+	r.mod++
 	r.chunk.reset()
 	for _, p := range merged {
 		r.chunk.append(r.base, p)

@@ -55,7 +55,7 @@ func (h *Head) Iterator(key []byte, mint, maxt int64) series.Iterator {
 // in time order: its base and a fingerprint of its points, which changes
 // whenever one of them is added or replaced (a row being written and a
 // newer row of the same hour count as one). Reading a row's points costs
-// a decode; its fingerprint, a hash of the encoded bytes.
+// a decode; its fingerprint, a hash of two counters per part (rowFP).
 func (h *Head) AppendRows(dst []series.RowRef, key []byte, mint, maxt int64) []series.RowRef {
 	s := h.series.get(key)
 	if s == nil {
@@ -121,30 +121,19 @@ func (s *memSeries) eachRow(mint, maxt int64, fn func(r, older *openRow)) {
 	}
 }
 
-// rowFP hashes what the points of r (and older, the flushing row of the
-// same hour, if any) decode from: each part's point count, chunk bytes
-// and out-of-order points.
+// rowFP fingerprints the points of r (and older, the flushing row of
+// the same hour, if any) by each part's identity and change count: a
+// row's id is never reused in this process and every change bumps its
+// mod, so equal fingerprints mean equal points (up to a 64-bit hash
+// collision), without reading the chunk.
 func (h *Head) rowFP(r, older *openRow) uint64 {
-	var m maphash.Hash
-	m.SetSeed(h.fpSeed)
-	var b [8 * 3]byte
+	var b [8 * 5]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(r.base))
-	_, _ = m.Write(b[:8])
-	for _, p := range [2]*openRow{r, older} {
-		if p == nil {
-			continue
-		}
-		binary.LittleEndian.PutUint64(b[:], uint64(p.chunk.n))
-		binary.LittleEndian.PutUint64(b[8:], uint64(len(p.chunk.w.b)))
-		binary.LittleEndian.PutUint64(b[16:], uint64(len(p.ooo)))
-		_, _ = m.Write(b[:])
-		_, _ = m.Write(p.chunk.w.b)
-		for _, q := range p.ooo {
-			binary.LittleEndian.PutUint64(b[:], uint64(q.T))
-			binary.LittleEndian.PutUint64(b[8:], q.Bits)
-			binary.LittleEndian.PutUint64(b[16:], uint64(q.Kind))
-			_, _ = m.Write(b[:])
-		}
+	binary.LittleEndian.PutUint64(b[8:], r.id)
+	binary.LittleEndian.PutUint64(b[16:], r.mod)
+	if older != nil {
+		binary.LittleEndian.PutUint64(b[24:], older.id)
+		binary.LittleEndian.PutUint64(b[32:], older.mod)
 	}
-	return m.Sum64()
+	return maphash.Bytes(h.fpSeed, b[:])
 }

@@ -1,6 +1,7 @@
 package head
 
 import (
+	"context"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -11,7 +12,9 @@ import (
 
 // TestRowFingerprints pins what readers key decoded head rows by: a row's
 // fingerprint stays while its points do, and changes with every point
-// added or replaced, in order or not; a written row is gone.
+// added, replaced or deleted, in order or not, while the row is being
+// written and after it is put back; a written row is gone, and a new row
+// of its hour with as many points has a fingerprint of its own.
 func TestRowFingerprints(t *testing.T) {
 	h := mustOpenHead(t, vfs.NewMem(), testOpts(nil))
 	defer h.Close()
@@ -37,9 +40,8 @@ func TestRowFingerprints(t *testing.T) {
 		return rows[0].FP
 	}
 	seen := map[uint64]string{}
-	step := func(what string, ps ...series.Point) {
+	check := func(what string) {
 		t.Helper()
-		commit(ps...)
 		f := fp()
 		if f != fp() {
 			t.Fatalf("%s: the fingerprint moved without a write", what)
@@ -49,6 +51,11 @@ func TestRowFingerprints(t *testing.T) {
 		}
 		seen[f] = what
 		ingesttest.CheckRows(t, h, key)
+	}
+	step := func(what string, ps ...series.Point) {
+		t.Helper()
+		commit(ps...)
+		check(what)
 	}
 	step("first points", series.IntPoint(t0, 1), series.IntPoint(t0+10_000, 2))
 	step("in order", series.IntPoint(t0+20_000, 3))
@@ -60,6 +67,27 @@ func TestRowFingerprints(t *testing.T) {
 		big = append(big, series.IntPoint(t0+1+int64(i), int64(i)))
 	}
 	step("buffer merged", big...)
+	if err := h.DeleteRange(context.Background(), []string{string(key)}, t0+1, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	check("one point deleted")
+
+	// Detached for a flush, the row reads as it did; a write meanwhile
+	// joins it, and putting it back merges the two.
+	before := fp()
+	d := detachOne(t, h)
+	if fp() != before {
+		t.Fatal("detaching the row moved its fingerprint")
+	}
+	step("written while detached", series.IntPoint(t0+30_000, 4))
+	h.Reinstate(&d, true)
+	check("put back")
+
+	// The same points again in a row of their own after a flush.
+	pts, _, _ := h.AppendRowPoints(nil, key, t0)
+	writeAll(t, h)
+	commit(pts...)
+	check("rewritten after a flush")
 
 	commit(series.IntPoint(t0+RowSpan+1, 1), series.IntPoint(t0-RowSpan, 1))
 	rows := h.AppendRows(nil, key, 0, 1<<62)
@@ -77,4 +105,18 @@ func TestRowFingerprints(t *testing.T) {
 	if rows := h.AppendRows(nil, key, 0, 1<<62); len(rows) != 0 {
 		t.Fatalf("rows after the flush: %v", rows)
 	}
+}
+
+// detachOne detaches the head's one row for a flush.
+func detachOne(t *testing.T, h *Head) DetachedRow {
+	t.Helper()
+	es := h.TakeHours(nil, func(int64) bool { return true })
+	if len(es) != 1 {
+		t.Fatalf("%d hour entries, want 1", len(es))
+	}
+	d, ok := h.DetachRow(es[0], func(string, int64, int64) bool { return true })
+	if !ok {
+		t.Fatal("row not detached")
+	}
+	return d
 }

@@ -44,9 +44,16 @@ type memSeries struct {
 
 // openRow is an hour row of a series not yet flushed to the store.
 type openRow struct {
-	base      int64  // first millisecond of the hour
-	minSeg    uint32 // oldest WAL segment holding a point of this row
-	lastWrite int64  // arrival of the latest point, Unix ms (flush grace)
+	base   int64  // first millisecond of the hour
+	minSeg uint32 // oldest WAL segment holding a point of this row
+	// id is unique among the rows this process creates and mod counts the
+	// changes to its points: together they name the row's contents, which
+	// is what a reader's fingerprint needs (rowFP), at the cost of a
+	// counter rather than a hash of the chunk. Every change to chunk or
+	// ooo bumps mod, under the series lock.
+	id        uint64
+	mod       uint64
+	lastWrite int64 // arrival of the latest point, Unix ms (flush grace)
 	chunk     rowChunk
 	ooo       []series.Point // points older than chunk.t; sorted, unique T
 	// maybeStored says some points may already be in the store: the row
@@ -75,7 +82,7 @@ func (s *memSeries) append(h *Head, p series.Point, seg uint32, now int64) int64
 	if i < 0 || s.rows[i].base != base {
 		var found bool
 		if i, found = s.findRow(base); !found {
-			i, delta = s.newRow(i, base)
+			i, delta = s.newRow(i, base, h.rowIDs.Add(1))
 			h.hours.add(s, base)
 			if h.touch != nil {
 				h.touch.Touch(keyBytes(s.key), base)
@@ -92,10 +99,10 @@ func (s *memSeries) append(h *Head, p series.Point, seg uint32, now int64) int64
 	return delta + r.bytes() - before
 }
 
-// newRow inserts an empty row at base at index i and returns i and the
-// memory the new row costs.
-func (s *memSeries) newRow(i int, base int64) (int, int64) {
-	r := openRow{base: base}
+// newRow inserts an empty row at base with id at index i and returns i
+// and the memory the new row costs.
+func (s *memSeries) newRow(i int, base int64, id uint64) (int, int64) {
+	r := openRow{base: base, id: id}
 	if n := len(s.rows); n > 0 {
 		// Rows of one series are alike: size the new chunk like the newest
 		// row's, so it is allocated once rather than grown by doubling.
@@ -122,6 +129,7 @@ func cmpInt64(a, b int64) int {
 // kept in the out-of-order buffer, where a later point with the same
 // timestamp replaces an earlier one.
 func (r *openRow) add(p series.Point) {
+	r.mod++
 	if r.chunk.n == 0 || p.T > r.chunk.t {
 		r.chunk.append(r.base, p)
 		return
