@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
@@ -20,8 +21,12 @@ import (
 const (
 	// minAheadSeries is the fewest series evaluated ahead.
 	minAheadSeries = 8
-	// seriesPerWorker is the fewest series per goroutine.
+	// seriesPerWorker is the fewest series per goroutine, and
+	// rowsPerWorker the fewest hour rows (series × hours of the range): a
+	// goroutine costs a wake-up, tens of microseconds on a busy VM, which
+	// a few dozen rows from the row cache do not repay.
 	seriesPerWorker = 4
+	rowsPerWorker   = 256
 	// maxAheadWindows bounds the windows kept, 24 bytes each.
 	maxAheadWindows = 1 << 20
 )
@@ -81,7 +86,8 @@ func (mr *metricRead) evalAhead() {
 			errMu.Unlock()
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), n/seriesPerWorker)
+	hours := (mr.sel.End-mr.sel.Start)/time.Hour.Milliseconds() + 1
+	workers := int(min(int64(runtime.GOMAXPROCS(0)), int64(n/seriesPerWorker), int64(n)*hours/rowsPerWorker))
 	for range workers - 1 {
 		wg.Go(work)
 	}
