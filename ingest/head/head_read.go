@@ -92,6 +92,70 @@ func (h *Head) AppendRowPoints(dst []series.Point, key []byte, base int64) (_ []
 	return dst, fp, ok
 }
 
+// rowSnapHeader is a row snapshot's fixed part: the row's base (8 bytes)
+// and its point count (4), little endian, before the chunk's bytes.
+const rowSnapHeader = 12
+
+// AppendRowChunk appends to dst a snapshot of the row of the series with
+// key at base, which DecodeRowChunk turns into the points AppendRowPoints
+// would give, and returns the row's fingerprint as AppendRows gives it
+// and its point count, taken under one lock; ok is false when the head
+// holds no such row. The snapshot is the row's chunk, a few bytes a point
+// against a decoded point's 24: a reader that holds many rows until it
+// gets to them (a first read after a bulk load) holds them this way. A
+// row with out-of-order points or a part being written is merged and
+// encoded afresh.
+func (h *Head) AppendRowChunk(dst []byte, key []byte, base int64) (_ []byte, fp uint64, n int, ok bool) {
+	s := h.series.get(key)
+	if s == nil {
+		return dst, 0, 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eachRow(base, base+1, func(r, older *openRow) {
+		dst, n = appendRowSnapshot(dst, r, older)
+		fp, ok = h.rowFP(r, older), true
+	})
+	return dst, fp, n, ok
+}
+
+// appendRowSnapshot appends the snapshot of r (merged with older, if
+// any) to dst and returns its point count.
+func appendRowSnapshot(dst []byte, r, older *openRow) ([]byte, int) {
+	c := &r.chunk
+	var fresh rowChunk
+	if older != nil || len(r.ooo) > 0 {
+		buf := getPoints()
+		pts := appendRowPoints((*buf)[:0], r, older, r.base, r.base+RowSpan)
+		for _, p := range pts {
+			fresh.append(r.base, p)
+		}
+		*buf = pts
+		putPoints(buf)
+		c = &fresh
+	}
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.base))
+	dst = binary.LittleEndian.AppendUint32(dst, c.n)
+	return append(dst, c.w.b...), int(c.n)
+}
+
+// DecodeRowChunk appends the points of a snapshot AppendRowChunk made to
+// dst; ok is false when snap is not one (dst is then unchanged).
+func (h *Head) DecodeRowChunk(dst []series.Point, snap []byte) (_ []series.Point, ok bool) {
+	if len(snap) < rowSnapHeader {
+		return dst, false
+	}
+	base := int64(binary.LittleEndian.Uint64(snap))
+	n := binary.LittleEndian.Uint32(snap[8:])
+	var it chunkIter
+	it.reset(snap[rowSnapHeader:], n, base)
+	out, ok := it.appendAll(dst)
+	if !ok {
+		return dst, false
+	}
+	return out, true
+}
+
 // points bounds the points r holds: its chunk's and its out-of-order
 // buffer's, which may repeat a chunk timestamp.
 func (r *openRow) points() int { return int(r.chunk.n) + len(r.ooo) }

@@ -58,6 +58,8 @@ type Reader interface {
 	AppendPoints(dst []series.Point, key []byte, mint, maxt int64) []series.Point
 	AppendRows(dst []series.RowRef, key []byte, mint, maxt int64) []series.RowRef
 	AppendRowPoints(dst []series.Point, key []byte, base int64) ([]series.Point, uint64, bool)
+	AppendRowChunk(dst []byte, key []byte, base int64) ([]byte, uint64, int, bool)
+	DecodeRowChunk(dst []series.Point, snap []byte) ([]series.Point, bool)
 	NumSeries() int64
 }
 
@@ -83,7 +85,8 @@ func (m Model) Check(t testing.TB, h Reader) {
 }
 
 // CheckRows reads every row of key one at a time and checks that they
-// add up to AppendPoints, and that each row's fingerprint is AppendRows'.
+// add up to AppendPoints, that each row's fingerprint is AppendRows', and
+// that its snapshot (AppendRowChunk) decodes to its points.
 func CheckRows(t testing.TB, h Reader, key []byte) {
 	t.Helper()
 	var got []series.Point
@@ -99,6 +102,7 @@ func CheckRows(t testing.TB, h Reader, key []byte) {
 		if !ok || fp != r.FP {
 			t.Fatalf("series %x row %d: ok=%v fingerprint %x, AppendRows gave %x", key, r.Base, ok, fp, r.FP)
 		}
+		checkSnapshot(t, h, key, r, got[n:])
 		if r.Points < len(got)-n {
 			t.Fatalf("series %x row %d: Points %d, but %d points read", key, r.Base, r.Points, len(got)-n)
 		}
@@ -153,5 +157,25 @@ func (m Model) CheckSplit(t testing.TB, h Reader, s *Store, flushedBefore int64)
 				t.Fatalf("series %x hour %d: %d points where expected, %d elsewhere, want %d", key, (base-T0)/hour, len(got), len(other), len(want))
 			}
 		}
+	}
+}
+
+// rowSnapMin is the shortest snapshot: its header.
+const rowSnapMin = 12
+
+// checkSnapshot checks that row r's snapshot decodes to pts, its points,
+// under r's fingerprint.
+func checkSnapshot(t testing.TB, h Reader, key []byte, r series.RowRef, pts []series.Point) {
+	t.Helper()
+	snap, fp, n, ok := h.AppendRowChunk(nil, key, r.Base)
+	if !ok || fp != r.FP || n != len(pts) {
+		t.Fatalf("series %x row %d snapshot: ok=%v fingerprint %x (AppendRows %x), %d points (want %d)", key, r.Base, ok, fp, r.FP, n, len(pts))
+	}
+	dec, ok := h.DecodeRowChunk(nil, snap)
+	if !ok || !slices.Equal(dec, pts) {
+		t.Fatalf("series %x row %d: snapshot decodes to ok=%v %v, want %v", key, r.Base, ok, dec, pts)
+	}
+	if _, ok := h.DecodeRowChunk(nil, snap[:rowSnapMin-1]); ok {
+		t.Fatalf("series %x row %d: a snapshot without its header decodes", key, r.Base)
 	}
 }
