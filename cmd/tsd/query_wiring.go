@@ -29,6 +29,7 @@ type queryConfig struct {
 	skipTagVs   bool   // tsd.query.skip_unresolved_tagvs
 	timezone    string // tsd.core.timezone, checked by checkTimezone
 	rowCache    int64  // tsd.query.row_cache.size; 0 or -1 off
+	rowReserve  int64  // tsd.query.row_cache.reserve; 0 or -1 none
 	// maxOutputPoints is tsd.query.limits.output_points; 0 unlimited.
 	maxOutputPoints int64
 	// maxConcurrent and maxQueued are tsd.query.max_concurrent and
@@ -152,8 +153,8 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 		rollups = &read.Rollups{Config: fr.Config, Tables: fr.Tables}
 	}
 	rs.reader, err = read.New(&read.Options{Data: rs.data, Layout: rs.layout, Head: h, UIDs: st.uids,
-		Retention: rules, Logger: log, RowCacheBytes: offIfZero(c.query.rowCache), Rollups: rollups,
-		Changes: c.soleWriterChanges(st)})
+		Retention: rules, Logger: log, Rollups: rollups, Changes: c.soleWriterChanges(st),
+		RowCacheBytes: offIfZero(c.query.rowCache), RowCacheReserve: offIfZero(c.query.rowReserve)})
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}

@@ -31,7 +31,8 @@ const (
 // sighting, so a one-off export does not flush what dashboards reuse.
 type rowCache struct {
 	seed     maphash.Seed
-	maxShard int64 // bytes per shard
+	maxShard int64    // bytes per shard
+	res      *reserve // nil: entries come from the heap
 	shards   [cacheShards]cacheShard
 	hits     atomic.Int64
 	misses   atomic.Int64
@@ -101,13 +102,14 @@ func rowIntSum(pts []series.Point) intSum {
 	return intSum{sum: s, maxAbs: maxAbs, ok: true}
 }
 
-// newRowCache returns a cache of at most maxBytes, or nil when maxBytes
-// is not positive.
-func newRowCache(maxBytes int64) *rowCache {
+// newRowCache returns a cache of at most maxBytes whose new entries come
+// from a reserve of reserveBytes (-1: from the heap), or nil when
+// maxBytes is not positive.
+func newRowCache(maxBytes, reserveBytes int64) *rowCache {
 	if maxBytes <= 0 {
 		return nil
 	}
-	c := &rowCache{seed: maphash.MakeSeed(), maxShard: max(maxBytes/cacheShards, 1)}
+	c := &rowCache{seed: maphash.MakeSeed(), maxShard: max(maxBytes/cacheShards, 1), res: newReserve(min(reserveBytes, maxBytes))}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.m = make(map[uint64]*cacheEntry)
@@ -212,8 +214,8 @@ func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
 }
 
 // add offers a decoded row. It is kept on its second offer (the first only
-// records the fingerprint) and when it fits a shard; the entry it made is
-// returned, nil when it kept none.
+// records the fingerprint) when it fits a shard and the reserve has room
+// for it; the entry it made is returned, nil when it kept none.
 func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) *cacheEntry {
 	size := entrySize(len(pts), len(key))
 	if size > c.maxShard {
@@ -232,8 +234,12 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) *c
 		s.ghosts[fp] = struct{}{}
 		return nil
 	}
+	kept := c.res.alloc(len(pts))
+	if kept == nil {
+		return nil // seen twice, kept on a later sighting
+	}
 	delete(s.ghosts, fp)
-	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append([]series.Point(nil), pts...), sum: rowIntSum(pts), ext: rowExtremes(pts)}
+	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append(kept, pts...), sum: rowIntSum(pts), ext: rowExtremes(pts)}
 	s.insert(e, size, c.maxShard)
 	return e
 }

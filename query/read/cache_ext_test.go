@@ -65,7 +65,7 @@ func TestTouchKeepsTrustedRowsHot(t *testing.T) {
 		pts[i] = series.IntPoint(int64(i), int64(i))
 	}
 	size := entrySize(len(pts), 1)
-	c := newRowCache(3 * size * cacheShards)                    // three entries a shard
+	c := newRowCache(3*size*cacheShards, -1)                    // three entries a shard
 	fp := func(i int) uint64 { return uint64(i) * cacheShards } // all in shard 0
 	var es []*cacheEntry
 	for i := range 3 {

@@ -97,9 +97,7 @@ func (c *cursor) next() (bool, error) {
 		}
 		// The head's row alone: the source has no row at base, so base is
 		// the head's next row.
-		hr := &c.head.rows[0]
-		c.head.rows = c.head.rows[1:]
-		c.pts, c.entry = clip(hr.points(c.head.slab), c.start, c.end), hr.entry
+		c.pts, c.entry = c.head.take(c.start, c.end, c.rr.r.opts.Head, &c.out)
 		if len(c.pts) > 0 {
 			return true, nil
 		}
@@ -146,15 +144,17 @@ func (c *cursor) nextBase() int64 {
 // load makes the row of the hour at base current, for a source that may
 // have a stored row there. With no head row to merge, the stored row is
 // decoded straight into c.out (or is the cache's slice); with one, into
-// the rowReader's scratch and merged into c.out.
+// the rowReader's scratch, and merged into c.out with the head's row (a
+// snapshot decoded into the rowReader's other scratch, or into c.out
+// when the store has no row: the row outlives the rowReader).
 func (c *cursor) load(base int64) error {
-	head, hentry := c.head.take(base, c.start, c.end)
-	dst := c.rr.store
-	if len(head) == 0 {
-		dst = c.out
+	hasHead := c.head.at(base)
+	dst := c.out
+	if hasHead {
+		dst = c.rr.store
 	}
 	store, sentry, decoded, err := c.stored(dst, base)
-	if decoded && len(head) == 0 {
+	if decoded && !hasHead {
 		c.out = store[:0]
 	} else if decoded {
 		c.rr.store = store[:0]
@@ -164,9 +164,24 @@ func (c *cursor) load(base int64) error {
 		return err
 	}
 	store = clip(store, c.start, c.end)
+	if !hasHead {
+		c.pts, c.entry = store, sentry
+		return nil
+	}
+	buf := &c.rr.hdec
+	if len(store) == 0 {
+		buf = &c.out
+	}
+	head, hentry := c.head.take(c.start, c.end, c.rr.r.opts.Head, buf)
 	c.pts, c.entry = mergeRow(c.out, store, sentry, head, hentry)
-	if len(head) > 0 && len(store) > 0 {
+	switch {
+	case len(head) > 0 && len(store) > 0:
 		c.out = c.pts[:0] // merged: keep the grown buffer
+	case len(head) == 0 && decoded:
+		// The stored row alone, in the rowReader's scratch: moved to
+		// c.out, which outlives it.
+		c.out = append(c.out[:0], store...)
+		c.pts = c.out
 	}
 	return nil
 }

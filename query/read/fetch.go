@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tsd-db/tsd/series"
 	"github.com/tsd-db/tsd/uid/index"
 )
 
@@ -31,10 +30,10 @@ type fetchBuffers struct {
 	flat    []fetchedRow
 	lists   [][]fetchedRow
 	// The series' head rows, read before the scan: series i's are
-	// hrows[hoffs[i]:hoffs[i+1]], their decoded copies in hslab.
+	// hrows[hoffs[i]:hoffs[i+1]], their copies in hbufs.
 	hrows []headRow
 	hoffs []int
-	hslab []series.Point
+	hbufs headBufs
 	// With Selection.Notes, series i's annotations (cloned) in notes[i].
 	notes [][]Note
 }
@@ -52,8 +51,8 @@ func (f *Fetched) Release() {
 	f.bufs, f.rows = nil, nil
 	clear(fb.hrows) // drop cache entries
 	fb.hrows, fb.hoffs = fb.hrows[:0], fb.hoffs[:0]
-	size := cap(fb.hslab) * pointBytes
-	fb.hslab = fb.hslab[:0]
+	size := cap(fb.hbufs.pts)*pointBytes + cap(fb.hbufs.snaps)
+	fb.hbufs.reset()
 	for i := range fb.buckets {
 		b := &fb.buckets[i]
 		b.fs = nil
@@ -137,7 +136,7 @@ func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *S
 	from := iterFrom{notes: f.notes}
 	if f.rows != nil {
 		fb := f.bufs
-		from = iterFrom{fetched: true, rows: f.rows[i], head: headRows{rows: fb.hrows[fb.hoffs[i]:fb.hoffs[i+1]], slab: fb.hslab}}
+		from = iterFrom{fetched: true, rows: f.rows[i], head: headRows{rows: fb.hrows[fb.hoffs[i]:fb.hoffs[i+1]], bufs: fb.hbufs}}
 		if f.notes && i < len(fb.notes) {
 			from.fetchedNotes = fb.notes[i]
 		}
@@ -146,22 +145,31 @@ func (f *Fetched) Iterator(ctx context.Context, i int, reuse *SeriesIterator) *S
 }
 
 // readHeads reads every selected series' head rows into f.bufs. Their
-// decoded copies count against the fetch's bound (Selection.MaxFetchBytes
-// or Options.MaxFetchBytes) as the scan's cells
-// do: past it, the points are refunded to the budget and errFetchFull
-// sends the selection to the per-series plan, whose iterators read the
-// head one series at a time.
+// copies count against the fetch's bound (Selection.MaxFetchBytes or
+// Options.MaxFetchBytes) as the scan's cells do, a snapshot at its
+// decoded size, as a decoded copy (so a lazy stream that holds its fetch
+// while a slow client reads keeps what it kept before snapshots): past
+// it, the points are refunded to the budget and errFetchFull sends the
+// selection to the per-series plan, whose iterators read the head one
+// series at a time.
 func (f *Fetched) readHeads(ctx context.Context, sel *Selection) error {
 	fb := f.bufs
 	var (
 		charged int
 		err     error
 	)
-	fb.hrows, fb.hslab, fb.hoffs, charged, err = f.r.readHeadRows(ctx, sel, fb.hrows[:0], fb.hslab[:0], fb.hoffs)
+	fb.hbufs.reset()
+	fb.hrows, fb.hoffs, charged, err = f.r.readHeadRows(ctx, sel, fb.hrows[:0], &fb.hbufs, fb.hoffs)
 	if err != nil {
 		return err
 	}
-	if int64(len(fb.hslab))*pointBytes > f.maxBytes {
+	copies := len(fb.hbufs.pts)
+	for i := range fb.hrows {
+		if fb.hrows[i].snap {
+			copies += fb.hrows[i].n
+		}
+	}
+	if int64(copies)*pointBytes > f.maxBytes {
 		_ = sel.Budget.AddPoints(-charged)
 		return errFetchFull
 	}

@@ -14,27 +14,50 @@ import (
 const headCells = -1
 
 // headRow is one row of the head read for a query, before the store is:
-// its points are the row cache's entry's, or a decoded copy at [lo, hi)
-// of its reader's slab (head rows are read before the store, and a
-// decoded copy is what survives the row leaving the head meanwhile).
+// its points are the row cache's entry's, a decoded copy at [lo, hi) of
+// its reader's headBufs.pts, or (snap) an encoded snapshot at [lo, hi)
+// of headBufs.snaps, decoded when the row is taken. Head rows are read
+// before the store, and a copy is what survives the row leaving the head
+// meanwhile; a snapshot is a few bytes a point, where a decoded copy is
+// 24, so a cold read of many rows does not hold them all decoded.
 type headRow struct {
 	base   int64
 	entry  *cacheEntry
 	lo, hi int
+	n      int // points
+	snap   bool
 }
 
-// points returns the row's points; slab is the one its copy went to.
-func (h *headRow) points(slab []series.Point) []series.Point {
-	if h.entry != nil {
-		return h.entry.pts
+// headBufs hold the copies of a read's head rows: decoded points and
+// encoded snapshots (Head.AppendRowChunk).
+type headBufs struct {
+	pts   []series.Point
+	snaps []byte
+}
+
+// reset empties hb, keeping its memory.
+func (hb *headBufs) reset() { hb.pts, hb.snaps = hb.pts[:0], hb.snaps[:0] }
+
+// points returns the row's points; a snapshot is decoded by h onto
+// (*buf)[:0], and *buf keeps the grown buffer.
+func (hr *headRow) points(hb *headBufs, h Head, buf *[]series.Point) []series.Point {
+	switch {
+	case hr.entry != nil:
+		return hr.entry.pts
+	case !hr.snap:
+		return hb.pts[hr.lo:hr.hi]
 	}
-	return slab[h.lo:h.hi]
+	// A snapshot this read made decodes; were it not to, the row reads
+	// as empty rather than as garbage.
+	pts, _ := h.DecodeRowChunk((*buf)[:0], hb.snaps[hr.lo:hr.hi])
+	*buf = pts[:0]
+	return pts
 }
 
 // headRows are one series' head rows not yet merged, in time order.
 type headRows struct {
 	rows []headRow
-	slab []series.Point // their decoded copies
+	bufs headBufs // their copies
 }
 
 // next drops the rows before hour and returns the base of the first
@@ -49,15 +72,16 @@ func (h *headRows) next(hour int64) int64 {
 	return h.rows[0].base
 }
 
+// at reports whether the first row's base is base.
+func (h *headRows) at(base int64) bool { return len(h.rows) > 0 && h.rows[0].base == base }
+
 // take returns the points in [start, end] of the first row, and its row
-// cache entry, when its base is base, and drops it; else nothing.
-func (h *headRows) take(base, start, end int64) ([]series.Point, *cacheEntry) {
-	if len(h.rows) == 0 || h.rows[0].base != base {
-		return nil, nil
-	}
+// cache entry, and drops it; a snapshot is decoded by hd onto buf
+// (headRow.points).
+func (h *headRows) take(start, end int64, hd Head, buf *[]series.Point) ([]series.Point, *cacheEntry) {
 	hr := &h.rows[0]
 	h.rows = h.rows[1:]
-	return clip(hr.points(h.slab), start, end), hr.entry
+	return clip(hr.points(&h.bufs, hd, buf), start, end), hr.entry
 }
 
 // mergeRow is the one rule by which the head's points join the store's,
@@ -99,71 +123,83 @@ func mergePoints(dst, store, head []series.Point) []series.Point {
 }
 
 // readHeadRow reads the head's row ref of tsuid: from the row cache when
-// it holds the row under the fingerprint the head lists it with, else
-// decoded onto slab and offered to the cache under the fingerprint taken
-// with the points, at once when its hour is over (recent data, which
-// dashboards read again) and, while it fills, on its second sighting as
-// stored rows are. ok is false for a row that left the head between
-// listing and reading (the store has it by then) or has no points.
-func (rr *rowReader) readHeadRow(slab []series.Point, tsuid []byte, ref series.RowRef) (_ headRow, _ []series.Point, ok bool) {
+// it holds the row under the fingerprint the head lists it with; when its
+// hour is over (recent data, which dashboards read again), decoded into a
+// new entry if the cache's reserve has room, else (and with no cache) as
+// a snapshot onto hb when snap is set; else decoded onto hb and, while the
+// row fills, offered to the cache on its second sighting as stored rows
+// are. ok is false for a row that left the head between listing and
+// reading (the store has it by then) or has no points.
+func (rr *rowReader) readHeadRow(hb *headBufs, tsuid []byte, ref series.RowRef, snap bool) (_ headRow, ok bool) {
 	h, c := rr.r.opts.Head, rr.r.cache
 	if c != nil {
 		rr.hkey = binary.BigEndian.AppendUint64(append(rr.hkey[:0], tsuid...), uint64(ref.Base))
 		if e := c.entry(ref.FP, rr.hkey, headCells); e != nil {
-			return headRow{base: ref.Base, entry: e}, slab, true
+			return headRow{base: ref.Base, entry: e, n: len(e.pts)}, true
 		}
 	}
-	if c != nil && ref.Base+hourMs <= rr.r.opts.Now().UnixMilli() {
-		// An hour that is over enters the cache at once, decoded straight
-		// into the entry's own slice: no copy, and no slab growing through
-		// a large first read (fresh pages fault, at a hypervisor's cost on
-		// a VM).
-		pts, fp, ok := h.AppendRowPoints(make([]series.Point, 0, ref.Points), tsuid, ref.Base)
+	over := ref.Base+hourMs <= rr.r.opts.Now().UnixMilli()
+	var room []series.Point
+	if over && c != nil {
+		room = c.res.alloc(ref.Points)
+	}
+	if room != nil {
+		// Decoded straight into the entry's own slice: no copy.
+		pts, fp, ok := h.AppendRowPoints(room, tsuid, ref.Base)
 		if !ok || len(pts) == 0 {
-			return headRow{}, slab, false
+			return headRow{}, false
 		}
 		if e := c.adopt(fp, rr.hkey, headCells, pts); e != nil {
-			return headRow{base: ref.Base, entry: e}, slab, true
+			return headRow{base: ref.Base, entry: e, n: len(pts)}, true
 		}
-		lo := len(slab)
-		slab = append(slab, pts...)
-		return headRow{base: ref.Base, lo: lo, hi: len(slab)}, slab, true
+		lo := len(hb.pts)
+		hb.pts = append(hb.pts, pts...)
+		return headRow{base: ref.Base, lo: lo, hi: len(hb.pts), n: len(pts)}, true
 	}
-	lo := len(slab)
-	slab, fp, ok := h.AppendRowPoints(slab, tsuid, ref.Base)
-	if !ok || len(slab) == lo {
-		return headRow{}, slab, false
+	if over && snap {
+		lo := len(hb.snaps)
+		var n int
+		hb.snaps, _, n, ok = h.AppendRowChunk(hb.snaps, tsuid, ref.Base)
+		if !ok || n == 0 {
+			hb.snaps = hb.snaps[:lo]
+			return headRow{}, false
+		}
+		return headRow{base: ref.Base, lo: lo, hi: len(hb.snaps), n: n, snap: true}, true
 	}
-	if c != nil {
-		c.add(fp, rr.hkey, headCells, slab[lo:]) // still filling: on a second sighting
+	lo := len(hb.pts)
+	var fp uint64
+	hb.pts, fp, ok = h.AppendRowPoints(hb.pts, tsuid, ref.Base)
+	if !ok || len(hb.pts) == lo {
+		hb.pts = hb.pts[:lo]
+		return headRow{}, false
 	}
-	return headRow{base: ref.Base, lo: lo, hi: len(slab)}, slab, true
+	if c != nil && !over {
+		c.add(fp, rr.hkey, headCells, hb.pts[lo:]) // still filling: on a second sighting
+	}
+	return headRow{base: ref.Base, lo: lo, hi: len(hb.pts), n: len(hb.pts) - lo}, true
 }
 
 // appendHeadRows appends to rows the head's rows of tsuid that may hold
-// points in [start, end], read with readHeadRow onto slab, and charges
-// their points to b; n is how many.
-func (rr *rowReader) appendHeadRows(rows []headRow, slab []series.Point, tsuid []byte, start, end int64, b *Budget) (_ []headRow, _ []series.Point, n int, _ error) {
+// points in [start, end], read with readHeadRow onto hb (snapshots
+// allowed), and charges their points to b; n is how many.
+func (rr *rowReader) appendHeadRows(rows []headRow, hb *headBufs, tsuid []byte, start, end int64, b *Budget) (_ []headRow, n int, _ error) {
 	h := rr.r.opts.Head
 	if h == nil {
-		return rows, slab, 0, nil
+		return rows, 0, nil
 	}
 	rr.hrows = h.AppendRows(rr.hrows[:0], tsuid, start, maxtOf(end))
 	for _, ref := range rr.hrows {
-		var (
-			hr headRow
-			ok bool
-		)
-		if hr, slab, ok = rr.readHeadRow(slab, tsuid, ref); ok {
+		if hr, ok := rr.readHeadRow(hb, tsuid, ref, true); ok {
 			rows = append(rows, hr)
-			n += len(hr.points(slab))
+			n += hr.n
 		}
 	}
-	return rows, slab, n, b.AddPoints(n)
+	return rows, n, b.AddPoints(n)
 }
 
 // lastHeadRow reads the newest of the head's rows of tsuid with points in
-// [start, end], the rows newest first, and returns it alone (in rr).
+// [start, end], the rows newest first, and returns it alone (in rr),
+// decoded.
 func (rr *rowReader) lastHeadRow(tsuid []byte, start, end int64) headRows {
 	h := rr.r.opts.Head
 	if h == nil {
@@ -171,11 +207,11 @@ func (rr *rowReader) lastHeadRow(tsuid []byte, start, end int64) headRows {
 	}
 	rr.hrows = h.AppendRows(rr.hrows[:0], tsuid, start, maxtOf(end))
 	for k := len(rr.hrows) - 1; k >= 0; k-- {
-		hr, slab, ok := rr.readHeadRow(rr.hslab[:0], tsuid, rr.hrows[k])
-		rr.hslab = slab[:0]
-		if ok && len(clip(hr.points(slab), start, end)) > 0 {
+		rr.hlast.reset()
+		hr, ok := rr.readHeadRow(&rr.hlast, tsuid, rr.hrows[k], false)
+		if ok && len(clip(hr.points(&rr.hlast, h, &rr.hdec), start, end)) > 0 {
 			rr.hone[0] = hr
-			return headRows{rows: rr.hone[:], slab: slab}
+			return headRows{rows: rr.hone[:], bufs: rr.hlast}
 		}
 	}
 	return headRows{}
@@ -196,42 +232,46 @@ const headSeriesPerWorker = 8
 // readHeadRows reads every selected series' head rows (appendHeadRows)
 // into rows, series i's being rows[offs[i]:offs[i+1]] (offs has one more
 // entry than the selection has series, with or without a head; on an
-// error it may have fewer), their decoded copies onto slab, and returns
-// the points charged to the budget. A large selection is split among
-// Parallelism workers by contiguous series: a first read after a bulk
-// load decodes every row.
-func (r *Reader) readHeadRows(ctx context.Context, sel *Selection, rows []headRow, slab []series.Point, offs []int) (_ []headRow, _ []series.Point, _ []int, charged int, err error) {
+// error it may have fewer), their copies onto hb, and returns the points
+// charged to the budget. A large selection is split among Parallelism
+// workers by contiguous series: a first read after a bulk load reads
+// every row.
+func (r *Reader) readHeadRows(ctx context.Context, sel *Selection, rows []headRow, hb *headBufs, offs []int) (_ []headRow, _ []int, charged int, err error) {
 	n := len(sel.Series)
 	offs = append(offs[:0], 0)
 	if r.opts.Head == nil || n == 0 {
 		for range n {
 			offs = append(offs, 0) // every series: no head rows
 		}
-		return rows, slab, offs, 0, nil
+		return rows, offs, 0, nil
 	}
 	workers := max(1, min(r.opts.Parallelism, n/headSeriesPerWorker))
 	hr := &headRead{sel: sel, per: (n + workers - 1) / workers, parts: make([]headPart, workers)}
-	hr.parts[0] = headPart{rows: rows, slab: slab, offs: offs[1:]}
+	hr.parts[0] = headPart{rows: rows, bufs: *hb, offs: offs[1:]}
 	err = r.forEach(ctx, workers, workers, hr)
 	p0 := &hr.parts[0]
 	// p0.offs began in offs' array after the 0, and may have moved.
-	rows, slab, offs, charged = p0.rows, p0.slab, append(offs[:1], p0.offs...), p0.n
+	rows, *hb, offs, charged = p0.rows, p0.bufs, append(offs[:1], p0.offs...), p0.n
 	for i := 1; i < len(hr.parts); i++ {
 		p := &hr.parts[i]
-		base, sbase := len(rows), len(slab)
+		base, pbase, sbase := len(rows), len(hb.pts), len(hb.snaps)
 		for _, h := range p.rows {
-			if h.entry == nil {
+			switch {
+			case h.snap:
 				h.lo, h.hi = h.lo+sbase, h.hi+sbase
+			case h.entry == nil:
+				h.lo, h.hi = h.lo+pbase, h.hi+pbase
 			}
 			rows = append(rows, h)
 		}
-		slab = append(slab, p.slab...)
+		hb.pts = append(hb.pts, p.bufs.pts...)
+		hb.snaps = append(hb.snaps, p.bufs.snaps...)
 		for _, o := range p.offs {
 			offs = append(offs, base+o)
 		}
 		charged += p.n
 	}
-	return rows, slab, offs, charged, err
+	return rows, offs, charged, err
 }
 
 // headRead is readHeadRows' task: part p reads series [p*per, (p+1)*per).
@@ -245,7 +285,7 @@ type headRead struct {
 // series in rows; n counts the points charged.
 type headPart struct {
 	rows []headRow
-	slab []series.Point
+	bufs headBufs
 	offs []int
 	n    int
 }
@@ -258,7 +298,7 @@ func (hr *headRead) run(_ context.Context, rr *rowReader, p int) error {
 			n   int
 			err error
 		)
-		part.rows, part.slab, n, err = rr.appendHeadRows(part.rows, part.slab, rr.tsuid, sel.Start, sel.End, sel.Budget)
+		part.rows, n, err = rr.appendHeadRows(part.rows, &part.bufs, rr.tsuid, sel.Start, sel.End, sel.Budget)
 		part.n += n
 		if err != nil {
 			return err

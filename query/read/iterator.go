@@ -41,7 +41,8 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, from iterFrom
 	if it == nil {
 		it = r.iters.Get().(*SeriesIterator)
 	}
-	rr, out, hbuf, hmem := it.cur.rr, it.cur.out[:0], it.hbuf[:0], it.hmem[:0]
+	rr, out, hbuf, hmem := it.cur.rr, it.cur.out[:0], it.hbuf[:0], it.hmem
+	hmem.reset()
 	if rr != nil && rr.r != r {
 		rr.r.putRowReader(rr)
 		rr = nil
@@ -65,8 +66,8 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, from iterFrom
 	if from.fetched {
 		c.src, c.rows, c.head = fromFetched, from.rows, from.head
 	} else {
-		it.hbuf, it.hmem, _, it.err = rr.appendHeadRows(hbuf, hmem, rr.tsuid, start, end, b)
-		c.head = headRows{rows: it.hbuf, slab: it.hmem}
+		it.hbuf, _, it.err = rr.appendHeadRows(hbuf, &it.hmem, rr.tsuid, start, end, b)
+		c.head = headRows{rows: it.hbuf, bufs: it.hmem}
 	}
 	c.cover()
 	return it
@@ -85,10 +86,10 @@ type SeriesIterator struct {
 	i     int
 	entry *cacheEntry
 	r     *Reader
-	cur   cursor         // cur.rr is nil once the last row is read
-	hbuf  []headRow      // the head rows' backing array when read here
-	hmem  []series.Point // their decoded copies
-	notes []Note         // annotations found so far, with iterFrom.notes
+	cur   cursor    // cur.rr is nil once the last row is read
+	hbuf  []headRow // the head rows' backing array when read here
+	hmem  headBufs  // their copies
+	notes []Note    // annotations found so far, with iterFrom.notes
 	err   error
 }
 
@@ -232,7 +233,7 @@ func (it *SeriesIterator) Close() {
 		r := it.r
 		clear(it.hbuf) // drop cache entries
 		clear(it.notes)
-		*it = SeriesIterator{cur: cursor{out: it.cur.out[:0]}, hbuf: it.hbuf[:0], hmem: it.hmem[:0], notes: it.notes[:0]}
+		*it = SeriesIterator{cur: cursor{out: it.cur.out[:0]}, hbuf: it.hbuf[:0], hmem: headBufs{pts: it.hmem.pts[:0], snaps: it.hmem.snaps[:0]}, notes: it.notes[:0]}
 		r.iters.Put(it)
 	}
 }

@@ -25,6 +25,14 @@ type Head interface {
 	// time order, one per timestamp, and returns the row's fingerprint
 	// taken with them; ok is false when the head no longer holds the row.
 	AppendRowPoints(dst []series.Point, key []byte, base int64) (pts []series.Point, fp uint64, ok bool)
+	// AppendRowChunk appends an encoded snapshot of the row of key at
+	// base to dst, a few bytes a point, and returns the row's fingerprint
+	// and point count taken with it; ok as AppendRowPoints'.
+	AppendRowChunk(dst []byte, key []byte, base int64) (snap []byte, fp uint64, n int, ok bool)
+	// DecodeRowChunk appends the points of a snapshot AppendRowChunk
+	// made, as AppendRowPoints gives them; ok is false for bytes that are
+	// not one.
+	DecodeRowChunk(dst []series.Point, snap []byte) (pts []series.Point, ok bool)
 }
 
 // DefaultFamily is the data family, OpenTSDB's "t".
@@ -65,6 +73,12 @@ type Options struct {
 	// their decoded points (24 bytes each) so later reads skip the decode.
 	// -1 disables it. Default 256 MiB.
 	RowCacheBytes int64
+	// RowCacheReserve is the memory kept resident for the row cache's
+	// new entries, filled in the background (reserve.go): a row that finds
+	// it empty is read as if uncached, and a later read admits it. At most
+	// RowCacheBytes. -1: entries come from the heap as rows are read.
+	// Default 16 MiB.
+	RowCacheReserve int64
 	// Rollups are the rollup tables VisitCells reads. Default nil: none.
 	Rollups *Rollups
 	// Changes, when every write to the data table marks it with the
@@ -78,6 +92,9 @@ type Options struct {
 
 // DefaultRowCacheBytes is Options.RowCacheBytes' default.
 const DefaultRowCacheBytes = 256 << 20
+
+// DefaultRowCacheReserve is Options.RowCacheReserve's default.
+const DefaultRowCacheReserve = 16 << 20
 
 // DefaultMaxFetchBytes is Options.MaxFetchBytes' default.
 const DefaultMaxFetchBytes = 64 << 20
@@ -102,6 +119,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.RowCacheBytes == 0 {
 		o.RowCacheBytes = DefaultRowCacheBytes
 	}
+	if o.RowCacheReserve == 0 {
+		o.RowCacheReserve = DefaultRowCacheReserve
+	}
 	o.Layout.EnsureDefaults()
 	return o
 }
@@ -119,6 +139,8 @@ func (o *Options) Validate() error {
 		return errors.New("read: Options.MaxFetchBytes must be -1 or more")
 	case o.RowCacheBytes < -1:
 		return errors.New("read: Options.RowCacheBytes must be -1 or more")
+	case o.RowCacheReserve < -1:
+		return errors.New("read: Options.RowCacheReserve must be -1 or more")
 	case o.Rollups != nil && (o.Rollups.Config == nil || len(o.Rollups.Tables) != len(o.Rollups.Config.Intervals)):
 		return errors.New("read: Options.Rollups needs a Config and one table per interval")
 	}

@@ -30,8 +30,9 @@ type rowReader struct {
 	offs    []cellOffs // their bounds in arena
 	store   []series.Point
 	out     []series.Point   // rows merged for a Visit, Read or Last
-	hslab   []series.Point   // Last's head row
+	hlast   headBufs         // Last's head row
 	hone    [1]headRow       // Last's head row
+	hdec    []series.Point   // a head row's snapshot, decoded to merge
 	edgeIt  rowkey.DenseIter // PointsAt's column iterator
 	hrows   []series.RowRef
 	hkey    []byte // a head row's row cache key

@@ -32,8 +32,8 @@ type stream struct {
 	sink   rowSink
 	scan   bool             // the plan: true scans buckets, false Gets series
 	ids    map[string]int32 // TSUID -> index in the selection
-	hrows  []headRow        // every series' head rows, one slab
-	hslab  []series.Point   // their decoded copies
+	hrows  []headRow        // every series' head rows
+	hbufs  headBufs         // their copies
 	offs   []int            // series' bounds in hrows
 	series []streamSeries
 	// The sinks of Read and Visit, kept here to be pooled with it.
@@ -71,7 +71,8 @@ func (st *stream) push(ctx context.Context, sel *Selection, sink rowSink) error 
 	return r.forSeries(ctx, &st.sel, streamEnd{st})
 }
 
-// maxPooledStream is the largest head slab (points) putStream keeps.
+// maxPooledStream is the most head row copies (in points, 24 bytes
+// each) putStream keeps.
 const maxPooledStream = 1 << 16
 
 func (r *Reader) putStream(st *stream) {
@@ -80,8 +81,8 @@ func (r *Reader) putStream(st *stream) {
 	clear(st.ids)
 	clear(st.hrows) // drop cache entries
 	st.hrows = st.hrows[:0]
-	if cap(st.hslab) > maxPooledStream {
-		st.hslab = nil
+	if cap(st.hbufs.pts)*pointBytes+cap(st.hbufs.snaps) > maxPooledStream*pointBytes {
+		st.hbufs = headBufs{}
 	}
 	st.sel, st.sink = Selection{}, nil
 	clear(st.read.pts)
@@ -99,7 +100,8 @@ func (st *stream) readHeads(ctx context.Context) error {
 	}
 	st.series = st.series[:n]
 	var err error
-	st.hrows, st.hslab, st.offs, _, err = st.r.readHeadRows(ctx, sel, st.hrows[:0], st.hslab[:0], st.offs)
+	st.hbufs.reset()
+	st.hrows, st.offs, _, err = st.r.readHeadRows(ctx, sel, st.hrows[:0], &st.hbufs, st.offs)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (st *stream) readHeads(ctx context.Context) error {
 // cursor starts a cursor over series i on rr, from src.
 func (st *stream) cursor(c *cursor, ctx context.Context, rr *rowReader, i int, src source) {
 	*c = cursor{rr: rr, ctx: ctx, budget: st.sel.Budget, start: st.sel.Start, end: st.sel.End, src: src,
-		hour: math.MinInt64, last: math.MaxInt64, head: headRows{rows: st.series[i].head, slab: st.hslab}, out: rr.out}
+		hour: math.MinInt64, last: math.MaxInt64, head: headRows{rows: st.series[i].head, bufs: st.hbufs}, out: rr.out}
 }
 
 // drain gives the sink c's rows while it has some, and keeps what is left

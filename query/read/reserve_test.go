@@ -1,0 +1,56 @@
+package read
+
+import (
+	"testing"
+
+	"github.com/tsd-db/tsd/series"
+)
+
+// TestReserveCarves: an empty reserve admits nothing and starts its
+// filler, which stops at its depth; entries are then carved from touched
+// blocks without overlapping, a block is replaced when it runs out, and a
+// row too large for a block comes from the heap.
+func TestReserveCarves(t *testing.T) {
+	rs := newReserve(3 * reserveBlock * pointBytes)
+	if rs.depth != 3 {
+		t.Fatalf("depth %d, want 3", rs.depth)
+	}
+	if got := rs.alloc(360); got != nil {
+		t.Fatalf("an empty reserve gave %d points of room", cap(got))
+	}
+	rs.wait()
+	if got, want := rs.readyBytes(), int64(3*reserveBlock*pointBytes); got != want {
+		t.Fatalf("%d bytes ready after the fill, want %d", got, want)
+	}
+	a, b := rs.alloc(360), rs.alloc(100)
+	if len(a) != 0 || cap(a) != 360 || cap(b) != 100 {
+		t.Fatalf("room %d/%d and %d/%d, want 0/360 and 0/100", len(a), cap(a), len(b), cap(b))
+	}
+	a = append(a, make([]series.Point, 360)...)
+	b = append(b, series.IntPoint(1, 7))
+	if a[359].T != 0 || b[0].T != 1 {
+		t.Fatal("carved slices overlap")
+	}
+	if a = append(a, series.IntPoint(2, 2)); &a[0] == &b[0] {
+		t.Fatal("growing a carved slice wrote into its neighbour")
+	}
+	// Use up the block in hand: the next alloc takes a ready block and
+	// the filler makes one to replace it.
+	for range 4 {
+		rs.alloc(10_000) // 460 + 40,000 of the block's 43,690 points
+	}
+	if got := rs.alloc(reserveBlock / 8); got == nil {
+		t.Fatal("no room with blocks ready")
+	}
+	rs.wait()
+	if got, want := rs.readyBytes(), int64(4*reserveBlock-reserveBlock/8)*pointBytes; got != want {
+		t.Fatalf("%d bytes ready after the refill, want %d", got, want)
+	}
+	if big := rs.alloc(reserveBlock); cap(big) != reserveBlock {
+		t.Fatalf("a large row got %d points of room, want %d from the heap", cap(big), reserveBlock)
+	}
+	var none *reserve
+	if got := none.alloc(5); got == nil || cap(got) != 5 {
+		t.Fatal("without a reserve, room must come from the heap")
+	}
+}
