@@ -13,7 +13,8 @@ import (
 // is what such a read spends its time on: on a VM a page fault costs
 // about 12 µs, more than decoding the 360 points that fill two pages.
 // Entries are carved from blocks a filler goroutine allocates and touches
-// beforehand, off the query's path, keeping up to depth blocks ready; a
+// beforehand, off the query's path, keeping up to depth blocks ready once
+// the first read asked for one (a daemon that only ingests keeps none); a
 // row that finds the reserve empty is read as if uncached (a head row
 // from its encoded snapshot, a stored row into the reader's buffer), and
 // a later read admits it. The memory kept ready is Options.RowCacheReserve.
@@ -43,10 +44,11 @@ const (
 	touchStride = 4096 / pointBytes
 	// reserveQuiet is how long no read may have taken a block before the
 	// filler makes them at full speed, and reservePace the time between
-	// two blocks before that (a 1 MiB block is 256 faults, about 3 ms on
-	// a VM).
+	// two blocks before that: a 1 MiB block is 256 faults, about 3 ms on
+	// a VM, so a server never quiet for long still fills its cache at
+	// 20 MiB/s for some 6% of a core.
 	reserveQuiet = 20 * time.Millisecond
-	reservePace  = 10 * time.Millisecond
+	reservePace  = 50 * time.Millisecond
 )
 
 // newReserve returns a reserve of about bytes, or nil (entries come from
@@ -116,16 +118,6 @@ func (rs *reserve) fill() {
 		}
 		rs.mu.Unlock()
 	}
-}
-
-// start fills the reserve in the background.
-func (rs *reserve) start() {
-	if rs == nil {
-		return
-	}
-	rs.mu.Lock()
-	rs.fillLocked()
-	rs.mu.Unlock()
 }
 
 // wait waits for the filler to end (tests).
