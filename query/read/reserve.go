@@ -31,8 +31,8 @@ type reserve struct {
 	ready   [][]series.Point // touched blocks, not carved yet
 	depth   int
 	filling bool
-	taken   time.Time // when a read last took a block or found none
-	made    time.Time // when the filler last made one
+	taken   time.Time      // when a read last took a block or found none
+	made    time.Time      // when the filler last made one
 	wg      sync.WaitGroup // the filler
 }
 
