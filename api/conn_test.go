@@ -163,6 +163,10 @@ func TestIdleTimeout(t *testing.T) {
 	s, base := startServer(t, Options{ReadHeaderTimeout: liveness, IdleTimeout: idle, Telnet: echoTelnet{}})
 
 	keep := dial(t, base)
+	// The server's idle clock starts after it answers, so after the
+	// client writes; timed from the reply instead, a slow machine (the
+	// race detector) sees the close up to the reply's delay early.
+	start := time.Now()
 	io.WriteString(keep, "GET /api/version HTTP/1.1\r\nHost: x\r\n\r\n")
 	keep.SetReadDeadline(time.Now().Add(liveness))
 	br := bufio.NewReader(keep)
@@ -171,19 +175,18 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatalf("keep-alive request: %v %v", resp, err)
 	}
 	io.Copy(io.Discard, resp.Body)
-	start := time.Now()
 	if _, after := waitClosed(t, keep, start); after < idle {
 		t.Errorf("idle keep-alive connection closed after %v, before the %v idle timeout", after, idle)
 	}
 
 	quiet := dial(t, base)
+	start = time.Now()
 	io.WriteString(quiet, "version\n")
 	r := bufio.NewReader(quiet)
 	quiet.SetReadDeadline(time.Now().Add(liveness))
 	if line, err := r.ReadString('\n'); line != "version\n" || err != nil {
 		t.Fatalf("telnet echo = %q, %v", line, err)
 	}
-	start = time.Now()
 	if _, after := waitClosed(t, quiet, start); after < idle {
 		t.Errorf("idle telnet connection closed after %v, before the %v idle timeout", after, idle)
 	}
