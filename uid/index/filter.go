@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tsd-db/tsd/uid"
 )
@@ -147,34 +148,86 @@ func compile(i int, f *Filter) (compiled, error) {
 // compileProm compiles =~ and !~: anchored at both ends, and matching the
 // absent value "" when the expression matches the empty string. An
 // expression that matches a few names only (setMatches) becomes those
-// literals, looked up rather than matched against every value.
+// literals, looked up rather than matched against every value. What an
+// expression compiles to is kept (promCache): a dashboard sends the same
+// few expressions at every refresh, and a query's filters are checked
+// before they are run.
 func compileProm(c compiled, f *Filter, bad func(string) (compiled, error)) (compiled, error) {
 	c.neg = f.Type == RegexNoMatch
-	if set, ok := setMatches(f.Pattern); ok {
-		c.literals = make([]string, 0, len(set))
+	p, ok := promCache.get(f.Pattern)
+	if !ok {
+		var err error
+		if p, err = compilePattern(f.Pattern); err != nil {
+			return bad(err.Error())
+		}
+		promCache.put(f.Pattern, p)
+	}
+	c.literals, c.absent, c.key, c.match = p.literals, p.absent, p.key, p.match
+	return c, nil
+}
+
+// promPattern is what a =~ expression compiles to; literals are shared and
+// read only.
+type promPattern struct {
+	literals    []string
+	absent, key bool
+	match       func(string) bool
+}
+
+func compilePattern(pattern string) (promPattern, error) {
+	var p promPattern
+	if set, ok := setMatches(pattern); ok {
+		p.literals = make([]string, 0, len(set))
 		for _, v := range set {
 			if v == "" {
-				c.absent = true // tag values are never empty
+				p.absent = true // tag values are never empty
 			} else {
-				c.literals = append(c.literals, v)
+				p.literals = append(p.literals, v)
 			}
 		}
-		return c, nil
+		return p, nil
 	}
-	re, err := regexp.Compile("^(?:" + f.Pattern + ")$")
+	re, err := regexp.Compile("^(?:" + pattern + ")$")
 	if err != nil {
-		return bad(err.Error())
+		return p, err
 	}
-	c.absent = re.MatchString("")
+	p.absent = re.MatchString("")
 	switch prefix, complete := re.LiteralPrefix(); {
-	case f.Pattern == ".+" || f.Pattern == ".*":
-		c.key = true // with absent for .*: every series
+	case pattern == ".+" || pattern == ".*":
+		p.key = true // with absent for .*: every series
 	case complete && prefix != "":
-		c.literals = []string{prefix}
+		p.literals = []string{prefix}
 	default:
-		c.match = re.MatchString
+		p.match = re.MatchString // a *regexp.Regexp is safe for concurrent use
 	}
-	return c, nil
+	return p, nil
+}
+
+// promCacheSize bounds promCache; it is emptied when full.
+const promCacheSize = 1024
+
+// promCache holds compiled =~ expressions by pattern, for every Index.
+var promCache = patternCache{m: make(map[string]promPattern)}
+
+type patternCache struct {
+	mu sync.Mutex
+	m  map[string]promPattern
+}
+
+func (pc *patternCache) get(pattern string) (promPattern, bool) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	p, ok := pc.m[pattern]
+	return p, ok
+}
+
+func (pc *patternCache) put(pattern string, p promPattern) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if len(pc.m) >= promCacheSize {
+		clear(pc.m)
+	}
+	pc.m[pattern] = p
 }
 
 // foldedIn returns a predicate true for values equal to one of lits after

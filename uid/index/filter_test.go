@@ -432,3 +432,39 @@ func TestGlobAnchoring(t *testing.T) {
 		}
 	}
 }
+
+// TestPromPatternCache: a =~ expression compiles once and then comes from
+// the cache, the same for =~ and !~; an invalid one is refused every time
+// and not kept; the cache stays within its bound.
+func TestPromPatternCache(t *testing.T) {
+	const pat = "cached_a|cached_b"
+	for _, typ := range []FilterType{RegexMatch, RegexNoMatch, RegexMatch} {
+		f := &Filter{Type: typ, Pattern: pat}
+		c, err := compile(0, f)
+		if err != nil || c.neg != (typ == RegexNoMatch) || len(c.literals) != 2 || c.literals[0] != "cached_a" {
+			t.Fatalf("%v %q: %+v, %v", typ, pat, c, err)
+		}
+		if _, ok := promCache.get(pat); !ok {
+			t.Fatalf("%q not cached after compiling", pat)
+		}
+	}
+	for range 2 {
+		if _, err := compile(0, &Filter{Type: RegexMatch, Pattern: "(unclosed"}); err == nil {
+			t.Fatal("an invalid expression compiled")
+		}
+	}
+	if _, ok := promCache.get("(unclosed"); ok {
+		t.Fatal("an invalid expression was cached")
+	}
+	for i := range promCacheSize + 10 {
+		if _, err := compile(0, &Filter{Type: RegexMatch, Pattern: fmt.Sprintf("v%d.*", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	promCache.mu.Lock()
+	n := len(promCache.m)
+	promCache.mu.Unlock()
+	if n > promCacheSize {
+		t.Fatalf("%d patterns cached, bound %d", n, promCacheSize)
+	}
+}
