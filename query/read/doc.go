@@ -164,10 +164,10 @@
 // Options.RowCacheReserve): blocks a background filler allocates and
 // touches before a query needs them, from the first read on. A row that
 // finds the reserve empty is read as if uncached, and a later read admits
-// it. The first queries
-// after a bulk load would otherwise spend their time faulting in the
-// pages of the entries they fill (about 12 µs a page on a VM, ten times a
-// warm query's whole cost for a dashboard's 10 MB of rows).
+// it. The first queries after a bulk load would otherwise spend their
+// time faulting in the pages of the entries they fill (about 12 µs a page
+// on a VM, ten times a warm query's whole cost for a dashboard's 10 MB of
+// rows).
 //
 // # Rollups
 //

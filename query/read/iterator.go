@@ -233,7 +233,8 @@ func (it *SeriesIterator) Close() {
 		r := it.r
 		clear(it.hbuf) // drop cache entries
 		clear(it.notes)
-		*it = SeriesIterator{cur: cursor{out: it.cur.out[:0]}, hbuf: it.hbuf[:0], hmem: headBufs{pts: it.hmem.pts[:0], snaps: it.hmem.snaps[:0]}, notes: it.notes[:0]}
+		it.hmem.reset()
+		*it = SeriesIterator{cur: cursor{out: it.cur.out[:0]}, hbuf: it.hbuf[:0], hmem: it.hmem, notes: it.notes[:0]}
 		r.iters.Put(it)
 	}
 }

@@ -62,7 +62,8 @@ func newReserve(bytes int64) *reserve {
 
 // alloc returns an empty slice with room for n points, from resident
 // memory when it can; nil when the reserve has none ready, which starts
-// the filler. A row too large for a block comes from the heap.
+// the filler. A row of more than a quarter block comes from the heap, so
+// that a block is not left mostly unused.
 func (rs *reserve) alloc(n int) []series.Point {
 	if rs == nil || n > reserveBlock/4 {
 		return make([]series.Point, 0, n)
@@ -118,21 +119,4 @@ func (rs *reserve) fill() {
 		}
 		rs.mu.Unlock()
 	}
-}
-
-// wait waits for the filler to end (tests).
-func (rs *reserve) wait() {
-	if rs != nil {
-		rs.wg.Wait()
-	}
-}
-
-// readyBytes returns the bytes ready to carve.
-func (rs *reserve) readyBytes() int64 {
-	if rs == nil {
-		return 0
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return int64(len(rs.ready)*reserveBlock+cap(rs.cur)-len(rs.cur)) * pointBytes
 }

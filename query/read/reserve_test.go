@@ -54,3 +54,20 @@ func TestReserveCarves(t *testing.T) {
 		t.Fatal("without a reserve, room must come from the heap")
 	}
 }
+
+// wait waits for the filler to end.
+func (rs *reserve) wait() {
+	if rs != nil {
+		rs.wg.Wait()
+	}
+}
+
+// readyBytes returns the bytes ready to carve.
+func (rs *reserve) readyBytes() int64 {
+	if rs == nil {
+		return 0
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return int64(len(rs.ready)*reserveBlock+cap(rs.cur)-len(rs.cur)) * pointBytes
+}
