@@ -184,9 +184,10 @@ func TestDaemonTLS(t *testing.T) {
 		t.Errorf("query of the telnet-over-TLS point = %d %s", code, body)
 	}
 
-	// A ClientHello's record header and a few bytes, then nothing.
-	stalled := dialDaemon(t, d)
+	// A ClientHello's record header and a few bytes, then nothing. The
+	// clock starts before the dial: the server's starts at its accept.
 	start := time.Now()
+	stalled := dialDaemon(t, d)
 	stalled.Write([]byte{0x16, 0x03, 0x01, 0x01, 0x00, 0x01, 0x00, 0x00})
 	if got, after := awaitClose(t, stalled, start); got != "" || after < time.Second {
 		t.Errorf("stalled handshake: read %q, closed after %v; want a close after 1s", got, after)
