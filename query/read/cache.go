@@ -59,6 +59,10 @@ type cacheEntry struct {
 	ext        []int64 // rowExtremes: each extBlock points' min and max
 	prev, next *cacheEntry
 	gone       atomic.Bool // evicted or dropped: trust no longer finds it
+	// ref is set by touch: eviction then moves the entry to the front
+	// once instead of evicting it (a second chance, as CLOCK gives), so
+	// the trust index's hits take no lock.
+	ref atomic.Bool
 }
 
 // intSum is a cached row's exact integer sum, for range functions that
@@ -163,17 +167,16 @@ func (c *rowCache) entry(fp uint64, key []byte, ncells int) *cacheEntry {
 	return e
 }
 
-// touch moves e to the front of its shard's LRU list, as entry does for
-// a hit: a row the trust index answers (trust.go) is as hot as one found
-// by fingerprint. An entry evicted or dropped meanwhile is left alone.
+// touch marks e used: a row the trust index answers (trust.go) is as hot
+// as one found by fingerprint, which entry moves to the front of its
+// shard's LRU list. Eviction gives a marked entry a second chance at the
+// front instead (insert), so touch takes no lock: the trust index answers
+// a scan's hour with one touch a row. An entry evicted or dropped
+// meanwhile stays out.
 func (c *rowCache) touch(e *cacheEntry) {
-	s := c.shard(e.fp)
-	s.mu.Lock()
-	if !e.gone.Load() && s.m[e.fp] == e {
-		s.unlink(e)
-		s.pushFront(e)
+	if !e.ref.Load() {
+		e.ref.Store(true)
 	}
-	s.mu.Unlock()
 }
 
 // adopt keeps pts (which the cache then owns: the caller must not write
@@ -198,14 +201,24 @@ func (c *rowCache) adopt(fp uint64, key []byte, ncells int, pts []series.Point) 
 	return e
 }
 
-// insert links a new entry and evicts the oldest past max bytes. The
-// caller holds s.mu.
+// insert links a new entry and evicts the oldest past max bytes, but for
+// entries touched since they last reached the front, which go back to the
+// front unmarked (at most one pass over the shard, should touches race
+// with it). The caller holds s.mu.
 func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
 	s.m[e.fp] = e
 	s.pushFront(e)
 	s.bytes += size
+	chances := len(s.m)
 	for s.bytes > max {
 		old := s.head.prev
+		if chances > 0 && old != e && old.ref.Load() {
+			chances--
+			old.ref.Store(false)
+			s.unlink(old)
+			s.pushFront(old)
+			continue
+		}
 		s.unlink(old)
 		old.gone.Store(true)
 		delete(s.m, old.fp)

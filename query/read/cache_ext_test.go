@@ -56,9 +56,10 @@ func TestRowExtremes(t *testing.T) {
 	}
 }
 
-// TestTouchKeepsTrustedRowsHot: a row the trust index answers is moved to
-// the front of the LRU list like a hit (touch), so rows added after it
-// evict colder ones first; an evicted entry touched later stays out.
+// TestTouchKeepsTrustedRowsHot: a row the trust index answers is marked
+// used (touch) and goes back to the front of the LRU list when its turn
+// to be evicted comes, so rows added after it evict colder ones first; an
+// evicted entry touched later stays out.
 func TestTouchKeepsTrustedRowsHot(t *testing.T) {
 	pts := make([]series.Point, 100)
 	for i := range pts {

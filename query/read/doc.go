@@ -147,9 +147,14 @@
 // deletes, histogram and rollup points, the retention job. A Get
 // takes the tracker's generation before it reads; while nothing is
 // marked in the row's hour since, the row's cache entry (or the fact
-// that the Get found no row) answers for it. A dashboard's refresh of
-// settled hours then costs no store read at all. Rows a scan reads are
-// not recorded: the scan reads them with their neighbours in one pass.
+// that the Get found no row) answers for it. Fetch's bucket scans
+// record each hour they read whole the same way (every row met was
+// selected and had its cache entry, or the hour had no row): a later
+// fetch of that bucket's hour, for the same series or fewer, takes the
+// entries and scans nothing (fetchtrust.go). A dashboard's refresh of
+// settled hours then costs no store read at all. Eviction gives a row the
+// trust index answered a second chance at the front of the LRU list
+// (cacheEntry.ref), so those answers take no lock per row.
 //
 // Head rows are cached the same way, keyed by the head's fingerprint of
 // the row (its identity and change count, which move with every point

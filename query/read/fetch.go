@@ -56,7 +56,7 @@ func (f *Fetched) Release() {
 	for i := range fb.buckets {
 		b := &fb.buckets[i]
 		b.fs = nil
-		size += cap(b.arena.data)
+		size += cap(b.arena.data) + 8*cap(b.metEntries)
 		clear(b.notes)
 		b.arena.data, b.arena.cells, b.rows, b.notes, b.noteIDs = b.arena.data[:0], b.arena.cells[:0], b.rows[:0], b.notes[:0], b.noteIDs[:0]
 	}

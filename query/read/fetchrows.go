@@ -57,6 +57,11 @@ type fetchBucket struct {
 	// their series (index in the selection).
 	notes   []Note
 	noteIDs []int32
+	// While a scan records the hours it reads whole for the trust index
+	// (fetchtrust.go): the hours it met and their rows' entries.
+	recording  bool
+	met        []metHour
+	metEntries []*cacheEntry
 }
 
 type seriesRow struct {
@@ -93,7 +98,22 @@ type fetchScan struct {
 func (fs *fetchScan) run(ctx context.Context, rr *rowReader, bucket int) error {
 	fb := &fs.buckets[bucket]
 	fb.fs = fs
+	if t := fs.trust(); t != nil {
+		return fs.runTrusted(ctx, rr, bucket, t)
+	}
 	return fs.r.scanBucket(ctx, rr, bucket, fs.sel, fs.ids, fb)
+}
+
+// trust returns the trust index when the fetch may skip the hours it
+// holds: not when the fetch gathers annotations, which are in the
+// cells, nor over a range of more than maxTrustedHours.
+func (fs *fetchScan) trust() *trustIndex {
+	c := fs.r.cache
+	if c == nil || c.trust == nil || fs.sel.Notes ||
+		rowkey.BaseTime(fs.sel.End)-rowkey.BaseTime(fs.sel.Start) >= maxTrustedHours*rowkey.RowSpan {
+		return nil
+	}
+	return c.trust
 }
 
 // cells copies a selected row's cells to the bucket's arena.
@@ -136,7 +156,11 @@ func (fb *fetchBucket) finish(rr *rowReader, id int32, fr *fetchedRow) {
 	if c == nil {
 		return
 	}
-	if fr.fp, fr.entry, rr.fpBuf = c.lookup(rr.fpBuf, a.data[fr.key[0]:fr.key[1]], rr.cellBuf); fr.entry == nil {
+	fr.fp, fr.entry, rr.fpBuf = c.lookup(rr.fpBuf, a.data[fr.key[0]:fr.key[1]], rr.cellBuf)
+	if fb.recording {
+		fb.metRow(fr.base/1000, fr.entry)
+	}
+	if fr.entry == nil {
 		return
 	}
 	fb.fs.bytes.Add(-int64(len(a.data) - fr.key[0]))

@@ -102,7 +102,7 @@ type cellScan struct {
 func (sc *cellScan) run(ctx context.Context, rr *rowReader, b int) error {
 	cs := sc.cs
 	base0 := cs.iv.BaseTime(floorDivMs(cs.sel.Start))
-	return cs.r.scanTable(ctx, rr, cs.tbl, b, base0*1000, cs.sel, sc.ids, sc)
+	return cs.r.scanTable(ctx, rr, cs.tbl, b, base0*1000, cs.sel.End, cs.sel, sc.ids, sc)
 }
 
 // cells implements scanSink: a row's usable cells, once its last batch

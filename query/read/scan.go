@@ -19,24 +19,32 @@ type scanSink interface {
 	cells(rr *rowReader, id int32, baseSec int64, cells []rowkey.Cell, first, last bool) error
 }
 
+// otherSink is a scanSink told of the rows a scan met that are not
+// selected, by their base time (fetchtrust.go records whole hours).
+type otherSink interface {
+	scanSink
+	other(baseSec int64)
+}
+
 // scanBucket scans the rows of sel's metric in one salt bucket over sel's
 // range and gives sink those of the series in ids (TSUID -> index in the
 // selection). Rows arrive in key order: a series' rows in time order.
 func (r *Reader) scanBucket(ctx context.Context, rr *rowReader, bucket int, sel *Selection, ids map[string]int32, sink scanSink) error {
-	return r.scanTable(ctx, rr, r.opts.Data, bucket, sel.Start, sel, ids, sink)
+	return r.scanTable(ctx, rr, r.opts.Data, bucket, sel.Start, sel.End, sel, ids, sink)
 }
 
-// scanTable is scanBucket over table tbl from start (ms) to sel's end:
+// scanTable is scanBucket over table tbl from start to end (ms):
 // the rollup tables' rows have the data table's keys, their base times
 // those of their rollup rows (VisitCells' scan plan).
-func (r *Reader) scanTable(ctx context.Context, rr *rowReader, tbl storage.Table, bucket int, start int64, sel *Selection,
+func (r *Reader) scanTable(ctx context.Context, rr *rowReader, tbl storage.Table, bucket int, start, end int64, sel *Selection,
 	ids map[string]int32, sink scanSink) error {
 	l := &r.opts.Layout
 	mw := l.Widths.Metric
 	prefix := l.Salt.Width() + mw // where the base time starts
 	tsuid := append(rr.tsuid[:0], sel.Series[0].TSUID[:mw]...)
 	defer func() { rr.tsuid = tsuid[:0] }()
-	begin, stop := l.BucketRange(bucket, tsuid, start, sel.End)
+	begin, stop := l.BucketRange(bucket, tsuid, start, end)
+	others, _ := sink.(otherSink)
 	r.c.scans.Add(1)
 	sc := tbl.Scan(ctx, &storage.ScanOptions{Start: begin, Stop: stop,
 		ReadOptions: storage.ReadOptions{Families: r.families}})
@@ -54,9 +62,12 @@ func (r *Reader) scanTable(ctx context.Context, rr *rowReader, tbl storage.Table
 			id = -1
 			if len(row.Key) >= prefix+rowkey.TimestampBytes {
 				tsuid = append(tsuid[:mw], row.Key[prefix+rowkey.TimestampBytes:]...)
+				base = int64(binary.BigEndian.Uint32(row.Key[prefix:]))
 				if i, ok := ids[string(tsuid)]; ok {
-					id, base = i, int64(binary.BigEndian.Uint32(row.Key[prefix:]))
+					id = i
 					rr.key = append(rr.key[:0], row.Key...)
+				} else if others != nil {
+					others.other(base)
 				}
 			}
 		}

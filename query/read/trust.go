@@ -2,7 +2,9 @@ package read
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/tsd-db/tsd/internal/changes"
@@ -25,8 +27,10 @@ const (
 // those cells, answers for the row without reading it again. A Get
 // that follows a mark reads the row and records it afresh.
 //
-// Only stored rows read by Get are recorded (a row Fetch's scan finds
-// comes with its neighbours' in one read, nothing to skip), and only
+// Stored rows read by Get are recorded one by one. A bucket scan of
+// Fetch records each hour it read whole (trustedHour): a later Fetch
+// then skips the scan of that bucket's hour and takes its rows' entries
+// as they are (fetchtrust.go). Both only
 // with Options.Changes, which a daemon sets when it alone writes its
 // store. An entry the row cache evicts or drops is marked gone and no
 // longer found; a full shard is emptied whole.
@@ -39,6 +43,23 @@ type trustIndex struct {
 type trustShard struct {
 	mu sync.Mutex
 	m  map[uint64]trusted
+	// hours holds the hours bucket scans read whole (trustedHour), at
+	// most trustPerShard entries in all (hourRows, a record counting one
+	// more than its entries).
+	hours    map[uint64]*trustedHour
+	hourRows int
+}
+
+// trustedHour is one hour of a metric's rows in one salt bucket, as a
+// bucket scan that began at gen met them: every row's cache entry, in
+// key order, and none for an hour without rows. It is recorded only when
+// the scan selected every row it met there and each had its entry.
+type trustedHour struct {
+	bucket  int
+	metric  string
+	base    int64 // s
+	gen     uint64
+	entries []*cacheEntry
 }
 
 // trusted is a row's entry, or the row's key for a row the Get did not
@@ -56,6 +77,7 @@ func newTrustIndex(c *changes.Tracker) *trustIndex {
 	t := &trustIndex{changes: c, seed: maphash.MakeSeed()}
 	for i := range t.shards {
 		t.shards[i].m = make(map[uint64]trusted)
+		t.shards[i].hours = make(map[uint64]*trustedHour)
 	}
 	return t
 }
@@ -100,12 +122,64 @@ func (t *trustIndex) record(key []byte, e *cacheEntry, gen uint64) {
 	s.mu.Unlock()
 }
 
-// drop forgets every row (/api/dropcaches).
+// hourKey hashes a bucket's hour (base, s) of metric.
+func (t *trustIndex) hourKey(bucket int, metric string, base int64) uint64 {
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	_, _ = h.WriteString(metric)
+	var b [12]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(bucket))
+	binary.LittleEndian.PutUint64(b[4:], uint64(base))
+	_, _ = h.Write(b[:])
+	return h.Sum64()
+}
+
+// findHour returns the rows a bucket scan met in the hour at base (s) of
+// metric, when no write may have reached the hour since; nil when the
+// hour must be scanned. The caller checks that no entry is gone.
+func (t *trustIndex) findHour(bucket int, metric string, base int64) *trustedHour {
+	k := t.hourKey(bucket, metric, base)
+	s := &t.shards[k%trustShards]
+	s.mu.Lock()
+	th := s.hours[k]
+	s.mu.Unlock()
+	if th == nil || th.bucket != bucket || th.base != base || th.metric != metric ||
+		t.changes.ChangedOrMoved(th.gen, base*1000, base*1000+hourMs-1) {
+		return nil
+	}
+	return th
+}
+
+// recordHour notes that a bucket scan that began at gen met exactly the
+// rows of entries (cloned) in the hour at base (s) of metric.
+func (t *trustIndex) recordHour(bucket int, metric string, base int64, gen uint64, entries []*cacheEntry) {
+	if len(entries) >= trustPerShard {
+		return
+	}
+	th := &trustedHour{bucket: bucket, metric: metric, base: base, gen: gen, entries: slices.Clone(entries)}
+	k := t.hourKey(bucket, metric, base)
+	s := &t.shards[k%trustShards]
+	s.mu.Lock()
+	if old := s.hours[k]; old != nil {
+		s.hourRows -= 1 + len(old.entries)
+	}
+	if s.hourRows+1+len(entries) > trustPerShard {
+		clear(s.hours)
+		s.hourRows = 0
+	}
+	s.hours[k] = th
+	s.hourRows += 1 + len(entries)
+	s.mu.Unlock()
+}
+
+// drop forgets every row and hour (/api/dropcaches).
 func (t *trustIndex) drop() {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
 		clear(s.m)
+		clear(s.hours)
+		s.hourRows = 0
 		s.mu.Unlock()
 	}
 }

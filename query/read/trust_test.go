@@ -75,3 +75,104 @@ func TestTrustedRowsSkipGets(t *testing.T) {
 	s.changes.Mark(t0, t0+hourMs-1)
 	iterateAll(t, s, r, all, m, rg)
 }
+
+// fetchAll reads the series of sel over rg through Fetch's scan plan and
+// checks each against m.
+func fetchAll(t *testing.T, s *stack, r *read.Reader, sel []index.Series, m model, rg [2]int64) {
+	t.Helper()
+	ctx := context.Background()
+	f, err := r.Fetch(ctx, read.Selection{Series: sel, Start: rg[0], End: rg[1], Plan: read.PlanScan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release()
+	var it *read.SeriesIterator
+	for i, x := range sel {
+		it = f.Iterator(ctx, i, it)
+		var got []series.Point
+		for it.Next() {
+			got = append(got, it.At())
+		}
+		want := m.want(hostOf(t, s, x), rg[0], rg[1])
+		if it.Err() != nil || !slices.Equal(got, want) {
+			t.Fatalf("series %s: %d points (err %v), want %d", hostOf(t, s, x), len(got), it.Err(), len(want))
+		}
+	}
+	it.Close()
+}
+
+// TestTrustedHoursSkipScans: with Options.Changes, Fetch's bucket scans
+// record each hour they read whole (every row selected and cached, or no
+// row at all); while nothing marks an hour, a later fetch of it, of the
+// same series or fewer, scans nothing. A scan of a few series records
+// nothing, since it did not see the others' rows. A commit, a flush (a
+// new series' row, a row in an hour that had none) and a drop of the
+// caches each send the next fetch back to the store, and every answer
+// matches the model; an unmarked store write is not seen until a mark,
+// as with Gets.
+func TestTrustedHoursSkipScans(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	s.flushAll(t)
+	r := s.reader(t, read.Options{Changes: s.changes})
+	all := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + 8*hourMs - 1} // hours 6 and 7 have no rows
+	scansOf := func(f func()) (scans, trusted int64) {
+		before := r.Stats()
+		f()
+		after := r.Stats()
+		return after.Scans - before.Scans, after.Trusted - before.Trusted
+	}
+
+	// A few series, fetched again and again, never skip their scans.
+	for range 4 {
+		fetchAll(t, s, r, all[2:5], m, rg)
+	}
+	if scans, _ := scansOf(func() { fetchAll(t, s, r, all[2:5], m, rg) }); scans == 0 {
+		t.Fatal("a fetch of 3 of 12 series skipped its scans: it recorded hours it did not read whole")
+	}
+	for range 3 { // a row is cached on its second read, its hour recorded on the third
+		fetchAll(t, s, r, all, m, rg)
+	}
+	scans, trusted := scansOf(func() {
+		fetchAll(t, s, r, all, m, rg)
+		fetchAll(t, s, r, all[2:5], m, rg)
+	})
+	if scans != 0 || trusted != (12+3)*6 {
+		t.Fatalf("fetches of settled hours: %d scans and %d trusted rows, want none and %d", scans, trusted, (12+3)*6)
+	}
+
+	// A commit marks its hour: the next fetch scans it (and reads the
+	// head, which has the point).
+	p := series.IntPoint(t0+4*hourMs+17, 31337)
+	m.put(s, t, hostOf(t, s, all[0]), p)
+	if scans, _ := scansOf(func() { fetchAll(t, s, r, all, m, rg) }); scans == 0 {
+		t.Fatal("no scan after a commit marked its hour")
+	}
+	// A new series in a recorded hour, and a row in a recorded empty
+	// hour, both flushed: the flush marks their hours.
+	m.put(s, t, "h99", series.IntPoint(t0+2*hourMs+5, 7))
+	m.put(s, t, hostOf(t, s, all[1]), series.IntPoint(t0+7*hourMs+5, 8))
+	s.flushAll(t)
+	all = s.selection(t, "m")
+	if len(all) != 13 {
+		t.Fatalf("%d series, want 13", len(all))
+	}
+	for range 4 {
+		fetchAll(t, s, r, all, m, rg)
+	}
+
+	// Dropped caches: the entries are gone, the hours scanned again.
+	r.DropCache()
+	if scans, _ := scansOf(func() { fetchAll(t, s, r, all, m, rg) }); scans == 0 {
+		t.Fatal("no scan after the caches were dropped")
+	}
+
+	// An unmarked store write is invisible to a trusted hour until a mark.
+	for range 3 {
+		fetchAll(t, s, r, all, m, rg)
+	}
+	rewriteOnePoint(t, s, all[1], m)
+	s.changes.Mark(t0, t0+hourMs-1)
+	fetchAll(t, s, r, all, m, rg)
+}
