@@ -1,10 +1,12 @@
 package read
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/series"
 )
 
@@ -88,4 +90,59 @@ func TestTouchKeepsTrustedRowsHot(t *testing.T) {
 	if _, n := c.size(); n != 3 || !es[0].gone.Load() {
 		t.Fatalf("%d entries, want 3, and the touched one evicted in its turn (%v)", n, es[0].gone.Load())
 	}
+}
+
+// TestTrustIndexBounded: the trust index points to at most a cache
+// shard's worth of entries per shard, whatever the cache has evicted
+// since (an evicted entry stays reachable until its record goes), and at
+// most trustPerShard rows; an hour larger than a shard is not recorded.
+func TestTrustIndexBounded(t *testing.T) {
+	pts := make([]series.Point, 100)
+	one := entrySize(len(pts), 8)
+	maxBytes := 10 * one
+	ti := newTrustIndex(new(changes.Tracker), maxBytes)
+	entry := func(i int) *cacheEntry {
+		return &cacheEntry{key: binary.BigEndian.AppendUint64(nil, uint64(i)), pts: pts}
+	}
+	check := func(what string) {
+		t.Helper()
+		for i := range ti.shards {
+			s := &ti.shards[i]
+			var rows int
+			var bytes int64
+			for _, tr := range s.m {
+				rows, bytes = rows+1, bytes+tr.e.size()
+			}
+			for _, th := range s.hours {
+				rows, bytes = rows+1+len(th.entries), bytes+th.size()
+			}
+			if rows != s.rows || bytes != s.bytes || bytes > maxBytes || rows > trustPerShard {
+				t.Fatalf("%s: shard %d holds %d rows and %d bytes, counted %d and %d, bound %d",
+					what, i, rows, bytes, s.rows, s.bytes, maxBytes)
+			}
+		}
+	}
+	for i := range 1000 {
+		ti.record(entry(i).key, entry(i), 0)
+		ti.record(entry(i).key, entry(i), 0) // a row read again replaces its record
+	}
+	check("rows")
+	for h := range 1000 {
+		es := []*cacheEntry{entry(2 * h), entry(2*h + 1)}
+		ti.recordHour(h%20, "m", int64(h)*3600, 0, es)
+		ti.recordHour(h%20, "m", int64(h)*3600, 0, es)
+	}
+	check("hours")
+	big := make([]*cacheEntry, 11)
+	for i := range big {
+		big[i] = entry(i)
+	}
+	ti.recordHour(0, "big", 0, 0, big)
+	if ti.findHour(0, "big", 0) != nil {
+		t.Fatal("an hour larger than a shard's bound was recorded")
+	}
+	if ti.findHour(999%20, "m", 999*3600) == nil {
+		t.Fatal("the last hour recorded is not found")
+	}
+	check("after a refused hour")
 }

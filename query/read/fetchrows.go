@@ -106,10 +106,11 @@ func (fs *fetchScan) run(ctx context.Context, rr *rowReader, bucket int) error {
 
 // trust returns the trust index when the fetch may skip the hours it
 // holds: not when the fetch gathers annotations, which are in the
-// cells, nor over a range of more than maxTrustedHours.
+// cells, nor before 1970 (the querier reads from 0 on), nor over a range
+// of more than maxTrustedHours.
 func (fs *fetchScan) trust() *trustIndex {
 	c := fs.r.cache
-	if c == nil || c.trust == nil || fs.sel.Notes ||
+	if c == nil || c.trust == nil || fs.sel.Notes || fs.sel.Start < 0 ||
 		rowkey.BaseTime(fs.sel.End)-rowkey.BaseTime(fs.sel.Start) >= maxTrustedHours*rowkey.RowSpan {
 		return nil
 	}

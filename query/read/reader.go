@@ -122,7 +122,7 @@ func New(opts *Options) (*Reader, error) {
 	}
 	r := &Reader{opts: o, families: []string{o.Family}, cache: newRowCache(o.RowCacheBytes, o.RowCacheReserve)}
 	if r.cache != nil {
-		r.cache.trust = newTrustIndex(o.Changes)
+		r.cache.trust = newTrustIndex(o.Changes, r.cache.maxShard)
 	}
 	r.pool.New = func() any { return &rowReader{r: r} }
 	r.iters.New = func() any { return &SeriesIterator{} }

@@ -11,7 +11,11 @@ import (
 )
 
 // trustShards and trustPerShard bound the trust index: about 100 bytes
-// a row, so at most 16 × 16,384 rows take some 26 MB.
+// a row, so at most 16 × 16,384 rows take some 26 MB of its own. The
+// entries it points to are the row cache's; one the cache has evicted
+// stays reachable until its record goes, so a shard also counts the
+// entries it points to (trustShard.bytes), at most a cache shard's worth:
+// the index can hold at most as much again as the cache.
 const (
 	trustShards   = 16
 	trustPerShard = 1 << 14
@@ -33,21 +37,24 @@ const (
 // as they are (fetchtrust.go). Both only
 // with Options.Changes, which a daemon sets when it alone writes its
 // store. An entry the row cache evicts or drops is marked gone and no
-// longer found; a full shard is emptied whole.
+// longer found; a full shard is emptied whole (trustPerShard).
 type trustIndex struct {
-	changes *changes.Tracker
-	seed    maphash.Seed
-	shards  [trustShards]trustShard
+	changes  *changes.Tracker
+	seed     maphash.Seed
+	maxBytes int64 // per shard: the entries its records point to
+	shards   [trustShards]trustShard
 }
 
+// trustShard holds the rows Gets read (m) and the hours bucket scans read
+// whole (hours). rows counts the rows of both, a record of an hour one
+// more than its entries; bytes the entries' sizes. Past trustPerShard
+// rows or maxBytes the shard is emptied.
 type trustShard struct {
-	mu sync.Mutex
-	m  map[uint64]trusted
-	// hours holds the hours bucket scans read whole (trustedHour), at
-	// most trustPerShard entries in all (hourRows, a record counting one
-	// more than its entries).
-	hours    map[uint64]*trustedHour
-	hourRows int
+	mu    sync.Mutex
+	m     map[uint64]trusted
+	hours map[uint64]*trustedHour
+	rows  int
+	bytes int64
 }
 
 // trustedHour is one hour of a metric's rows in one salt bucket, as a
@@ -70,11 +77,13 @@ type trusted struct {
 	gen    uint64
 }
 
-func newTrustIndex(c *changes.Tracker) *trustIndex {
+// newTrustIndex returns an index whose shards point to at most maxBytes
+// of entries each (a row cache shard's size), nil without a tracker.
+func newTrustIndex(c *changes.Tracker, maxBytes int64) *trustIndex {
 	if c == nil {
 		return nil
 	}
-	t := &trustIndex{changes: c, seed: maphash.MakeSeed()}
+	t := &trustIndex{changes: c, seed: maphash.MakeSeed(), maxBytes: maxBytes}
 	for i := range t.shards {
 		t.shards[i].m = make(map[uint64]trusted)
 		t.shards[i].hours = make(map[uint64]*trustedHour)
@@ -115,11 +124,31 @@ func (t *trustIndex) record(key []byte, e *cacheEntry, gen uint64) {
 	h := maphash.Bytes(t.seed, key)
 	s := &t.shards[h%trustShards]
 	s.mu.Lock()
-	if len(s.m) >= trustPerShard {
-		clear(s.m)
+	if old, ok := s.m[h]; ok {
+		s.rows, s.bytes = s.rows-1, s.bytes-old.e.size()
 	}
+	s.room(1, tr.e.size(), t.maxBytes)
 	s.m[h] = tr
 	s.mu.Unlock()
+}
+
+// room empties the shard unless rows more rows and bytes more bytes fit,
+// and counts them. The caller holds s.mu.
+func (s *trustShard) room(rows int, bytes, maxBytes int64) {
+	if s.rows+rows > trustPerShard || s.bytes+bytes > maxBytes {
+		clear(s.m)
+		clear(s.hours)
+		s.rows, s.bytes = 0, 0
+	}
+	s.rows, s.bytes = s.rows+rows, s.bytes+bytes
+}
+
+// size is what the cache charges for e; nothing for nil.
+func (e *cacheEntry) size() int64 {
+	if e == nil {
+		return 0
+	}
+	return entrySize(len(e.pts), len(e.key))
 }
 
 // hourKey hashes a bucket's hour (base, s) of metric.
@@ -153,23 +182,29 @@ func (t *trustIndex) findHour(bucket int, metric string, base int64) *trustedHou
 // recordHour notes that a bucket scan that began at gen met exactly the
 // rows of entries (cloned) in the hour at base (s) of metric.
 func (t *trustIndex) recordHour(bucket int, metric string, base int64, gen uint64, entries []*cacheEntry) {
-	if len(entries) >= trustPerShard {
+	th := &trustedHour{bucket: bucket, metric: metric, base: base, gen: gen, entries: slices.Clone(entries)}
+	size := th.size()
+	if len(entries) >= trustPerShard || size > t.maxBytes {
 		return
 	}
-	th := &trustedHour{bucket: bucket, metric: metric, base: base, gen: gen, entries: slices.Clone(entries)}
 	k := t.hourKey(bucket, metric, base)
 	s := &t.shards[k%trustShards]
 	s.mu.Lock()
 	if old := s.hours[k]; old != nil {
-		s.hourRows -= 1 + len(old.entries)
+		s.rows, s.bytes = s.rows-1-len(old.entries), s.bytes-old.size()
 	}
-	if s.hourRows+1+len(entries) > trustPerShard {
-		clear(s.hours)
-		s.hourRows = 0
-	}
+	s.room(1+len(entries), size, t.maxBytes)
 	s.hours[k] = th
-	s.hourRows += 1 + len(entries)
 	s.mu.Unlock()
+}
+
+// size is the sum of the hour's entries' sizes.
+func (th *trustedHour) size() int64 {
+	var n int64
+	for _, e := range th.entries {
+		n += e.size()
+	}
+	return n
 }
 
 // drop forgets every row and hour (/api/dropcaches).
@@ -179,7 +214,7 @@ func (t *trustIndex) drop() {
 		s.mu.Lock()
 		clear(s.m)
 		clear(s.hours)
-		s.hourRows = 0
+		s.rows, s.bytes = 0, 0
 		s.mu.Unlock()
 	}
 }
