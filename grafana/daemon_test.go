@@ -1,19 +1,10 @@
 package grafana
 
 import (
-	"os"
 	"testing"
 
 	"github.com/tsd-db/tsd/internal/daemontest"
 )
-
-// These tests run the real tsd binary, built once per test run
-// (internal/daemontest, shared with cmd/tsd's tests).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	daemontest.Cleanup()
-	os.Exit(code)
-}
 
 // startDaemon runs tsd on an ephemeral 127.0.0.1 port over a fresh data
 // directory (args may name another) and waits for it to log its address.

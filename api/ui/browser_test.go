@@ -67,7 +67,6 @@ func TestMain(m *testing.M) {
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)
 	}
-	daemontest.Cleanup()
 	os.Exit(code)
 }
 

@@ -14,14 +14,12 @@ import (
 	"testing"
 )
 
-// These tests run the real tsd binary, built once per test run
-// (internal/daemontest). Their parallel tests mostly wait on their
-// daemons: four run at once.
+// These tests run the real tsd binary (internal/daemontest.Binary, shared
+// with the other packages' tests). Their parallel tests mostly wait on
+// their daemons: four run at once.
 func TestMain(m *testing.M) {
 	parallelUnlessSet(4)
-	code := m.Run()
-	daemontest.Cleanup()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // parallelUnlessSet lets n parallel tests run at once unless

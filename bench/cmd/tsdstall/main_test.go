@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/tsd-db/tsd/internal/daemontest"
 )
 
 // TestRun runs the whole measurement on the real daemon at a tiny size:
@@ -12,7 +14,9 @@ import (
 // the answer size and point count are the data's.
 func TestRun(t *testing.T) {
 	var out, errs bytes.Buffer
-	args := []string{"-hosts", "20", "-span", "10m", "-clients", "5", "-n", "5", "-hold", "0s", "-after", "0s"}
+	// The tests' shared tsd binary (internal/daemontest): the command's own
+	// build (buildTSD, without -bin) would link tsd once more.
+	args := []string{"-bin", daemontest.Binary(t), "-hosts", "20", "-span", "10m", "-clients", "5", "-n", "5", "-hold", "0s", "-after", "0s"}
 	if code := run(args, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs.String(), out.String())
 	}
