@@ -253,7 +253,7 @@ func stallClient(t *testing.T, base, path string) (net.Conn, string) {
 // a series at a time, as each group is written).
 func TestStreamedAnswerHeapBounded(t *testing.T) {
 	if invariants.RaceEnabled {
-		// Seven million points to load and a heap figure the detector's
+		// 720,000 points to load and a heap figure the detector's
 		// bookkeeping skews; the streaming itself runs under the race
 		// detector in TestListAnswersStreamed and TestPromAnswersStreamed.
 		t.Skip("a heap bound, checked without the race detector")
