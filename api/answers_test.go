@@ -36,6 +36,21 @@ import (
 // bigT0 is the first timestamp of loadHosts' points, an hour boundary.
 const bigT0 = 1_700_002_800
 
+// stallHosts is how many series the stalled-client tests load: their
+// answer (about 5.5 KB a series) must outgrow what the kernel buffers for
+// a connection (4 MiB of send buffer here), so that the write waits. The
+// race step loads 1,200 (6.6 MB), the test step 2,000: under the detector
+// loading and answering 2,000 took the four tests some 30 s each.
+var stallHosts = raceOr(2000, 1200)
+
+// raceOr is n, or under the race detector raced.
+func raceOr(n, raced int) int {
+	if invariants.RaceEnabled {
+		return raced
+	}
+	return n
+}
+
 // loadHosts writes metric m for hosts h0..h<hosts-1>, one point every 10
 // s for span seconds from bigT0, into the head.
 func loadHosts(t testing.TB, w *service.Writer, m string, hosts, span int) {
@@ -304,7 +319,7 @@ func TestStreamedAnswerHeapBounded(t *testing.T) {
 func TestStalledClientHoldsNoSlot(t *testing.T) {
 	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MaxConcurrentQueries: 1, MaxQueuedQueries: -1}, opentsdb.Options{})
-	loadHosts(t, q.st.w, "big", 2000, 3600)
+	loadHosts(t, q.st.w, "big", stallHosts, 3600)
 	loadHosts(t, q.st.w, "small", 2, 600)
 	small := fmt.Sprintf("/api/query?start=%d&end=%d&m=sum:small", bigT0, bigT0+599)
 	want := q.executed(t, small)
@@ -536,7 +551,7 @@ func TestListAnswersStreamed(t *testing.T) {
 func TestWriteMinRate(t *testing.T) {
 	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second, MinWriteRate: 4 << 20}, opentsdb.Options{})
-	loadHosts(t, q.st.w, "big", 2000, 3600) // an answer larger than what the kernel buffers
+	loadHosts(t, q.st.w, "big", stallHosts, 3600) // an answer larger than what the kernel buffers
 	want := q.executed(t, bigQuery("big"))
 	c, _ := stallClient(t, q.base, bigQuery("big"))
 	stop := make(chan struct{})

@@ -201,7 +201,7 @@ func TestStatsQueryBounded(t *testing.T) {
 func TestStatsQueryRunningWhileStalled(t *testing.T) {
 	t.Parallel() // waits out write timeouts: overlap it with the others that do
 	q := newQueryStack(t, Options{WriteTimeout: 2 * time.Second}, opentsdb.Options{})
-	loadHosts(t, q.st.w, "big", 2000, 3600)
+	loadHosts(t, q.st.w, "big", stallHosts, 3600)
 	stallClient(t, q.base, bigQuery("big"))
 	// Once its write blocks, the stalled answer holds no slot.
 	waitUntil(t, "the stalled answer to give its slot up", func() bool { return q.srv.AnswerStats().Running == 0 })

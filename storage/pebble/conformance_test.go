@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tsd-db/tsd/internal/invariants"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
 	"github.com/tsd-db/tsd/storage/storagetest"
@@ -26,7 +27,13 @@ func openTemp(t testing.TB, opts *pebble.Options) *pebble.DB {
 }
 
 func TestConformance(t *testing.T) {
+	var o storagetest.Options // the suite's 2,000 model steps
+	if invariants.RaceEnabled {
+		// One goroutine against a model: 5 s of the race step for what
+		// the test step checked; the concurrent cases run whole.
+		o.ModelSteps = 400
+	}
 	storagetest.Run(t, func(t testing.TB) storage.DB {
 		return openTemp(t, &pebble.Options{CacheSize: 1 << 20, MemTableSize: 1 << 20})
-	}, storagetest.Options{})
+	}, o)
 }
