@@ -16,15 +16,22 @@ func iterateAll(t *testing.T, s *stack, r *read.Reader, sel []index.Series, m mo
 	t.Helper()
 	for _, x := range sel {
 		it := r.Iterator(context.Background(), x, rg[0], rg[1], nil)
-		var got []series.Point
-		for it.Next() {
-			got = append(got, it.At())
-		}
-		want := m.want(hostOf(t, s, x), rg[0], rg[1])
-		if it.Err() != nil || !slices.Equal(got, want) {
-			t.Fatalf("series %s: %d points (err %v), want %d", hostOf(t, s, x), len(got), it.Err(), len(want))
-		}
+		checkSeries(t, s, it, x, m, rg)
 		it.Close()
+	}
+}
+
+// checkSeries walks it, series x's iterator over rg, and checks it
+// against m.
+func checkSeries(t *testing.T, s *stack, it *read.SeriesIterator, x index.Series, m model, rg [2]int64) {
+	t.Helper()
+	var got []series.Point
+	for it.Next() {
+		got = append(got, it.At())
+	}
+	want := m.want(hostOf(t, s, x), rg[0], rg[1])
+	if it.Err() != nil || !slices.Equal(got, want) {
+		t.Fatalf("series %s: %d points (err %v), want %d", hostOf(t, s, x), len(got), it.Err(), len(want))
 	}
 }
 
@@ -89,14 +96,7 @@ func fetchAll(t *testing.T, s *stack, r *read.Reader, sel []index.Series, m mode
 	var it *read.SeriesIterator
 	for i, x := range sel {
 		it = f.Iterator(ctx, i, it)
-		var got []series.Point
-		for it.Next() {
-			got = append(got, it.At())
-		}
-		want := m.want(hostOf(t, s, x), rg[0], rg[1])
-		if it.Err() != nil || !slices.Equal(got, want) {
-			t.Fatalf("series %s: %d points (err %v), want %d", hostOf(t, s, x), len(got), it.Err(), len(want))
-		}
+		checkSeries(t, s, it, x, m, rg)
 	}
 	it.Close()
 }
