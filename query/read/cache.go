@@ -222,7 +222,7 @@ func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
 		s.unlink(old)
 		old.gone.Store(true)
 		delete(s.m, old.fp)
-		s.bytes -= entrySize(len(old.pts), len(old.key))
+		s.bytes -= old.size()
 	}
 }
 
@@ -261,6 +261,15 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) *c
 // charged: its extremes (16 bytes a block, when it has them) as half a
 // byte a point.
 func entrySize(n, k int) int64 { return int64(n*pointBytes + n/2 + k + entryOverhead) }
+
+// size is what the cache charges for e; nothing for nil (the trust
+// index's record of a row a Get did not find).
+func (e *cacheEntry) size() int64 {
+	if e == nil {
+		return 0
+	}
+	return entrySize(len(e.pts), len(e.key))
+}
 
 // extBlock is how many points one pair of a row's extremes covers.
 const extBlock = 32

@@ -114,7 +114,7 @@ func TestTrustIndexBounded(t *testing.T) {
 				rows, bytes = rows+1, bytes+tr.e.size()
 			}
 			for _, th := range s.hours {
-				rows, bytes = rows+1+len(th.entries), bytes+th.size()
+				rows, bytes = rows+1+len(th.entries), bytes+entriesSize(th.entries)
 			}
 			if rows != s.rows || bytes != s.bytes || bytes > maxBytes || rows > trustPerShard {
 				t.Fatalf("%s: shard %d holds %d rows and %d bytes, counted %d and %d, bound %d",

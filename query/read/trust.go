@@ -143,14 +143,6 @@ func (s *trustShard) room(rows int, bytes, maxBytes int64) {
 	s.rows, s.bytes = s.rows+rows, s.bytes+bytes
 }
 
-// size is what the cache charges for e; nothing for nil.
-func (e *cacheEntry) size() int64 {
-	if e == nil {
-		return 0
-	}
-	return entrySize(len(e.pts), len(e.key))
-}
-
 // hourKey hashes a bucket's hour (base, s) of metric.
 func (t *trustIndex) hourKey(bucket int, metric string, base int64) uint64 {
 	var h maphash.Hash
@@ -182,26 +174,26 @@ func (t *trustIndex) findHour(bucket int, metric string, base int64) *trustedHou
 // recordHour notes that a bucket scan that began at gen met exactly the
 // rows of entries (cloned) in the hour at base (s) of metric.
 func (t *trustIndex) recordHour(bucket int, metric string, base int64, gen uint64, entries []*cacheEntry) {
-	th := &trustedHour{bucket: bucket, metric: metric, base: base, gen: gen, entries: slices.Clone(entries)}
-	size := th.size()
+	size := entriesSize(entries)
 	if len(entries) >= trustPerShard || size > t.maxBytes {
 		return
 	}
+	th := &trustedHour{bucket: bucket, metric: metric, base: base, gen: gen, entries: slices.Clone(entries)}
 	k := t.hourKey(bucket, metric, base)
 	s := &t.shards[k%trustShards]
 	s.mu.Lock()
 	if old := s.hours[k]; old != nil {
-		s.rows, s.bytes = s.rows-1-len(old.entries), s.bytes-old.size()
+		s.rows, s.bytes = s.rows-1-len(old.entries), s.bytes-entriesSize(old.entries)
 	}
 	s.room(1+len(entries), size, t.maxBytes)
 	s.hours[k] = th
 	s.mu.Unlock()
 }
 
-// size is the sum of the hour's entries' sizes.
-func (th *trustedHour) size() int64 {
+// entriesSize is the sum of es' sizes.
+func entriesSize(es []*cacheEntry) int64 {
 	var n int64
-	for _, e := range th.entries {
+	for _, e := range es {
 		n += e.size()
 	}
 	return n
