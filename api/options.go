@@ -153,6 +153,12 @@ type Options struct {
 	// rollup rebuild, a UID assigned), for the PromQL answer cache
 	// (internal/changes). Default nil: nothing is marked.
 	Changes *changes.Tracker
+	// Reading, when set, is called as a request to a route that needs no
+	// more than the read role begins (a query, from the PromQL answer
+	// cache too, a search, a status page). cmd/tsd wires it to the row
+	// cache's reserve (query/read), whose filler waits for reads to stop.
+	// Default nil.
+	Reading func()
 	// MaxInflightBytes bounds the decompressed request bytes being
 	// ingested at once across all requests; a request that would exceed it
 	// is answered 503 with Retry-After. Default 1 GiB.

@@ -327,11 +327,23 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, e endpoint) {
 	if !s.authorize(ctx, e) {
 		return
 	}
+	s.noteReading(ctx, e)
 	if !e.stream && e.handle != nil && !s.bufferBody(ctx) {
 		return
 	}
 	serveEndpoint(ctx, e)
 	s.markAdminChange(ctx, e)
+}
+
+// noteReading tells Options.Reading that a request to a read route
+// begins.
+func (s *Server) noteReading(ctx *fasthttp.RequestCtx, e endpoint) {
+	if s.opts.Reading == nil {
+		return
+	}
+	if _, need := routeRole(ctx, e); need == auth.Read {
+		s.opts.Reading()
+	}
 }
 
 // markAdminChange marks every point changed (internal/changes) after a

@@ -82,6 +82,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) (err error) {
 		return err
 	}
 	opts.Changes = st.changes
+	opts.Reading = rs.reader.Reading
 	// After Query: its reader's counters are in the stats. srv is set
 	// before it serves, so before any stats request.
 	var served serverRef

@@ -230,8 +230,22 @@ func (r *Reader) choose(sel Selection) Plan {
 // buckets is the number of salt buckets a metric's rows spread over.
 func (r *Reader) buckets() int { return r.opts.Layout.Buckets() }
 
-// clampStart raises start to the metric's retention cutoff.
+// Reading tells the reader that a read is about to begin, before any
+// call reaches it: a query answered from an answer cache above the
+// reader, or still being parsed. The row cache's reserve makes its
+// blocks only once reads stop (reserve.go), since making them beside a
+// read stalls it; the reader's own reads tell it too. Safe for
+// concurrent use.
+func (r *Reader) Reading() {
+	if r.cache != nil {
+		r.cache.res.reading()
+	}
+}
+
+// clampStart raises start to the metric's retention cutoff. Every read
+// begins here, so it also calls Reading.
 func (r *Reader) clampStart(ctx context.Context, tsuid string, start int64) (int64, error) {
+	r.Reading()
 	if r.opts.Retention == nil {
 		return start, nil
 	}

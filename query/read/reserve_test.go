@@ -2,6 +2,7 @@ package read
 
 import (
 	"testing"
+	"time"
 
 	"github.com/tsd-db/tsd/series"
 )
@@ -70,4 +71,55 @@ func (rs *reserve) readyBytes() int64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return int64(len(rs.ready)*reserveBlock+cap(rs.cur)-len(rs.cur)) * pointBytes
+}
+
+// TestReserveWaitsForReads: the filler makes a block only once no read
+// has begun or asked for a block for reserveQuiet.
+func TestReserveWaitsForReads(t *testing.T) {
+	rs := newReserve(reserveBlock * pointBytes)
+	now := time.Now()
+	if w := rs.waitLocked(now); w > 0 {
+		t.Fatalf("no read yet: the filler waits %v, want 0", w)
+	}
+	rs.reading()
+	if w := rs.waitLocked(time.Now()); w <= reserveQuiet/2 {
+		t.Fatalf("a read just began: the filler waits %v, want about %v", w, reserveQuiet)
+	}
+	if w := rs.waitLocked(time.Now().Add(reserveQuiet + time.Millisecond)); w > 0 {
+		t.Fatalf("reads stopped %v ago: the filler waits %v, want 0", reserveQuiet, w)
+	}
+	rs.taken = now.Add(time.Hour)
+	if w := rs.waitLocked(now.Add(time.Hour + time.Millisecond)); w <= 0 {
+		t.Fatalf("a read asked for a block 1 ms ago: the filler waits %v, want more", w)
+	}
+}
+
+// TestReserveStarvedFromHeap: reads that find the reserve empty read
+// uncached until it has been empty for rs.starved, and then get room from
+// the heap; a block the filler makes ends that.
+func TestReserveStarvedFromHeap(t *testing.T) {
+	rs := newReserve(reserveBlock * pointBytes)
+	rs.starved = 5 * time.Millisecond
+	if got := rs.alloc(100); got != nil {
+		t.Fatal("an empty reserve gave room at once")
+	}
+	time.Sleep(2 * rs.starved)
+	got := rs.alloc(100)
+	if got == nil || cap(got) != 100 {
+		t.Fatalf("a reserve empty for %v gave %v, want 100 points from the heap", 2*rs.starved, got)
+	}
+	rs.wait()
+	rs.mu.Lock()
+	empty := rs.empty
+	rs.mu.Unlock()
+	if !empty.IsZero() {
+		t.Fatal("a block was made, but the reserve still counts as empty")
+	}
+	a := rs.alloc(100)
+	if b := rs.alloc(100); a == nil || b == nil || &a[:1][0] == &b[:1][0] {
+		t.Fatal("with a block ready, room must be carved from it")
+	}
+	if &a[:2][1] != &rs.cur[1] {
+		t.Fatal("room did not come from the block in hand")
+	}
 }
