@@ -19,7 +19,7 @@ func TestPopulateFaultsBlocks(t *testing.T) {
 	if err := syscall.Madvise(whole, syscall.MADV_DONTNEED); err != nil {
 		t.Fatal(err)
 	}
-	if n := resident(t, whole); n != 0 {
+	if n := resident(t, &whole[0], len(whole)); n != 0 {
 		t.Fatalf("%d pages resident after MADV_DONTNEED, want 0", n)
 	}
 	n := populateBlock(b)
@@ -29,14 +29,13 @@ func TestPopulateFaultsBlocks(t *testing.T) {
 	if want := len(whole) / pointBytes; n != want {
 		t.Fatalf("populateBlock covered %d points, want the block's whole pages, %d", n, want)
 	}
-	if got, want := resident(t, whole), len(whole)/4096; got != want {
+	if got, want := resident(t, &whole[0], len(whole)), len(whole)/4096; got != want {
 		t.Fatalf("%d of %d pages resident after populateBlock", got, want)
 	}
 	populate(b)
-	// The block's last page, which it fills in part, is resident too: a
-	// large object takes whole pages, so mincore may look at all of it.
+	// And the page the block ends in, which it fills in part.
 	pages := (len(mem) + 4095) / 4096
-	if got := resident(t, unsafe.Slice(&mem[0], pages*4096)); got != pages {
+	if got := resident(t, &mem[0], pages*4096); got != pages {
 		t.Fatalf("%d of %d pages resident after populate", got, pages)
 	}
 }
@@ -63,16 +62,18 @@ func kernelAtLeast(t *testing.T, major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
-// resident counts mem's pages in memory (mincore); mem starts on a page.
-func resident(t *testing.T, mem []byte) int {
+// resident counts the pages in memory (mincore) of the n bytes at p,
+// which starts a page. Only the kernel reads past what p points into, so
+// n may reach the end of the page its memory ends in.
+func resident(t *testing.T, p *byte, n int) int {
 	t.Helper()
-	vec := make([]byte, (len(mem)+4095)/4096)
-	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+	vec := make([]byte, (n+4095)/4096)
+	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(p)), uintptr(n), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
 		t.Fatal(e)
 	}
-	n := 0
+	in := 0
 	for _, v := range vec {
-		n += int(v & 1)
+		in += int(v & 1)
 	}
-	return n
+	return in
 }
