@@ -77,7 +77,7 @@ type Options struct {
 	// new entries, filled in the background while no read runs
 	// (reserve.go): a row that finds it empty is read as if uncached, and
 	// a later read admits it, from the heap once reads have found it empty
-	// for a second. At most RowCacheBytes. -1: entries come from the heap
+	// for 50 ms. At most RowCacheBytes. -1: entries come from the heap
 	// as rows are read. Default 16 MiB.
 	RowCacheReserve int64
 	// Rollups are the rollup tables VisitCells reads. Default nil: none.

@@ -15,8 +15,8 @@ import (
 // about 12 µs, more than decoding the 360 points that fill two pages.
 // Entries are carved from blocks a filler goroutine allocates and faults
 // in beforehand, off the query's path, keeping up to depth blocks ready
-// once the first read asked for one (a daemon that only ingests keeps
-// none). The memory kept ready is Options.RowCacheReserve.
+// from the reader's start, so that the first burst of reads after a bulk
+// load finds them. The memory kept ready is Options.RowCacheReserve.
 //
 // The filler makes blocks only while no read runs: once no read has
 // begun (reading) or asked for a block for reserveQuiet. Making blocks
@@ -31,10 +31,13 @@ import (
 //
 // A row that finds the reserve empty is read as if uncached (a head row
 // from its encoded snapshot, a stored row into the reader's buffer), and
-// a later read admits it. Reads that never stop for reserveQuiet would
-// then never admit a row, so once the reserve has been empty for
-// reserveStarved, new entries come from the heap, faults and all, as
-// without a reserve, until the filler makes a block again.
+// a later read admits it: a cold burst larger than the reserve does not
+// fault in its overflow. Reads that do not stop for reserveQuiet would
+// then admit nothing, and a dashboard's repeated queries would decode
+// their rows every time (groupby-12h's mean doubled with rows in the
+// store), so once the reserve has been empty for reserveStarved, new
+// entries come from the heap, faults and all, as without a reserve, until
+// the filler makes a block again.
 //
 // An entry's points are a slice of its block, so a block is freed once
 // every entry carved from it is evicted and no reader holds one; entries
@@ -69,16 +72,21 @@ const (
 	reserveQuiet = 20 * time.Millisecond
 	// reserveStarved is how long reads may find the reserve empty before
 	// new entries come from the heap.
-	reserveStarved = time.Second
+	reserveStarved = 50 * time.Millisecond
 )
 
-// newReserve returns a reserve of about bytes, or nil (entries come from
-// the heap as they are made) when bytes is not positive.
+// newReserve returns a reserve of about bytes, its filler started, or nil
+// (entries come from the heap as they are made) when bytes is not
+// positive.
 func newReserve(bytes int64) *reserve {
 	if bytes <= 0 {
 		return nil
 	}
-	return &reserve{depth: int(max(1, bytes/(reserveBlock*pointBytes))), starved: reserveStarved}
+	rs := &reserve{depth: int(max(1, bytes/(reserveBlock*pointBytes))), starved: reserveStarved}
+	rs.mu.Lock()
+	rs.fillLocked()
+	rs.mu.Unlock()
+	return rs
 }
 
 // alloc returns an empty slice with room for n points, from resident

@@ -7,17 +7,13 @@ import (
 	"github.com/tsd-db/tsd/series"
 )
 
-// TestReserveCarves: an empty reserve admits nothing and starts its
-// filler, which stops at its depth; entries are then carved from touched
-// blocks without overlapping, a block is replaced when it runs out, and a
-// row too large for a block comes from the heap.
+// TestReserveCarves: a new reserve fills to its depth; entries are then
+// carved from its blocks without overlapping, a block is replaced when it
+// runs out, and a row too large for a block comes from the heap.
 func TestReserveCarves(t *testing.T) {
 	rs := newReserve(3 * reserveBlock * pointBytes)
 	if rs.depth != 3 {
 		t.Fatalf("depth %d, want 3", rs.depth)
-	}
-	if got := rs.alloc(360); got != nil {
-		t.Fatalf("an empty reserve gave %d points of room", cap(got))
 	}
 	rs.wait()
 	if got, want := rs.readyBytes(), int64(3*reserveBlock*pointBytes); got != want {
@@ -27,6 +23,7 @@ func TestReserveCarves(t *testing.T) {
 	if len(a) != 0 || cap(a) != 360 || cap(b) != 100 {
 		t.Fatalf("room %d/%d and %d/%d, want 0/360 and 0/100", len(a), cap(a), len(b), cap(b))
 	}
+	rs.wait() // the block taken is replaced
 	a = append(a, make([]series.Point, 360)...)
 	b = append(b, series.IntPoint(1, 7))
 	if a[359].T != 0 || b[0].T != 1 {
@@ -77,6 +74,7 @@ func (rs *reserve) readyBytes() int64 {
 // has begun or asked for a block for reserveQuiet.
 func TestReserveWaitsForReads(t *testing.T) {
 	rs := newReserve(reserveBlock * pointBytes)
+	rs.wait() // the filler ends once full; the checks below hold its lock in its stead
 	now := time.Now()
 	if w := rs.waitLocked(now); w > 0 {
 		t.Fatalf("no read yet: the filler waits %v, want 0", w)
@@ -99,8 +97,17 @@ func TestReserveWaitsForReads(t *testing.T) {
 // the heap; a block the filler makes ends that.
 func TestReserveStarvedFromHeap(t *testing.T) {
 	rs := newReserve(reserveBlock * pointBytes)
+	rs.wait()
+	rs.mu.Lock()
 	rs.starved = 5 * time.Millisecond
-	if got := rs.alloc(100); got != nil {
+	rs.mu.Unlock()
+	if got := rs.alloc(reserveBlock / 4); got == nil {
+		t.Fatal("a full reserve gave no room")
+	}
+	for range 3 {
+		rs.alloc(reserveBlock / 4)
+	}
+	if got := rs.alloc(reserveBlock / 4); got != nil {
 		t.Fatal("an empty reserve gave room at once")
 	}
 	time.Sleep(2 * rs.starved)
