@@ -167,13 +167,12 @@
 //
 // New entries take their memory from a reserve (reserve.go,
 // Options.RowCacheReserve): blocks a background filler allocates and
-// faults in before a query needs them, from the reader's start, and
-// refills only while no read runs (Reader.Reading hears of reads the reader
-// never sees, such as answers from the PromQL answer cache), since
-// faulting pages in beside a query stalled it. A row that finds the
-// reserve empty is read as if uncached, and a later read admits it; after
-// 50 ms of reads that found it empty, entries come from the heap. The
-// first queries after a bulk load would otherwise spend their time
+// faults in before a query needs them, from the first read on, one per
+// 50 ms while reads go on and at full speed once they stop
+// (Reader.Reading hears of reads the reader never sees, such as answers
+// from the PromQL answer cache), since faulting pages in beside a query
+// stalls it. A row that finds the reserve empty is read as if uncached,
+// and a later read admits it. The first queries after a bulk load would otherwise spend their time
 // faulting in the pages of the entries they fill (about 12 µs a page on a
 // VM, ten times a warm query's whole cost for a dashboard's 10 MB of
 // rows).

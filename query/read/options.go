@@ -74,11 +74,10 @@ type Options struct {
 	// -1 disables it. Default 256 MiB.
 	RowCacheBytes int64
 	// RowCacheReserve is the memory kept resident for the row cache's
-	// new entries, filled in the background while no read runs
-	// (reserve.go): a row that finds it empty is read as if uncached, and
-	// a later read admits it, from the heap once reads have found it empty
-	// for 50 ms. At most RowCacheBytes. -1: entries come from the heap
-	// as rows are read. Default 16 MiB.
+	// new entries, filled in the background, at full speed only while no
+	// read runs (reserve.go): a row that finds it empty is read as if
+	// uncached, and a later read admits it. At most RowCacheBytes. -1:
+	// entries come from the heap as rows are read. Default 16 MiB.
 	RowCacheReserve int64
 	// Rollups are the rollup tables VisitCells reads. Default nil: none.
 	Rollups *Rollups

@@ -7,13 +7,17 @@ import (
 	"github.com/tsd-db/tsd/series"
 )
 
-// TestReserveCarves: a new reserve fills to its depth; entries are then
-// carved from its blocks without overlapping, a block is replaced when it
-// runs out, and a row too large for a block comes from the heap.
+// TestReserveCarves: an empty reserve admits nothing and starts its
+// filler, which stops at its depth; entries are then carved from touched
+// blocks without overlapping, a block is replaced when it runs out, and a
+// row too large for a block comes from the heap.
 func TestReserveCarves(t *testing.T) {
 	rs := newReserve(3 * reserveBlock * pointBytes)
 	if rs.depth != 3 {
 		t.Fatalf("depth %d, want 3", rs.depth)
+	}
+	if got := rs.alloc(360); got != nil {
+		t.Fatalf("an empty reserve gave %d points of room", cap(got))
 	}
 	rs.wait()
 	if got, want := rs.readyBytes(), int64(3*reserveBlock*pointBytes); got != want {
@@ -23,7 +27,6 @@ func TestReserveCarves(t *testing.T) {
 	if len(a) != 0 || cap(a) != 360 || cap(b) != 100 {
 		t.Fatalf("room %d/%d and %d/%d, want 0/360 and 0/100", len(a), cap(a), len(b), cap(b))
 	}
-	rs.wait() // the block taken is replaced
 	a = append(a, make([]series.Point, 360)...)
 	b = append(b, series.IntPoint(1, 7))
 	if a[359].T != 0 || b[0].T != 1 {
@@ -70,12 +73,13 @@ func (rs *reserve) readyBytes() int64 {
 	return int64(len(rs.ready)*reserveBlock+cap(rs.cur)-len(rs.cur)) * pointBytes
 }
 
-// TestReserveWaitsForReads: the filler makes a block only once no read
-// has begun or asked for a block for reserveQuiet.
+// TestReserveWaitsForReads: the filler makes a block once no read has
+// begun or asked for a block for reserveQuiet, or reservePace after the
+// last one.
 func TestReserveWaitsForReads(t *testing.T) {
-	rs := newReserve(reserveBlock * pointBytes)
-	rs.wait() // the filler ends once full; the checks below hold its lock in its stead
+	rs := newReserve(reserveBlock * pointBytes) // no filler runs before the first alloc
 	now := time.Now()
+	rs.made = now
 	if w := rs.waitLocked(now); w > 0 {
 		t.Fatalf("no read yet: the filler waits %v, want 0", w)
 	}
@@ -86,47 +90,13 @@ func TestReserveWaitsForReads(t *testing.T) {
 	if w := rs.waitLocked(time.Now().Add(reserveQuiet + time.Millisecond)); w > 0 {
 		t.Fatalf("reads stopped %v ago: the filler waits %v, want 0", reserveQuiet, w)
 	}
-	rs.taken = now.Add(time.Hour)
+	rs.taken, rs.made = now.Add(time.Hour), now.Add(time.Hour)
 	if w := rs.waitLocked(now.Add(time.Hour + time.Millisecond)); w <= 0 {
-		t.Fatalf("a read asked for a block 1 ms ago: the filler waits %v, want more", w)
+		t.Fatalf("a read asked for a block and a block was made 1 ms ago: the filler waits %v, want more", w)
 	}
-}
-
-// TestReserveStarvedFromHeap: reads that find the reserve empty read
-// uncached until it has been empty for rs.starved, and then get room from
-// the heap; a block the filler makes ends that.
-func TestReserveStarvedFromHeap(t *testing.T) {
-	rs := newReserve(reserveBlock * pointBytes)
-	rs.wait()
-	rs.mu.Lock()
-	rs.starved = 5 * time.Millisecond
-	rs.mu.Unlock()
-	if got := rs.alloc(reserveBlock / 4); got == nil {
-		t.Fatal("a full reserve gave no room")
-	}
-	for range 3 {
-		rs.alloc(reserveBlock / 4)
-	}
-	if got := rs.alloc(reserveBlock / 4); got != nil {
-		t.Fatal("an empty reserve gave room at once")
-	}
-	time.Sleep(2 * rs.starved)
-	got := rs.alloc(100)
-	if got == nil || cap(got) != 100 {
-		t.Fatalf("a reserve empty for %v gave %v, want 100 points from the heap", 2*rs.starved, got)
-	}
-	rs.wait()
-	rs.mu.Lock()
-	empty := rs.empty
-	rs.mu.Unlock()
-	if !empty.IsZero() {
-		t.Fatal("a block was made, but the reserve still counts as empty")
-	}
-	a := rs.alloc(100)
-	if b := rs.alloc(100); a == nil || b == nil || &a[:1][0] == &b[:1][0] {
-		t.Fatal("with a block ready, room must be carved from it")
-	}
-	if &a[:2][1] != &rs.cur[1] {
-		t.Fatal("room did not come from the block in hand")
+	// Reads that never stop still get a block per reservePace.
+	rs.made = now.Add(time.Hour - reservePace)
+	if w := rs.waitLocked(now.Add(time.Hour + time.Millisecond)); w > 0 {
+		t.Fatalf("reads go on, the last block %v ago: the filler waits %v, want 0", reservePace, w)
 	}
 }
