@@ -172,10 +172,10 @@
 // (Reader.Reading hears of reads the reader never sees, such as answers
 // from the PromQL answer cache), since faulting pages in beside a query
 // stalls it. A row that finds the reserve empty is read as if uncached,
-// and a later read admits it. The first queries after a bulk load would otherwise spend their time
-// faulting in the pages of the entries they fill (about 12 µs a page on a
-// VM, ten times a warm query's whole cost for a dashboard's 10 MB of
-// rows).
+// and a later read admits it. The first queries after a bulk load would
+// otherwise spend their time faulting in the pages of the entries they
+// fill (about 12 µs a page on a VM, ten times a warm query's whole cost
+// for a dashboard's 10 MB of rows).
 //
 // # Rollups
 //
