@@ -28,7 +28,8 @@ import (
 // cache take no block, so before reads told the reserve they began
 // (Reader.Reading), a stream of them looked quiet and met the filler at
 // full speed. A block's pages are populated in one madvise call where the
-// kernel can (MADV_POPULATE_WRITE, Linux 5.14; about 0.2 ms a block).
+// kernel can (MADV_POPULATE_WRITE, Linux 5.14), then written once each
+// (populate says why both).
 //
 // An entry's points are a slice of its block, so a block is freed once
 // every entry carved from it is evicted and no reader holds one; entries
@@ -61,9 +62,9 @@ const (
 	// reserveQuiet is how long no read may have begun or taken a block
 	// before the filler makes them at full speed, and reservePace the
 	// time between two blocks before that: a server never quiet for long
-	// still fills its cache at 20 MiB/s, for some 0.5% of a core where a
-	// block is populated in one call (about 0.2 ms) and 6% where it is
-	// written page by page (256 faults, about 3 ms on a VM).
+	// still fills its cache at 20 MiB/s, for some 4% of a core where a
+	// block is populated in one call and then written (about 2 ms on a
+	// VM) and 7-9% where it is written page by page alone (256 faults).
 	reserveQuiet = 20 * time.Millisecond
 	reservePace  = 50 * time.Millisecond
 )
@@ -157,10 +158,18 @@ func (rs *reserve) reading() {
 }
 
 // populate faults b's pages in here, not in a query: the whole pages in
-// one call where the kernel can (populateBlock), the rest by a write to
-// each page (touchStride is under a page, so none is stepped over).
+// one call where the kernel can (populateBlock), then a nonzero write to
+// every page (touchStride is under a page, so none is stepped over). The
+// write is needed even after populateBlock: on this machine kind (a VM)
+// a populated page still cost about 6 µs at its first write of data,
+// against 0.03 µs after, so a cache entry copied into populated pages
+// paid that in the query (1.5 ms a MiB); a page written with zeros, as
+// populating or reading /dev/zero leaves it, paid it too. Populating
+// first still halves the filler's time: 1.7-2.4 ms a MiB for both, 3.4-4.7
+// ms for the writes alone.
 func populate(b []series.Point) {
-	for i := populateBlock(b); i < len(b); i += touchStride {
+	populateBlock(b)
+	for i := 0; i < len(b); i += touchStride {
 		b[i].T = 1
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/tsd-db/tsd/series"
 )
 
-// TestPopulateFaultsBlocks: populate makes every page of a block resident
-// without the filler writing to them one by one: the block's pages are
-// dropped first (MADV_DONTNEED), and mincore counts them after.
+// TestPopulateFaultsBlocks: populateBlock makes every whole page of a
+// block resident in one call, before populate writes to each: the block's
+// pages are dropped first (MADV_DONTNEED), and mincore counts them after.
 func TestPopulateFaultsBlocks(t *testing.T) {
 	b := make([]series.Point, reserveBlock)
 	mem := unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)*pointBytes)

@@ -1,8 +1,10 @@
 package read
 
 import (
+	"bytes"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tsd-db/tsd/series"
 )
@@ -98,5 +100,21 @@ func TestReserveWaitsForReads(t *testing.T) {
 	rs.made = now.Add(time.Hour - reservePace)
 	if w := rs.waitLocked(now.Add(time.Hour + time.Millisecond)); w > 0 {
 		t.Fatalf("reads go on, the last block %v ago: the filler waits %v, want 0", reservePace, w)
+	}
+}
+
+// TestPopulateWritesEveryPage: after populate, every 4 KiB page of a
+// block holds data, not only zeros. A page that was populated but never
+// written cost a fault at its first write on the machines tsd is measured
+// on, which a query copying an entry in then paid.
+func TestPopulateWritesEveryPage(t *testing.T) {
+	b := make([]series.Point, reserveBlock)
+	populate(b)
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)*pointBytes)
+	for off := 0; off < len(mem); off += 4096 {
+		page := mem[off:min(off+4096, len(mem))]
+		if bytes.Count(page, []byte{0}) == len(page) {
+			t.Fatalf("page at byte %d of the block holds only zeros after populate", off)
+		}
 	}
 }
