@@ -138,7 +138,7 @@ func (c *config) keyTable() []*key {
 		stringKey(&c.access.corsDomains, "tsd.http.request.cors_domains", "", "origins (comma list, or *) allowed to read answers cross-origin, preflight OPTIONS included; empty: no CORS"),
 		stringKey(&c.access.corsHeaders, "tsd.http.request.cors_headers", api.DefaultCORSHeaders, "request headers a CORS preflight allows"),
 		enumKey(&c.access.mode, "tsd.mode", modeReadWrite, []string{modeReadWrite, modeReadOnly, modeWriteOnly}, "rw serves reads and writes; ro serves no write route or telnet put and writes nothing to the store (it may share one with writers); wo serves no query route"),
-		bytesKey(&c.query.rowCache, "tsd.query.row_cache.size", read.DefaultRowCacheBytes, "memory for decoded rows that queries read again (24 bytes a point); 0 or -1 off"),
+		bytesKey(&c.query.rowCache, "tsd.query.row_cache.size", read.DefaultRowCacheBytes, "memory for decoded rows kept for later queries (24 bytes a point; once full, only rows read twice enter); 0 or -1 off"),
 		bytesKey(&c.query.rowReserve, "tsd.query.row_cache.reserve", read.DefaultRowCacheReserve, "memory kept resident for the row cache's new entries, refilled in the background, at full speed only while no query runs, so a cold query does not stall on fresh pages; a row that finds it empty is read uncached and cached later; 0 or -1: entries from the heap"),
 		boolKey(&c.query.skipTagVs, "tsd.query.skip_unresolved_tagvs", false, "ignore unknown tag values in literal filters instead of answering 400"),
 		newKey(&c.query.timezone, "tsd.core.timezone", "", "zone", checkTimezone, func(s string) string { return s }, "IANA zone (America/Denver) of absolute query dates and calendar downsampling when a query names no timezone; empty is UTC"),

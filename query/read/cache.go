@@ -27,8 +27,9 @@ const (
 // decode, which is most of a query's CPU. It is keyed by a fingerprint of
 // the row key and every cell the store returned (qualifier, value and cell
 // timestamp): a row whose cells change gets a new fingerprint, so an entry
-// can never be stale; the old one ages out. A row is admitted on its second
-// sighting, so a one-off export does not flush what dashboards reuse.
+// can never be stale; the old one ages out. Once the cache is full, a row
+// is admitted on its second sighting, so a one-off export does not flush
+// what dashboards reuse (add).
 type rowCache struct {
 	seed     maphash.Seed
 	maxShard int64    // bytes per shard
@@ -226,10 +227,14 @@ func (s *cacheShard) insert(e *cacheEntry, size, max int64) {
 	}
 }
 
-// add offers a decoded row. It is kept on its second offer (the first only
-// records the fingerprint) when it fits a shard and the reserve has room
-// for it; the entry it made is returned, nil when it kept none.
-func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) *cacheEntry {
+// add offers a decoded row and returns the entry it made, nil when it
+// kept none. A stored row (eager) is kept on its first offer while its
+// shard has room for it without evicting, as a cache still filling up
+// loses nothing by it; past that, and for a head row still filling,
+// the first offer only records the fingerprint and the second keeps the
+// row, so a one-off read does not evict what dashboards reuse. Either
+// way the row must fit a shard and the reserve must have room for it.
+func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point, eager bool) *cacheEntry {
 	size := entrySize(len(pts), len(key))
 	if size > c.maxShard {
 		return nil
@@ -240,21 +245,30 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point) *c
 	if _, ok := s.m[fp]; ok {
 		return nil
 	}
-	if _, seen := s.ghosts[fp]; !seen {
-		if len(s.ghosts) >= ghostsPerShard {
-			clear(s.ghosts)
-		}
-		s.ghosts[fp] = struct{}{}
-		return nil
+	_, seen := s.ghosts[fp]
+	var kept []series.Point
+	if seen || eager && s.bytes+size <= c.maxShard {
+		kept = c.res.alloc(len(pts))
 	}
-	kept := c.res.alloc(len(pts))
 	if kept == nil {
-		return nil // seen twice, kept on a later sighting
+		if !seen {
+			s.remember(fp)
+		}
+		return nil // kept on a later offer
 	}
 	delete(s.ghosts, fp)
 	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append(kept, pts...), sum: rowIntSum(pts), ext: rowExtremes(pts)}
 	s.insert(e, size, c.maxShard)
 	return e
+}
+
+// remember records a fingerprint offered once, forgetting every other
+// when the doorkeeper is full. The caller holds s.mu.
+func (s *cacheShard) remember(fp uint64) {
+	if len(s.ghosts) >= ghostsPerShard {
+		clear(s.ghosts)
+	}
+	s.ghosts[fp] = struct{}{}
 }
 
 // entrySize is what an entry of n points and a key of k bytes is

@@ -146,3 +146,38 @@ func TestTrustIndexBounded(t *testing.T) {
 	}
 	check("after a refused hour")
 }
+
+// TestRowCacheAdmission: a stored row (eager) enters on its first offer
+// while its shard has room for it without evicting; once the shard is
+// full it enters on its second, as a head row still filling always does.
+func TestRowCacheAdmission(t *testing.T) {
+	const rowPts = 360
+	shardBytes := 4 * entrySize(rowPts, 8)
+	c := newRowCache(shardBytes*cacheShards, -1)
+	pts := make([]series.Point, rowPts)
+	key := func(fp uint64) []byte { return binary.BigEndian.AppendUint64(nil, fp) }
+	// Fingerprints of one shard: fp % cacheShards == 0.
+	for i := range uint64(4) {
+		fp := i * cacheShards
+		if e := c.add(fp, key(fp), 1, pts, true); e == nil {
+			t.Fatalf("stored row %d of 4 not kept on its first offer while its shard had room", i)
+		}
+	}
+	full := uint64(4 * cacheShards)
+	if e := c.add(full, key(full), 1, pts, true); e != nil {
+		t.Fatal("a stored row entered a full shard on its first offer")
+	}
+	if e := c.add(full, key(full), 1, pts, true); e == nil {
+		t.Fatal("a stored row was not kept on its second offer to a full shard")
+	}
+	if _, n := c.size(); n != 4 {
+		t.Fatalf("%d entries after the full shard evicted one for one, want 4", n)
+	}
+	filling := uint64(1) // another, empty shard
+	if e := c.add(filling, key(filling), -1, pts, false); e != nil {
+		t.Fatal("a head row still filling was kept on its first offer")
+	}
+	if e := c.add(filling, key(filling), -1, pts, false); e == nil {
+		t.Fatal("a head row still filling was not kept on its second offer")
+	}
+}

@@ -122,8 +122,9 @@
 // change in any way (a late flush adds a cell, compaction rewrites one) has
 // a new fingerprint, so a cached row is never stale; entries also keep the
 // key and cell count, so only a full 64-bit collision between two versions
-// of one row's contents could return wrong points. A row enters on its
-// second read, so a one-off export does not evict what dashboards reuse.
+// of one row's contents could return wrong points. A stored row enters on
+// its first read while the cache has room for it; once the cache is full,
+// on its second, so a one-off export does not evict what dashboards reuse.
 // Cached points are shared: Visitor.Points and NextBatch hand them out
 // without a copy, and their consumers only read them. Fetch's scan looks a
 // row up as soon as the row ends, so a hit keeps no cells in its arena.

@@ -127,8 +127,8 @@ func mergePoints(dst, store, head []series.Point) []series.Point {
 // hour is over (recent data, which dashboards read again), decoded into a
 // new entry if the cache's reserve has room, else (and with no cache) as
 // a snapshot onto hb when snap is set; else decoded onto hb and, while the
-// row fills, offered to the cache on its second sighting as stored rows
-// are. ok is false for a row that left the head between listing and
+// row fills, offered to the cache, which keeps it on its second
+// sighting (a filling row read again unchanged). ok is false for a row that left the head between listing and
 // reading (the store has it by then) or has no points.
 func (rr *rowReader) readHeadRow(hb *headBufs, tsuid []byte, ref series.RowRef, snap bool) (_ headRow, ok bool) {
 	h, c := rr.r.opts.Head, rr.r.cache
@@ -174,7 +174,7 @@ func (rr *rowReader) readHeadRow(hb *headBufs, tsuid []byte, ref series.RowRef, 
 		return headRow{}, false
 	}
 	if c != nil && !over {
-		c.add(fp, rr.hkey, headCells, hb.pts[lo:]) // still filling: on a second sighting
+		c.add(fp, rr.hkey, headCells, hb.pts[lo:], false) // still filling: on a second sighting
 	}
 	return headRow{base: ref.Base, lo: lo, hi: len(hb.pts), n: len(hb.pts) - lo}, true
 }

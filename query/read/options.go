@@ -69,8 +69,9 @@ type Options struct {
 	// the scan plan; a selection whose rows need more falls back to Gets.
 	// -1 makes Fetch always Get. Default 64 MiB.
 	MaxFetchBytes int64
-	// RowCacheBytes bounds the decoded-row cache: rows read twice keep
-	// their decoded points (24 bytes each) so later reads skip the decode.
+	// RowCacheBytes bounds the decoded-row cache: rows read keep their
+	// decoded points (24 bytes each) so later reads skip the decode; once
+	// it is full, only rows read twice enter.
 	// -1 disables it. Default 256 MiB.
 	RowCacheBytes int64
 	// RowCacheReserve is the memory kept resident for the row cache's

@@ -174,7 +174,7 @@ func (rr *rowReader) decodeMiss(dst []series.Point, baseSec int64, fp uint64, b 
 	if err != nil {
 		rr.r.corrupt(rr.key, err)
 	} else if rr.r.cache != nil {
-		e = rr.r.cache.add(fp, rr.key, len(rr.cells), dst[n:])
+		e = rr.r.cache.add(fp, rr.key, len(rr.cells), dst[n:], true)
 	}
 	return dst, e, b.AddPoints(len(dst) - n)
 }
