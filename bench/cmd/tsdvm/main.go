@@ -35,6 +35,8 @@ type flags struct {
 	// pairs is how many times each protocol loads tsd then
 	// VictoriaMetrics, in turn (at least 1).
 	pairs int
+	// turns logs every turn of pairedMeans.
+	turns bool
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -53,6 +55,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
 	fs.IntVar(&f.tunedConns, "tuned-conns", 4, "connections of the Influx run with the loader tuned (every body encoded before the clock starts), after the others; 0 skips it")
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
+	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn) to stderr")
 	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -258,7 +261,7 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 				return pr, err
 			}
 		}
-		if ls[0].s.headMeans, ls[1].s.headMeans, err = pairedMeans(ctx, f, ls[0].d, ls[1].d); err != nil {
+		if ls[0].s.headMeans, ls[1].s.headMeans, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -268,7 +271,7 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		}
 	}
 	if f.queries > 0 {
-		if ls[0].s.queryMeans, ls[1].s.queryMeans, err = pairedMeans(ctx, f, ls[0].d, ls[1].d); err != nil {
+		if ls[0].s.queryMeans, ls[1].s.queryMeans, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -312,7 +315,7 @@ const meanRounds = 4
 // pairedMeans runs each eligible query f.queries times on a and on b, in
 // meanRounds turns (a's share, then b's, and again), and returns each
 // daemon's means by query name.
-func pairedMeans(ctx context.Context, f *flags, a, b *daemon) (ma, mb map[string]time.Duration, err error) {
+func pairedMeans(ctx context.Context, f *flags, a, b *daemon, logf func(string, ...any)) (ma, mb map[string]time.Duration, err error) {
 	ds := [2]*daemon{a, b}
 	var cs [2]*queryset.Client
 	for i, d := range ds {
@@ -334,6 +337,9 @@ func pairedMeans(ctx context.Context, f *flags, a, b *daemon) (ma, mb map[string
 				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
 				if st.Errors > 0 {
 					return nil, nil, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
+				}
+				if f.turns {
+					logf("%s %s turn %d of %d: %d runs, mean %v, median %v, slowest %v", ds[i].name, q.Name, r+1, rounds, st.Runs, st.Mean, st.P50, st.Max)
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -30,15 +31,20 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	fast, slow := serve("a", time.Millisecond), serve("b", 20*time.Millisecond)
 	defer fast.Close()
 	defer slow.Close()
-	f, err := parse([]string{"-n", "8"}, nil)
+	f, err := parse([]string{"-n", "8", "-turns"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := &daemon{name: "a", http: strings.TrimPrefix(fast.URL, "http://")}
 	b := &daemon{name: "b", http: strings.TrimPrefix(slow.URL, "http://")}
-	ma, mb, err := pairedMeans(context.Background(), f, a, b)
+	var turns []string
+	logf := func(format string, args ...any) { turns = append(turns, fmt.Sprintf(format, args...)) }
+	ma, mb, err := pairedMeans(context.Background(), f, a, b, logf)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := 2 * meanRounds * len(eligible(f)); len(turns) != want || !strings.HasPrefix(turns[0], "a single-1h turn 1 of 4: 2 runs, mean ") {
+		t.Fatalf("-turns logged %d lines, want %d, the first for a's first turn of single-1h: %q", len(turns), want, turns)
 	}
 	qs := eligible(f)
 	if len(ma) != len(qs) || len(mb) != len(qs) {
