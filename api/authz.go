@@ -17,10 +17,10 @@ type identityKey struct{}
 
 // authorize lets the request run e when access control is off, its path
 // is open (Options.OpenPaths), or its credentials name a user whose role
-// covers the route's (routeRoles); otherwise it answers 401 or 403 in the
-// route's protocol's error form, logs the refusal to the audit log and
-// reports false.
-func (s *Server) authorize(ctx *fasthttp.RequestCtx, e endpoint) bool {
+// covers need, the role of route (routeRole); otherwise it answers 401 or
+// 403 in the route's protocol's error form, logs the refusal to the audit
+// log and reports false.
+func (s *Server) authorize(ctx *fasthttp.RequestCtx, e endpoint, route string, need auth.Role) bool {
 	a := s.opts.Auth
 	if a == nil {
 		return true
@@ -28,7 +28,6 @@ func (s *Server) authorize(ctx *fasthttp.RequestCtx, e endpoint) bool {
 	if _, open := s.openPaths[string(ctx.Path())]; open {
 		return true
 	}
-	route, need := routeRole(ctx, e)
 	id, outcome := identify(a, ctx, e)
 	if outcome == auth.Allowed && !id.Role.Allows(need) {
 		outcome = auth.Forbidden

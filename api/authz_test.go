@@ -185,7 +185,8 @@ func BenchmarkAuthorize(b *testing.B) {
 			ctx.Request.Header.Set("Authorization", h.header)
 			b.ReportAllocs()
 			for b.Loop() {
-				if !s.authorize(&ctx, e) {
+				route, need := routeRole(&ctx, e)
+				if !s.authorize(&ctx, e, route, need) {
 					b.Fatal("refused")
 				}
 			}

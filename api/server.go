@@ -324,24 +324,22 @@ func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
 // reads it as a stream.
 func (s *Server) serve(ctx *fasthttp.RequestCtx, e endpoint) {
 	ctx.SetUserValue(routeKey{}, s.routeOf(ctx.Path(), e))
-	if !s.authorize(ctx, e) {
+	route, need := routeRole(ctx, e)
+	if !s.authorize(ctx, e, route, need) {
 		return
 	}
-	s.noteReading(ctx, e)
+	s.noteReading(need)
 	if !e.stream && e.handle != nil && !s.bufferBody(ctx) {
 		return
 	}
 	serveEndpoint(ctx, e)
-	s.markAdminChange(ctx, e)
+	s.markAdminChange(ctx, e, need)
 }
 
-// noteReading tells Options.Reading that a request to a read route
-// begins.
-func (s *Server) noteReading(ctx *fasthttp.RequestCtx, e endpoint) {
-	if s.opts.Reading == nil {
-		return
-	}
-	if _, need := routeRole(ctx, e); need == auth.Read {
+// noteReading tells Options.Reading that a request to a read route (one
+// that needs the role need) begins.
+func (s *Server) noteReading(need auth.Role) {
+	if s.opts.Reading != nil && need == auth.Read {
 		s.opts.Reading()
 	}
 }
@@ -354,12 +352,12 @@ func (s *Server) noteReading(ctx *fasthttp.RequestCtx, e endpoint) {
 // keepsPoints (/api/compact) only moves them, and its flush and
 // compactions mark their rows as moves, so a dashboard's answers
 // outlive it.
-func (s *Server) markAdminChange(ctx *fasthttp.RequestCtx, e endpoint) {
+func (s *Server) markAdminChange(ctx *fasthttp.RequestCtx, e endpoint, need auth.Role) {
 	c := s.opts.Changes
 	if c == nil || isReadMethod(ctx) || e.keepsPoints {
 		return
 	}
-	if _, need := routeRole(ctx, e); need == auth.Admin {
+	if need == auth.Admin {
 		c.MarkAll()
 	}
 }
