@@ -127,9 +127,10 @@ func mergePoints(dst, store, head []series.Point) []series.Point {
 // hour is over (recent data, which dashboards read again), decoded into a
 // new entry if the cache's reserve has room, else (and with no cache) as
 // a snapshot onto hb when snap is set; else decoded onto hb and, while the
-// row fills, offered to the cache, which keeps it on its second
-// sighting (a filling row read again unchanged). ok is false for a row that left the head between listing and
-// reading (the store has it by then) or has no points.
+// row fills, offered to the cache, which keeps it on its second sighting
+// (a filling row read again unchanged). ok is false for a row that left
+// the head between listing and reading (the store has it by then) or has
+// no points.
 func (rr *rowReader) readHeadRow(hb *headBufs, tsuid []byte, ref series.RowRef, snap bool) (_ headRow, ok bool) {
 	h, c := rr.r.opts.Head, rr.r.cache
 	if c != nil {
