@@ -225,3 +225,41 @@ func TestExtremeRunsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestUpTo: upTo counts the points at or before e, whatever the spacing:
+// even (where its first guess lands), uneven, with gaps, and for e before,
+// between, on and after the points.
+func TestUpTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		n := r.IntN(40)
+		pts := make([]series.Point, n)
+		ts := int64(r.IntN(100))
+		for i := range pts {
+			pts[i].T = ts
+			switch trial % 3 {
+			case 0: // a fixed interval
+				ts += 10
+			case 1: // jitter
+				ts += 1 + int64(r.IntN(20))
+			default: // a gap now and then
+				ts += 1 + int64(r.IntN(3))
+				if r.IntN(8) == 0 {
+					ts += 500
+				}
+			}
+		}
+		for range 20 {
+			e := int64(r.IntN(int(ts)+200)) - 100
+			want := 0
+			for _, p := range pts {
+				if p.T <= e {
+					want++
+				}
+			}
+			if got := upTo(pts, e); got != want {
+				t.Fatalf("trial %d: upTo(%v, %d) = %d, want %d", trial, pts, e, got, want)
+			}
+		}
+	}
+}
