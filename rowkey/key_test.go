@@ -53,6 +53,39 @@ func TestRowKeyRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSetKeyTime: a key given another hour's time is the key built for
+// that hour, salt included; a time out of range or a short key is
+// refused and leaves the key as it was.
+func TestSetKeyTime(t *testing.T) {
+	salted, err := salt.New(1, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sl := range []salt.Salt{salt.None(), salted} {
+		l := DefaultLayout()
+		l.Salt = sl
+		tags := []Tag{{[]byte{0, 0, 2}, []byte{0, 0, 7}}, {[]byte{0, 0, 5}, []byte{1, 0, 0}}}
+		tsuid, err := l.AppendTSUID(nil, uid1, tags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := l.AppendRowKeyFromTSUID(nil, tsuid, 1356998400000)
+		for _, ms := range []int64{0, 1356998400000 + 3600000 + 5, 1356998400000 - 7200000, MaxTimestamp} {
+			want, _ := l.AppendRowKeyFromTSUID(nil, tsuid, ms)
+			if err := l.SetKeyTime(key, ms); err != nil || !bytes.Equal(key, want) {
+				t.Fatalf("%v: SetKeyTime(%d) = %x, %v; want %x", sl, ms, key, err, want)
+			}
+		}
+		before := bytes.Clone(key)
+		if err := l.SetKeyTime(key, -1); err == nil || !bytes.Equal(key, before) {
+			t.Fatalf("%v: time -1 taken: %x, %v", sl, key, err)
+		}
+		if err := l.SetKeyTime(key[:l.Salt.Width()+l.Widths.Metric+3], 0); err == nil {
+			t.Fatalf("%v: a short key taken", sl)
+		}
+	}
+}
+
 func TestRowKeyZeroTagsAndWidths(t *testing.T) {
 	l := Layout{Widths: series.Widths{Metric: 1, TagK: 2, TagV: 4}, Salt: salt.None()}
 	l.EnsureDefaults()

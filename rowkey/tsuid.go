@@ -55,6 +55,22 @@ func (l *Layout) AppendRowKeyFromTSUID(dst, tsuid []byte, ms int64) ([]byte, err
 	return dst, nil
 }
 
+// SetKeyTime sets the base time of key, a whole row key, to the hour
+// holding ms, in place: the key of the same series for another hour,
+// since the salt hashes the metric and tags but not the time. A reader
+// going through a series hour by hour thus builds its key once.
+func (l *Layout) SetKeyTime(key []byte, ms int64) error {
+	if err := checkTime(ms); err != nil {
+		return err
+	}
+	at := l.Salt.Width() + l.Widths.Metric
+	if len(key) < at+TimestampBytes {
+		return invalidf("row key %x: %d bytes, too short for a base time at %d", key, len(key), at)
+	}
+	binary.BigEndian.PutUint32(key[at:], uint32(BaseTime(ms)))
+	return nil
+}
+
 const upperHex = "0123456789ABCDEF"
 
 // AppendTSUIDHex appends tsuid as uppercase hex, as OpenTSDB's API shows it.

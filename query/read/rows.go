@@ -40,8 +40,10 @@ type rowReader struct {
 	ropts   storage.ReadOptions
 	notes   []Note // with want: annotations of the rows viewed
 	want    bool
-	fpBuf   []byte     // the row cache's fingerprint scratch
-	cw      cellWorker // VisitCells' rollup buffers (rollup.go)
+	fpBuf   []byte // the row cache's fingerprint scratch
+	// lastKey is the row key rowKey last built, for the series lastTSUID.
+	lastKey, lastTSUID []byte
+	cw                 cellWorker // VisitCells' rollup buffers (rollup.go)
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -82,11 +84,33 @@ func hourRange(s *seriesSpan, start, end int64) (first, last int64) {
 // row is read with GetAppend into buffers the rowReader keeps, so a read
 // of many rows allocates nothing per row.
 func (rr *rowReader) getCells(ctx context.Context, tsuid []byte, base int64) (found bool, err error) {
-	rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base)
-	if err != nil {
+	if err := rr.rowKey(tsuid, base); err != nil {
 		return false, err
 	}
 	return rr.getKeyCells(ctx)
+}
+
+// rowKey sets rr.key to tsuid's row key for the hour holding base (ms).
+// A cursor Gets a series hour by hour, and its keys differ only in their
+// base time (the salt hashes the metric and tags), so the key last built
+// is reused with its time set: checking the TSUID and hashing the salt
+// again cost about 0.1 µs a row, a few percent of a query over the head.
+func (rr *rowReader) rowKey(tsuid []byte, base int64) error {
+	l := &rr.r.opts.Layout
+	if len(rr.lastKey) > 0 && bytes.Equal(rr.lastTSUID, tsuid) {
+		if err := l.SetKeyTime(rr.lastKey, base); err != nil {
+			return err
+		}
+	} else {
+		k, err := l.AppendRowKeyFromTSUID(rr.lastKey[:0], tsuid, base)
+		if err != nil {
+			rr.lastKey = k[:0]
+			return err
+		}
+		rr.lastKey, rr.lastTSUID = k, append(rr.lastTSUID[:0], tsuid...)
+	}
+	rr.key = append(rr.key[:0], rr.lastKey...)
+	return nil
 }
 
 // getKeyCells is getCells for the row whose key is already in rr.key.
@@ -109,7 +133,7 @@ func (rr *rowReader) getKeyCells(ctx context.Context) (found bool, err error) {
 // knows the row unwritten since it was read (trust.go). A read that
 // gathers annotations always Gets: they are in the cells.
 func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) (pts []series.Point, entry *cacheEntry, decoded bool, err error) {
-	if rr.key, err = rr.r.opts.Layout.AppendRowKeyFromTSUID(rr.key[:0], tsuid, base); err != nil {
+	if err = rr.rowKey(tsuid, base); err != nil {
 		return dst[:0], nil, true, err
 	}
 	var t *trustIndex
