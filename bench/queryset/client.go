@@ -51,7 +51,7 @@ func (c *Client) Do(ctx context.Context, api API, q *Query, end time.Time) (time
 		reqs = append(reqs, request{http.MethodPost, "/api/query", q.OpenTSDBBody(end), checkOpenTSDB})
 	case PromQL:
 		for _, e := range q.PromQL {
-			reqs = append(reqs, request{http.MethodGet, promTarget(q, e, end), nil, checkPrometheus})
+			reqs = append(reqs, request{http.MethodGet, PromTarget(q, e, end), nil, checkPrometheus})
 		}
 	default:
 		return 0, fmt.Errorf("unknown api %q", api)
@@ -124,7 +124,9 @@ func (c *Client) Close() {
 	}
 }
 
-func promTarget(q *Query, expr string, end time.Time) string {
+// PromTarget is the request target of expr, one of q's PromQL expressions,
+// over q's range ending at end.
+func PromTarget(q *Query, expr string, end time.Time) string {
 	v := url.Values{}
 	v.Set("query", expr)
 	v.Set("start", strconv.FormatInt(end.Add(-q.Range).Unix(), 10))

@@ -47,7 +47,17 @@
 // Influx pair both daemons stay up after their loads, and each query's
 // runs take turns between them, a quarter of -n at a time: single runs of
 // the means had moved 2-4x from one run to the next as the shared
-// machine's speed changed.
+// machine's speed changed. Each side's connection for the means first
+// answers one query off the clock, logged: a server's first answer on a
+// connection carries the connection's set-up, 0.3-1 ms here on every
+// server, which would fall on whichever side went first. The first 20
+// queries keep it.
+//
+// A third process, the floor (floor.go: this binary run as "tsdvm
+// floor"), answers every request with the bytes of tsd's answer to
+// single-1h and computes nothing. It takes a turn after the two daemons'
+// on single-1h, and its mean is printed beside VictoriaMetrics': what the
+// machine's round trip alone costs a query the answer cache serves.
 //
 // Usage:
 //

@@ -3,18 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tsd-db/tsd/bench/queryset"
 )
 
 // TestPairedMeansTakeTurns runs the query means against two HTTP servers
 // answering like Prometheus, one slower than the other: each query's runs
 // reach them in turns of f.queries/meanRounds (a's, then b's, and again),
-// and each side's mean is its own server's.
+// and each side's mean is its own server's. A third, the floor, takes its
+// turn after b's on floorQuery alone.
 func TestPairedMeansTakeTurns(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
@@ -28,9 +33,10 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 		}))
 	}
-	fast, slow := serve("a", time.Millisecond), serve("b", 20*time.Millisecond)
+	fast, slow, fl := serve("a", time.Millisecond), serve("b", 20*time.Millisecond), serve("f", 0)
 	defer fast.Close()
 	defer slow.Close()
+	defer fl.Close()
 	f, err := parse([]string{"-n", "8", "-turns"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -39,12 +45,19 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	b := &daemon{name: "b", http: strings.TrimPrefix(slow.URL, "http://")}
 	var turns []string
 	logf := func(format string, args ...any) { turns = append(turns, fmt.Sprintf(format, args...)) }
-	ma, mb, err := pairedMeans(context.Background(), f, a, b, logf)
+	floor := &daemon{name: "f", http: strings.TrimPrefix(fl.URL, "http://")}
+	ma, mb, mf, err := pairedMeans(context.Background(), f, a, b, floor, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 2 * meanRounds * len(eligible(f)); len(turns) != want || !strings.HasPrefix(turns[0], "a single-1h turn 1 of 4: 2 runs, mean ") {
-		t.Fatalf("-turns logged %d lines, want %d, the first for a's first turn of single-1h: %q", len(turns), want, turns)
+	if mf <= 0 || mf >= ma[floorQuery] {
+		t.Fatalf("floor mean %v, a's %v: want the floor's own, under a's", mf, ma[floorQuery])
+	}
+	// Each connection's first answer, off the clock, then the turns.
+	if want := 3 + (2*len(eligible(f))+1)*meanRounds; len(turns) != want ||
+		!strings.HasPrefix(turns[0], "a: the first answer on its connection (single-1h, not in the means): ") ||
+		!strings.HasPrefix(turns[3], "a single-1h turn 1 of 4: 2 runs, mean ") {
+		t.Fatalf("logged %d lines, want %d: three warm-ups, then a's first turn of single-1h: %q", len(turns), want, turns)
 	}
 	qs := eligible(f)
 	if len(ma) != len(qs) || len(mb) != len(qs) {
@@ -55,12 +68,20 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 			t.Fatalf("%s: mean %v on the fast server, %v on the slow one", q.Name, ma[q.Name], mb[q.Name])
 		}
 	}
-	// Each run of a query sends one request per expression.
-	i := 0
+	// A warm-up each, then each run of a query sends one request per
+	// expression.
+	if strings.Join(order[:3], "") != "abf" {
+		t.Fatalf("warm-ups went to %v, want a, b, f", order[:3])
+	}
+	i := 3
 	for _, q := range qs {
 		per := 2 * len(q.PromQL) // 8 runs in 4 turns: 2 runs a turn
-		for turn := range 2 * meanRounds {
-			want := []string{"a", "b"}[turn%2]
+		sides := []string{"a", "b"}
+		if q.Name == floorQuery {
+			sides = append(sides, "f")
+		}
+		for turn := range len(sides) * meanRounds {
+			want := sides[turn%len(sides)]
 			for range per {
 				if order[i] != want {
 					t.Fatalf("%s, turn %d: request %d went to %s, want %s (order %v)", q.Name, turn, i, order[i], want, order)
@@ -71,5 +92,41 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	}
 	if i != len(order) {
 		t.Fatalf("%d requests, want %d", len(order), i)
+	}
+}
+
+// TestFloorAnswersEveryHead: the floor answers each request head on a
+// keep-alive connection with its fixed response, whatever the target,
+// to a lean client and to net/http alike.
+func TestFloorAnswersEveryHead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	body := `{"status":"success","data":{"resultType":"matrix","result":[]}}`
+	go serveFloor(ln, floorResponse([]byte(body)))
+	c := &queryset.Client{Base: "http://" + ln.Addr().String()}
+	defer c.Close()
+	f, err := parse(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range eligible(f) {
+		if _, err := c.Do(context.Background(), queryset.PromQL, q, queryset.End(f.cfg.Span)); err != nil {
+			t.Fatalf("%s: %v", q.Name, err)
+		}
+	}
+	if st := c.Floor(context.Background(), 3); st.Errors > 0 || st.Runs != 3 {
+		t.Fatalf("version on the same connection: %+v", st)
+	}
+	resp, err := http.Get("http://" + ln.Addr().String() + "/anything?x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != body || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("net/http got %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 }
