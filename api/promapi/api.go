@@ -100,6 +100,21 @@ func (f form) get(name string) string {
 	return ""
 }
 
+// peek is get without the copy: the bytes are valid until the request
+// ends.
+func (f form) peek(name string) []byte {
+	if v := f.ctx.PostArgs().Peek(name); v != nil {
+		return v
+	}
+	if v := f.ctx.QueryArgs().Peek(name); v != nil {
+		return v
+	}
+	if vs := f.multipart(name); len(vs) > 0 {
+		return []byte(vs[0])
+	}
+	return nil
+}
+
 // all returns every value of name in get's order.
 func (f form) all(name string) []string {
 	var out []string
@@ -159,21 +174,29 @@ func setCORS(ctx *fasthttp.RequestCtx) {
 	h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
 }
 
-// queryContext derives a query's context from Options.Context (see
-// there why not from the request), bounded by the timeout parameter when
-// given.
-func (a *API) queryContext(timeout string) (context.Context, context.CancelFunc, *apiError) {
-	ctx := a.opts.Context
+// noTimeout is parseTimeout's answer for a request without one; a given
+// timeout of 0 is kept, and expires at once as in Prometheus.
+const noTimeout time.Duration = -1
+
+// parseTimeout reads the timeout parameter: noTimeout when absent.
+func parseTimeout(timeout string) (time.Duration, *apiError) {
 	if timeout == "" {
-		c, cancel := context.WithCancel(ctx)
-		return c, cancel, nil
+		return noTimeout, nil
 	}
 	d, err := ParseDuration(timeout)
 	if err != nil {
-		return nil, nil, invalidParam("timeout", err)
+		return 0, invalidParam("timeout", err)
 	}
-	c, cancel := context.WithTimeout(ctx, d)
-	return c, cancel, nil
+	return max(d, 0), nil // a negative one expires at once too
+}
+
+// queryContext derives a query's context from Options.Context (see
+// there why not from the request), bounded by timeout unless noTimeout.
+func (a *API) queryContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout == noTimeout {
+		return context.WithCancel(a.opts.Context)
+	}
+	return context.WithTimeout(a.opts.Context, timeout)
 }
 
 // respond answers 200 with the success envelope around data.

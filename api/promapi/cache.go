@@ -94,31 +94,31 @@ func NewAnswerCache(o CacheOptions) *AnswerCache {
 	return c
 }
 
-// rangeKey is a range query's cache key, or "" when its answer is not
-// kept: fewer steps than CacheMinSteps (VictoriaMetrics' rule: a short
-// range is an ad-hoc look rather than a panel that is drawn again), or a
-// request for statistics, which describe one run. Every parameter that
-// shapes a successful answer is in the key; timeout does not.
-func (c *AnswerCache) rangeKey(f form, r rangeParams, limit int, opts promql.QueryOpts) string {
-	if c == nil || f.get("stats") != "" {
-		return ""
+// appendRangeKey appends a range query's cache key to dst, or returns
+// nil when its answer is not kept: fewer steps than CacheMinSteps
+// (VictoriaMetrics' rule: a short range is an ad-hoc look rather than a
+// panel that is drawn again), or a request for statistics, which describe
+// one run. Every parameter that shapes a successful answer is in the key;
+// timeout does not.
+func (c *AnswerCache) appendRangeKey(dst []byte, f form, r rangeParams, limit int, opts promql.QueryOpts) []byte {
+	if c == nil || len(f.peek("stats")) > 0 {
+		return nil
 	}
 	step := r.step.Milliseconds()
 	if step <= 0 || (msTime(r.end)-msTime(r.start))/step+1 < c.minSteps {
-		return ""
+		return nil
 	}
-	b := make([]byte, 0, 64+len(f.get("query")))
 	for _, n := range [...]int64{msTime(r.start), msTime(r.end), step, int64(opts.LookbackDelta()), int64(limit)} {
-		b = strconv.AppendInt(b, n, 36)
-		b = append(b, ' ')
+		dst = strconv.AppendInt(dst, n, 36)
+		dst = append(dst, ' ')
 	}
-	return string(append(b, f.get("query")...))
+	return append(dst, f.peek("query")...)
 }
 
 // get returns the answer kept under key when it still holds, nil if not.
-func (c *AnswerCache) get(key string) []byte {
+func (c *AnswerCache) get(key []byte) []byte {
 	c.mu.Lock()
-	e := c.m[key]
+	e := c.m[string(key)]
 	if e != nil && c.stale(e) {
 		c.remove(e)
 		e = nil
@@ -205,8 +205,8 @@ type cacheRun struct {
 // respondCached answers from the cache and reports true on a hit; on a
 // miss it returns the run to record the answer under (none for an empty
 // key).
-func (a *API) respondCached(ctx *fasthttp.RequestCtx, key string) (cacheRun, bool) {
-	if key == "" {
+func (a *API) respondCached(ctx *fasthttp.RequestCtx, key []byte) (cacheRun, bool) {
+	if key == nil {
 		return cacheRun{}, false
 	}
 	if body := a.cache.get(key); body != nil {
@@ -216,7 +216,7 @@ func (a *API) respondCached(ctx *fasthttp.RequestCtx, key string) (cacheRun, boo
 		ctx.SetBody(body)
 		return cacheRun{}, true
 	}
-	return cacheRun{c: a.cache, key: key, gen: a.cache.changes.Gen()}, false
+	return cacheRun{c: a.cache, key: string(key), gen: a.cache.changes.Gen()}, false
 }
 
 // span records what stmt's selectors read. It must see the statement as

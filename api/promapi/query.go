@@ -55,7 +55,7 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
-	key := func(opts promql.QueryOpts) string { return a.cache.rangeKey(f, r, limit, opts) }
+	key := func(dst []byte, opts promql.QueryOpts) []byte { return a.cache.appendRangeKey(dst, f, r, limit, opts) }
 	a.run(ctx, f, limit, key, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
 		return a.engine.NewRangeQuery(qctx, a.q, opts, qs, r.start, r.end, r.step)
 	})
@@ -64,31 +64,36 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 // newQuery builds an engine query for the parsed request.
 type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error)
 
+// cacheKey appends the answer cache's key of a request to dst, nil when
+// its answer is not kept.
+type cacheKey func(dst []byte, opts promql.QueryOpts) []byte
+
 // run parses the common parameters (timeout, lookback_delta, query), runs
 // the query under a query slot and answers with its result, written in
 // parts when long, or its error. key, when given, names the answer in
 // the answer cache: a kept answer is given without a slot, a new whole
-// one is kept.
-func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key func(promql.QueryOpts) string, build newQuery) {
-	qctx, cancel, aerr := a.queryContext(f.get("timeout"))
+// one is kept. A kept answer is looked up before the query's context is
+// made, with its key in a stack buffer: a hit allocates next to nothing.
+func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, build newQuery) {
+	timeout, aerr := parseTimeout(f.get("timeout"))
 	if aerr != nil {
 		writeError(ctx, aerr)
 		return
 	}
 	opts, aerr := queryOpts(f)
 	if aerr != nil {
-		cancel()
 		writeError(ctx, aerr)
 		return
 	}
 	var cr cacheRun
 	if key != nil {
+		var buf [256]byte
 		var hit bool
-		if cr, hit = a.respondCached(ctx, key(opts)); hit {
-			cancel()
+		if cr, hit = a.respondCached(ctx, key(buf[:0], opts)); hit {
 			return
 		}
 	}
+	qctx, cancel := a.queryContext(timeout)
 	qs := f.get("query")
 	qry, err := build(qctx, opts, qs)
 	if err != nil {
