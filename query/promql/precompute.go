@@ -79,9 +79,9 @@ func (mr *metricRead) evalAhead() {
 	)
 	hours := (mr.sel.End-mr.sel.Start)/time.Hour.Milliseconds() + 1
 	workers := int(min(int64(runtime.GOMAXPROCS(0)), int64(n/seriesPerWorker), int64(n)*hours/rowsPerWorker))
-	arena := arenaHint(mr.pd, (n+max(workers, 1)-1)/max(workers, 1))
+	hint := arenaHint(mr.pd, (n+max(workers, 1)-1)/max(workers, 1))
 	work := func() {
-		if err := mr.evalSome(f, &next, arena); err != nil {
+		if err := mr.evalSome(f, &next, hint); err != nil {
 			errMu.Lock()
 			if mr.aw.err == nil {
 				mr.aw.err = err
