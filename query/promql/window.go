@@ -2,7 +2,6 @@ package promql
 
 import (
 	"math"
-	"slices"
 
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
@@ -187,8 +186,7 @@ func (w *windowIterator[T]) seekAfter(lo int64) bool {
 				return true
 			}
 			if w.pts[len(w.pts)-1].T > lo {
-				k, _ := slices.BinarySearchFunc(w.pts[w.j:], lo+1, cmpPointTime)
-				w.j += k
+				w.j += upTo(w.pts[w.j:], lo)
 				return true
 			}
 		}

@@ -228,8 +228,25 @@ func TestExtremeRunsExact(t *testing.T) {
 
 // TestUpTo: upTo counts the points at or before e, whatever the spacing:
 // even (where its first guess lands), uneven, with gaps, and for e before,
-// between, on and after the points.
+// between, on and after the points; also at int64's ends, where the
+// guess's arithmetic overflows and only the checks after it count.
 func TestUpTo(t *testing.T) {
+	ends := []series.Point{{T: math.MinInt64}, {T: -1}, {T: 0}, {T: math.MaxInt64 - 1}, {T: math.MaxInt64}}
+	for _, e := range []int64{math.MinInt64, -2, -1, 0, 1, math.MaxInt64 - 1, math.MaxInt64} {
+		for lo := range ends {
+			for hi := lo; hi <= len(ends); hi++ {
+				pts, want := ends[lo:hi], 0
+				for _, p := range pts {
+					if p.T <= e {
+						want++
+					}
+				}
+				if got := upTo(pts, e); got != want {
+					t.Fatalf("upTo(%v, %d) = %d, want %d", pts, e, got, want)
+				}
+			}
+		}
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 2000 {
 		n := r.IntN(40)
