@@ -87,21 +87,11 @@ type form struct{ ctx *fasthttp.RequestCtx }
 
 // get returns the first value of name, "" when absent. The string is a
 // copy: it may outlive the request.
-func (f form) get(name string) string {
-	if v := f.ctx.PostArgs().Peek(name); v != nil {
-		return string(v)
-	}
-	if v := f.ctx.QueryArgs().Peek(name); v != nil {
-		return string(v)
-	}
-	if vs := f.multipart(name); len(vs) > 0 {
-		return vs[0]
-	}
-	return ""
-}
+func (f form) get(name string) string { return string(f.peek(name)) }
 
-// peek is get without the copy: the bytes are valid until the request
-// ends.
+// peek returns the first value of name, nil when absent: the body's form,
+// then the URL's, then a multipart body's. The bytes are valid until the
+// request ends.
 func (f form) peek(name string) []byte {
 	if v := f.ctx.PostArgs().Peek(name); v != nil {
 		return v
