@@ -158,6 +158,11 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}
+	if c.access.mode != modeWriteOnly {
+		// Resident memory for the first queries' rows before they come
+		// (read.Reader.FillReserve); a daemon that answers none keeps none.
+		rs.reader.FillReserve()
+	}
 	if rs.preAgg, err = c.preAggReader(ctx, db, rs.layout, st.uids, rules, log); err != nil {
 		return nil, err
 	}

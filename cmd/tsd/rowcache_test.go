@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestDaemonRowCache checks the query reader's row cache through the
@@ -58,4 +60,48 @@ func TestDaemonRowCache(t *testing.T) {
 		t.Fatalf("after /api/dropcaches: rowcache rows %s, want 0", rows)
 	}
 	query("after dropcaches")
+}
+
+// TestDaemonFillsReserve: a daemon that serves queries fills the row
+// cache's reserve as it starts, so the first query of a stored row
+// caches it (a later identical query is a hit); tsd.mode=wo keeps none.
+func TestDaemonFillsReserve(t *testing.T) {
+	data := t.TempDir()
+	d := startDaemon(t, "--data", data)
+	put := `[{"metric":"c.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}}]`
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
+		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	if err := d.Stop(t); err != nil { // the final flush stores the row
+		t.Fatalf("stop: %v\n%s", err, d.Logs)
+	}
+	d = startDaemon(t, "--data", data, "--tsd.query.row_cache.reserve=2MiB")
+	const want = 2 * ((1 << 20) / 24 * 24) // two blocks of a MiB's worth of points
+	deadline := time.Now().Add(20 * time.Second)
+	for d.stat(t, "tsd.query.rowcache.reserve") < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("reserve %d bytes 20 s after the start, want %d", d.stat(t, "tsd.query.rowcache.reserve"), want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	path := "/api/query?start=1356998400&end=1356998460&m=sum:c.m"
+	for range 2 {
+		if code, body := d.Get(t, path); code != 200 || !strings.Contains(body, `"1356998400":1`) {
+			t.Fatalf("query = %d %s", code, body)
+		}
+	}
+	if rows, hits := d.stat(t, "tsd.query.rowcache.rows"), d.stat(t, "tsd.query.rowcache.hits"); rows != 1 || hits != 1 {
+		t.Fatalf("after two queries: rowcache rows %d hits %d, want 1 and 1 (the first query caches the row)", rows, hits)
+	}
+
+	wo := startDaemon(t, "--data", t.TempDir(), "--tsd.mode=wo", "--tsd.query.row_cache.reserve=2MiB")
+	time.Sleep(300 * time.Millisecond)
+	code, body := wo.Get(t, "/metrics")
+	if code != 200 {
+		t.Fatalf("wo /metrics = %d %.200s", code, body)
+	}
+	if !strings.Contains(body, "\ntsd_query_rowcache_reserve 0\n") {
+		i := strings.Index(body, "tsd_query_rowcache_reserve")
+		t.Fatalf("wo: /metrics has no tsd_query_rowcache_reserve of 0: %.120s", body[max(i, 0):])
+	}
 }

@@ -75,7 +75,8 @@ type Options struct {
 	// -1 disables it. Default 256 MiB.
 	RowCacheBytes int64
 	// RowCacheReserve is the memory kept resident for the row cache's
-	// new entries, filled in the background, at full speed only while no
+	// new entries, filled in the background from the first read that
+	// needs it or from Reader.FillReserve, at full speed only while no
 	// read runs (reserve.go): a row that finds it empty is read as if
 	// uncached, and a later read admits it. At most RowCacheBytes. -1:
 	// entries come from the heap as rows are read. Default 16 MiB.

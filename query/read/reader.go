@@ -92,6 +92,9 @@ type Stats struct {
 	// Trusted counts rows answered from the row cache without a Get, their
 	// hour unwritten since they were read (trust.go).
 	Trusted int64
+	// CacheReserve is the memory ready for the row cache's new entries
+	// (Options.RowCacheReserve, reserve.go), in bytes.
+	CacheReserve int64
 }
 
 type counters struct {
@@ -131,6 +134,18 @@ func New(opts *Options) (*Reader, error) {
 	return r, nil
 }
 
+// FillReserve starts filling the row cache's reserve now, in the
+// background, instead of at the first read that finds it empty: a
+// daemon that serves queries calls it as it starts, so that the first
+// queries after a bulk load or a restart find resident memory for the
+// rows they cache (reserve.go). It returns at once; without a reserve it
+// does nothing.
+func (r *Reader) FillReserve() {
+	if r.cache != nil {
+		r.cache.res.start()
+	}
+}
+
 // Layout returns the data table's layout.
 func (r *Reader) Layout() rowkey.Layout { return r.opts.Layout }
 
@@ -144,6 +159,7 @@ func (r *Reader) Stats() Stats {
 		var n int
 		s.CacheBytes, n = r.cache.size()
 		s.CacheRows = int64(n)
+		s.CacheReserve = r.cache.res.readyBytes()
 	}
 	return s
 }

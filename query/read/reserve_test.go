@@ -65,16 +65,6 @@ func (rs *reserve) wait() {
 	}
 }
 
-// readyBytes returns the bytes ready to carve.
-func (rs *reserve) readyBytes() int64 {
-	if rs == nil {
-		return 0
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return int64(len(rs.ready)*reserveBlock+cap(rs.cur)-len(rs.cur)) * pointBytes
-}
-
 // TestReserveWaitsForReads: the filler makes a block once no read has
 // begun or asked for a block for reserveQuiet, or reservePace after the
 // last one.
