@@ -198,3 +198,31 @@ func TestTelnetReadOnly(t *testing.T) {
 		t.Errorf("read-only telnet (dropped %d):\n%s\nwant:\n%s", dropped, got, want)
 	}
 }
+
+// TestTelnetCommandsCounted: lines run on several connections at once are
+// each counted once in Commands (OpenTSDB's rpc.received type=telnet),
+// every line a connection ran before a reply it sent already counted
+// when the reply arrives, and the rest once the connection ends.
+func TestTelnetCommandsCounted(t *testing.T) {
+	st := newStack(t, nil)
+	h := newTelnet(t, st, TelnetOptions{Version: "v"})
+	const conns, lines = 4, 500
+	done := make(chan string, conns)
+	for i := range conns {
+		go func() {
+			var b strings.Builder
+			for j := range lines {
+				b.WriteString("put m " + strconv.Itoa(1356998400+j) + " 1 host=h" + strconv.Itoa(i) + "\n")
+			}
+			done <- runTelnet(t, h, b.String()+"version\n")
+		}()
+	}
+	for range conns {
+		if out := <-done; out != "v\n" {
+			t.Fatalf("replies %q, want the version alone", out)
+		}
+	}
+	if got, want := h.Commands(), int64(conns*(lines+1)); got != want {
+		t.Fatalf("Commands() = %d after %d connections of %d lines, want %d", got, conns, lines+1, want)
+	}
+}
