@@ -19,12 +19,13 @@ import (
 // daemon that serves queries fills it as it starts, one that only
 // ingests keeps none); a row that finds the reserve empty is read as if
 // uncached (a head row from its encoded snapshot, a stored row into the
-// reader's buffer), and a later read admits it. Filled only on demand,
-// the reserve was empty for the queries right after a bulk load: they
-// began together, so the filler made a block per reservePace, and a
-// query's rows met an empty reserve on each of its first runs (680 of
-// 720 rows of an 8-host, 10-metric, 8-hour query were still uncached on
-// its sixth run, which then took 7-10 ms against 3 ms cached). The memory kept ready is Options.RowCacheReserve.
+// reader's buffer), and a later read admits it. The memory kept ready is
+// Options.RowCacheReserve. Filled only on demand, the reserve was empty
+// for the queries right after a bulk load: they came back to back, so
+// the filler made a block per reservePace, and their rows met an empty
+// reserve run after run (after five runs of each query of bench's set,
+// 680 of the 720 rows of its 8-host, 10-metric, 8-hour query were still
+// uncached at its sixth, which took 7-10 ms against 3 ms cached).
 // While reads take blocks, the filler makes one per reservePace, and at
 // full speed once no read has taken a block or begun for reserveQuiet:
 // making blocks beside reads slows them by far more than the filler's
