@@ -10,7 +10,7 @@ import (
 // TestFillReserve: a reader's reserve is empty until a read asks for it,
 // or until FillReserve, after which it fills in the background to its
 // size; the first read of stored rows then caches every one of them,
-// where an empty reserve caches none (each is read as if uncached).
+// where with an empty reserve at least the first is read uncached.
 func TestFillReserve(t *testing.T) {
 	// Two blocks of a MiB's worth of 24-byte points.
 	const reserve = 2 * ((1 << 20) / 24 * 24)
@@ -38,9 +38,11 @@ func TestFillReserve(t *testing.T) {
 		readAll(t, s, r, sel)
 		return r.Stats()
 	}
+	// The first row to find the reserve empty starts the filler and is
+	// read uncached; rows after it may find the first block made.
 	cold := firstRead(false)
-	if cold.CacheRows != 0 || cold.CacheMisses == 0 {
-		t.Fatalf("empty reserve: first read cached %d rows (%d misses), want none", cold.CacheRows, cold.CacheMisses)
+	if cold.CacheMisses == 0 || cold.CacheRows >= cold.CacheMisses {
+		t.Fatalf("empty reserve: first read cached %d of the %d rows it read, want fewer", cold.CacheRows, cold.CacheMisses)
 	}
 	warm := firstRead(true)
 	if warm.CacheRows != cold.CacheMisses {
