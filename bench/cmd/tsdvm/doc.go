@@ -51,7 +51,10 @@
 // answers one query off the clock, logged: a server's first answer on a
 // connection carries the connection's set-up, 0.3-1 ms here on every
 // server, which would fall on whichever side went first. The first 20
-// queries keep it.
+// queries keep it. With -turns each turn is logged with the CPU every
+// daemon process used during it: a side busy with its own background
+// work (merges, flushes, the row cache's reserve) while the other's
+// answers are timed shows there.
 //
 // A third process, the floor (floor.go: this binary run as "tsdvm
 // floor"), answers every request with the bytes of tsd's answer to

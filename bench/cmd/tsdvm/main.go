@@ -14,6 +14,7 @@ import (
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/load"
+	"github.com/tsd-db/tsd/bench/procstat"
 	"github.com/tsd-db/tsd/bench/queryset"
 )
 
@@ -55,7 +56,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
 	fs.IntVar(&f.tunedConns, "tuned-conns", 4, "connections of the Influx run with the loader tuned (every body encoded before the clock starts), after the others; 0 skips it")
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
-	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn) to stderr")
+	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn, and the CPU each daemon used during it) to stderr")
 	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -357,12 +358,13 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 				n++
 			}
 			for i, c := range cs[:sides] {
+				cpu0 := cpuOf(ds)
 				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
 				if st.Errors > 0 {
 					return nil, nil, 0, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
 				}
 				if f.turns {
-					logf("%s %s turn %d of %d: %d runs, mean %v, median %v, slowest %v", ds[i].name, q.Name, r+1, rounds, st.Runs, st.Mean, st.P50, st.Max)
+					logf("%s %s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s", ds[i].name, q.Name, r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0))
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs
@@ -374,6 +376,40 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 		}
 	}
 	return ma, mb, mf, nil
+}
+
+// cpuOf reads the CPU seconds each daemon's process has used so far, -1
+// for one without a process of its own (a test's server) or unreadable.
+func cpuOf(ds []*daemon) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = -1
+		if d != nil && d.cmd != nil && d.cmd.Process != nil {
+			if s, err := procstat.Read(d.pid()); err == nil {
+				out[i] = s.CPUSeconds
+			}
+		}
+	}
+	return out
+}
+
+// cpuSince describes the CPU each daemon used since cpu0 (cpuOf): a
+// turn's log line shows whether the side not being timed was busy (its
+// background merges or flushes) while the other's answers were timed.
+// Empty when no daemon's CPU is known.
+func cpuSince(ds []*daemon, cpu0 []float64) string {
+	cpu1 := cpuOf(ds)
+	var b strings.Builder
+	for i, d := range ds {
+		if cpu0[i] < 0 || cpu1[i] < 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("; CPU during the turn:")
+		}
+		fmt.Fprintf(&b, " %s %.0f ms", d.name, (cpu1[i]-cpu0[i])*1000)
+	}
+	return b.String()
 }
 
 // warmConns runs the first eligible query once on each client's new
