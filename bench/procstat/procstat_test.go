@@ -33,6 +33,26 @@ func TestReadSelf(t *testing.T) {
 	_ = buf[len(buf)-1]
 }
 
+// TestCPUTime: the threads' schedstat time grows by about the CPU a
+// busy loop burns, to well under a clock tick.
+func TestCPUTime(t *testing.T) {
+	before, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		x++
+	}
+	after, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after - before; d < 5*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("CPU time grew by %v over a 50 ms busy loop (x=%d), want tens of milliseconds", d, x)
+	}
+}
+
 func TestParseStat(t *testing.T) {
 	line := "1234 (my ) proc) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 1 0 100 0 0\n"
 	got, err := parseStat([]byte(line))

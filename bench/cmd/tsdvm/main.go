@@ -378,15 +378,15 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 	return ma, mb, mf, nil
 }
 
-// cpuOf reads the CPU seconds each daemon's process has used so far, -1
+// cpuOf reads the CPU time each daemon's process has used so far, -1
 // for one without a process of its own (a test's server) or unreadable.
-func cpuOf(ds []*daemon) []float64 {
-	out := make([]float64, len(ds))
+func cpuOf(ds []*daemon) []time.Duration {
+	out := make([]time.Duration, len(ds))
 	for i, d := range ds {
 		out[i] = -1
 		if d != nil && d.cmd != nil && d.cmd.Process != nil {
-			if s, err := procstat.Read(d.pid()); err == nil {
-				out[i] = s.CPUSeconds
+			if c, err := procstat.CPUTime(d.pid()); err == nil {
+				out[i] = c
 			}
 		}
 	}
@@ -397,7 +397,7 @@ func cpuOf(ds []*daemon) []float64 {
 // turn's log line shows whether the side not being timed was busy (its
 // background merges or flushes) while the other's answers were timed.
 // Empty when no daemon's CPU is known.
-func cpuSince(ds []*daemon, cpu0 []float64) string {
+func cpuSince(ds []*daemon, cpu0 []time.Duration) string {
 	cpu1 := cpuOf(ds)
 	var b strings.Builder
 	for i, d := range ds {
@@ -407,7 +407,7 @@ func cpuSince(ds []*daemon, cpu0 []float64) string {
 		if b.Len() == 0 {
 			b.WriteString("; CPU during the turn:")
 		}
-		fmt.Fprintf(&b, " %s %.0f ms", d.name, (cpu1[i]-cpu0[i])*1000)
+		fmt.Fprintf(&b, " %s %.1f ms", d.name, float64(cpu1[i]-cpu0[i])/1e6)
 	}
 	return b.String()
 }
