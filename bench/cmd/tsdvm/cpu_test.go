@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -36,5 +37,33 @@ func TestCPUSince(t *testing.T) {
 	}
 	if got := cpuSince(ds[1:], cpuOf(ds[1:])); got != "" {
 		t.Fatalf("cpuSince without processes = %q, want empty", got)
+	}
+}
+
+// TestWaitQuiet: a turn waits while another daemon's process is busy, up
+// to maxQuietWait, and not for a quiet one or for its own side.
+func TestWaitQuiet(t *testing.T) {
+	start := func(script string) *exec.Cmd {
+		c := exec.Command("sh", "-c", script)
+		if err := c.Start(); err != nil {
+			t.Skipf("no sh: %v", err)
+		}
+		t.Cleanup(func() {
+			c.Process.Kill()
+			c.Wait()
+		})
+		return c
+	}
+	busy := &daemon{name: "busy", cmd: start("while :; do :; done")}
+	quiet := &daemon{name: "quiet", cmd: start("sleep 60")}
+	ctx := context.Background()
+	if w := waitQuiet(ctx, []*daemon{busy, quiet}, 0); w > time.Second {
+		t.Fatalf("timing the busy side, the quiet other: waited %v, want none", w)
+	}
+	if w := waitQuiet(ctx, []*daemon{quiet, busy, nil}, 0); w < maxQuietWait/2 {
+		t.Fatalf("the other side busy throughout: waited %v, want about %v", w, maxQuietWait)
+	}
+	if got := waitedNote(2 * time.Millisecond); got != "" {
+		t.Fatalf("a 2 ms wait noted as %q", got)
 	}
 }

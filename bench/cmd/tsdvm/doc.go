@@ -54,7 +54,10 @@
 // queries keep it. With -turns each turn is logged with the CPU every
 // daemon process used during it: a side busy with its own background
 // work (merges, flushes, the row cache's reserve) while the other's
-// answers are timed shows there.
+// answers are timed shows there. Before each turn the other daemons
+// must have gone quiet (at most 1 ms of CPU in 50 ms, waited for up to
+// 3 s, the wait logged): the timed side's turns then carry its own
+// background work, not the other's.
 //
 // A third process, the floor (floor.go: this binary run as "tsdvm
 // floor"), answers every request with the bytes of tsd's answer to

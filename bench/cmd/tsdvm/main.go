@@ -358,13 +358,14 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 				n++
 			}
 			for i, c := range cs[:sides] {
+				waited := waitQuiet(ctx, ds, i)
 				cpu0 := cpuOf(ds)
 				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
 				if st.Errors > 0 {
 					return nil, nil, 0, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
 				}
 				if f.turns {
-					logf("%s %s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s", ds[i].name, q.Name, r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0))
+					logf("%s %s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs
@@ -410,6 +411,60 @@ func cpuSince(ds []*daemon, cpu0 []time.Duration) string {
 		fmt.Fprintf(&b, " %s %.1f ms", d.name, float64(cpu1[i]-cpu0[i])/1e6)
 	}
 	return b.String()
+}
+
+// Before a daemon's turn, the others must be quiet: at most quietCPU of
+// CPU in a quietSpan, waited for up to maxQuietWait. A turn is a few
+// milliseconds; VictoriaMetrics merging its in-memory parts used 14 ms
+// of CPU during one of tsd's max-all-8 turns, whose slowest run took
+// 25 ms against a median of 1.8 (2026-11-30, 15:05): the timed side
+// paid for the other's background work. A daemon's own background work
+// stays in its turns.
+const (
+	quietSpan    = 50 * time.Millisecond
+	quietCPU     = time.Millisecond
+	maxQuietWait = 3 * time.Second
+)
+
+// waitQuiet waits until every daemon but ds[timed] with a process of its
+// own used at most quietCPU in quietSpan, or maxQuietWait has passed,
+// and returns how long it waited beyond the first span.
+func waitQuiet(ctx context.Context, ds []*daemon, timed int) time.Duration {
+	others := make([]*daemon, 0, len(ds))
+	for j, d := range ds {
+		if j != timed {
+			others = append(others, d)
+		}
+	}
+	start := time.Now()
+	prev := cpuOf(others)
+	if !slices.ContainsFunc(prev, func(c time.Duration) bool { return c >= 0 }) {
+		return 0 // no process to watch (a test's servers)
+	}
+	for time.Since(start) < maxQuietWait && ctx.Err() == nil {
+		time.Sleep(quietSpan)
+		cur := cpuOf(others)
+		busy := false
+		for j := range cur {
+			if cur[j] >= 0 && prev[j] >= 0 && cur[j]-prev[j] > quietCPU {
+				busy = true
+			}
+		}
+		if !busy {
+			break
+		}
+		prev = cur
+	}
+	return max(time.Since(start)-quietSpan, 0)
+}
+
+// waitedNote tells a turn's wait for the others to be quiet, when there
+// was one worth telling.
+func waitedNote(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return ""
+	}
+	return fmt.Sprintf("; waited %v for the others to go quiet", d.Round(time.Millisecond))
 }
 
 // warmConns runs the first eligible query once on each client's new
