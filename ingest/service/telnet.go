@@ -121,10 +121,10 @@ type telnetConn struct {
 	batchStart time.Time
 	refused    int
 	firstErr   string
-	// commands counts the lines run since the last publish. One shared
-	// counter added to per line was 13% of the daemon's CPU with two
-	// clients streaming puts: its cache line went back and forth between
-	// the cores on every line.
+	// commands counts the lines run since the last publish: a counter
+	// every connection adds to on every line moves its cache line
+	// between cores on each add (about 250 ns an add here with two
+	// writers, against 1 ns for one each).
 	commands int64
 }
 
