@@ -57,10 +57,10 @@ func TestWaitQuiet(t *testing.T) {
 	busy := &daemon{name: "busy", cmd: start("while :; do :; done")}
 	quiet := &daemon{name: "quiet", cmd: start("sleep 60")}
 	ctx := context.Background()
-	if w := waitQuiet(ctx, []*daemon{busy, quiet}, 0); w > time.Second {
+	if w := waitQuiet(ctx, []*daemon{busy, quiet}, 0, maxQuietWait); w > time.Second {
 		t.Fatalf("timing the busy side, the quiet other: waited %v, want none", w)
 	}
-	if w := waitQuiet(ctx, []*daemon{quiet, busy, nil}, 0); w < maxQuietWait/2 {
+	if w := waitQuiet(ctx, []*daemon{quiet, busy, nil}, 0, maxQuietWait); w < maxQuietWait/2 {
 		t.Fatalf("the other side busy throughout: waited %v, want about %v", w, maxQuietWait)
 	}
 	if got := waitedNote(2 * time.Millisecond); got != "" {

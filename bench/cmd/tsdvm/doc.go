@@ -57,7 +57,8 @@
 // answers are timed shows there. Before each turn the other daemons
 // must have gone quiet (at most 1 ms of CPU in 50 ms, waited for up to
 // 3 s, the wait logged): the timed side's turns then carry its own
-// background work, not the other's.
+// background work, not the other's. Each daemon's first 20 queries wait
+// likewise, up to 30 s, for the other to finish with its load.
 //
 // A third process, the floor (floor.go: this binary run as "tsdvm
 // floor"), answers every request with the bytes of tsd's answer to

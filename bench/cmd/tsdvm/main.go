@@ -264,10 +264,16 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 	}
 	var floor *daemon
 	if f.queries > 0 {
-		for _, l := range ls {
+		ds := []*daemon{ls[0].d, ls[1].d}
+		for j, l := range ls {
+			if w := waitQuiet(ctx, ds, j, maxFirstWait); w > 0 {
+				logf("%s: waited %v for the other daemon to go quiet before its first queries", l.d.name, w.Round(time.Millisecond))
+			}
+			cpu0 := cpuOf(ds)
 			if l.s.first, err = firstQueries(ctx, f, l.d); err != nil {
 				return pr, err
 			}
+			logf("%s: the first %d queries: median %v, slowest %v%s", l.d.name, firstN, l.s.first.P50, l.s.first.Max, cpuSince(ds, cpu0))
 		}
 		if floor, err = floorOf(ctx, f, prefix+"floor"+suffix, ls[0].d); err != nil {
 			return pr, err
@@ -358,7 +364,7 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 				n++
 			}
 			for i, c := range cs[:sides] {
-				waited := waitQuiet(ctx, ds, i)
+				waited := waitQuiet(ctx, ds, i, maxQuietWait)
 				cpu0 := cpuOf(ds)
 				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
 				if st.Errors > 0 {
@@ -420,16 +426,22 @@ func cpuSince(ds []*daemon, cpu0 []time.Duration) string {
 // 25 ms against a median of 1.8 (2026-11-30, 15:05): the timed side
 // paid for the other's background work. A daemon's own background work
 // stays in its turns.
+// The first 20 queries after the loads wait up to maxFirstWait: the
+// daemon loaded second is still merging or flushing what it just took
+// when the first one's queries begin (in two runs at 4a5da57 and
+// c714721, tsd's slowest of the first 20 took 23 and 29 ms, against
+// 6-10 ms in the five runs before).
 const (
 	quietSpan    = 50 * time.Millisecond
 	quietCPU     = time.Millisecond
 	maxQuietWait = 3 * time.Second
+	maxFirstWait = 30 * time.Second
 )
 
 // waitQuiet waits until every daemon but ds[timed] with a process of its
-// own used at most quietCPU in quietSpan, or maxQuietWait has passed,
-// and returns how long it waited beyond the first span.
-func waitQuiet(ctx context.Context, ds []*daemon, timed int) time.Duration {
+// own used at most quietCPU in quietSpan, or limit has passed, and
+// returns how long it waited beyond the first span.
+func waitQuiet(ctx context.Context, ds []*daemon, timed int, limit time.Duration) time.Duration {
 	others := make([]*daemon, 0, len(ds))
 	for j, d := range ds {
 		if j != timed {
@@ -441,7 +453,7 @@ func waitQuiet(ctx context.Context, ds []*daemon, timed int) time.Duration {
 	if !slices.ContainsFunc(prev, func(c time.Duration) bool { return c >= 0 }) {
 		return 0 // no process to watch (a test's servers)
 	}
-	for time.Since(start) < maxQuietWait && ctx.Err() == nil {
+	for time.Since(start) < limit && ctx.Err() == nil {
 		time.Sleep(quietSpan)
 		cur := cpuOf(others)
 		busy := false
