@@ -16,10 +16,7 @@ func TestReadSelf(t *testing.T) {
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	x := 0
-	for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
-		x++
-	}
+	x := spin(300 * time.Millisecond)
 	after, err := Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +30,16 @@ func TestReadSelf(t *testing.T) {
 	_ = buf[len(buf)-1]
 }
 
+// spin keeps the CPU busy for d of wall time and returns its count of
+// turns, which callers print so the loop is not optimized away.
+func spin(d time.Duration) int {
+	x := 0
+	for start := time.Now(); time.Since(start) < d; {
+		x++
+	}
+	return x
+}
+
 // TestCPUTime: the threads' schedstat time grows by about the CPU a
 // busy loop burns, to well under a clock tick.
 func TestCPUTime(t *testing.T) {
@@ -40,10 +47,7 @@ func TestCPUTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := 0
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		x++
-	}
+	x := spin(50 * time.Millisecond)
 	after, err := CPUTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
