@@ -28,7 +28,7 @@ func TestCPUSince(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	got := cpuSince(ds, cpu0)
-	m := regexp.MustCompile(`^; CPU during the turn: busy (\d+)\.\d ms$`).FindStringSubmatch(got)
+	m := regexp.MustCompile(`^; CPU meanwhile: busy (\d+)\.\d ms$`).FindStringSubmatch(got)
 	if m == nil {
 		t.Fatalf("cpuSince = %q, want the busy process alone", got)
 	}

@@ -412,7 +412,7 @@ func cpuSince(ds []*daemon, cpu0 []time.Duration) string {
 			continue
 		}
 		if b.Len() == 0 {
-			b.WriteString("; CPU during the turn:")
+			b.WriteString("; CPU meanwhile:")
 		}
 		fmt.Fprintf(&b, " %s %.1f ms", d.name, float64(cpu1[i]-cpu0[i])/1e6)
 	}
