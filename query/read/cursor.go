@@ -47,6 +47,9 @@ type cursor struct {
 	out   []series.Point
 	pts   []series.Point // the current row
 	entry *cacheEntry
+	// walk is a SeriesIterator's walk by Gets, recorded whole when it
+	// ends, and the series' record it reads from (trustseries.go).
+	walk seriesWalk
 }
 
 // fedRow is a decoded stored row pushed into a cursor.
@@ -81,6 +84,7 @@ func (c *cursor) next() (bool, error) {
 			c.head.next(base) // drops the head rows a skip passed
 		}
 		if base == noRow || base > c.last {
+			c.endWalk()
 			return false, nil
 		}
 		if c.src != fromFed {
@@ -205,7 +209,7 @@ func (c *cursor) stored(dst []series.Point, base int64) (pts []series.Point, ent
 	rr := c.rr
 	switch c.src {
 	case fromGets:
-		return rr.getRow(c.ctx, dst, c.tsuid, base, c.budget)
+		return c.get(dst, base)
 	case fromFetched: // mayStore: c.rows[0] is base's
 		fr := &c.rows[0]
 		c.rows = c.rows[1:]
@@ -214,4 +218,36 @@ func (c *cursor) stored(dst []series.Point, base int64) (pts []series.Point, ent
 	}
 	c.fed.pending = false // mayStore: the fed row is base's
 	return c.fed.pts, c.fed.entry, false, nil
+}
+
+// get Gets the stored row of the hour at base, or takes it from the
+// walk's record, and notes it in the walk.
+func (c *cursor) get(dst []series.Point, base int64) (pts []series.Point, entry *cacheEntry, decoded bool, err error) {
+	rr, w := c.rr, &c.walk
+	if w.rec != nil {
+		if e, ok := w.rec.storedAt(base); ok {
+			w.sawStored(base, e, e != nil, true)
+			w.fromRec++
+			if rr.found = e != nil; !rr.found {
+				return dst[:0], nil, true, nil
+			}
+			w.rowsFromRec++
+			rr.r.cache.touch(e)
+			return e.pts, e, false, c.budget.AddPoints(len(e.pts))
+		}
+	}
+	pts, entry, decoded, err = rr.getRow(c.ctx, dst, c.tsuid, base, c.budget)
+	if err != nil {
+		w.whole = false
+		return pts, entry, decoded, err
+	}
+	w.sawStored(base, entry, rr.found, false)
+	return pts, entry, decoded, nil
+}
+
+// endWalk records the walk once it has met its last hour.
+func (c *cursor) endWalk() {
+	if c.src == fromGets && c.rr != nil {
+		c.walk.end(c.tsuid, c.last)
+	}
 }

@@ -42,6 +42,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, from iterFrom
 		it = r.iters.Get().(*SeriesIterator)
 	}
 	rr, out, hbuf, hmem := it.cur.rr, it.cur.out[:0], it.hbuf[:0], it.hmem
+	wstored, wheads := it.cur.walk.stored, it.cur.walk.heads
 	hmem.reset()
 	if rr != nil && rr.r != r {
 		rr.r.putRowReader(rr)
@@ -65,11 +66,23 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, from iterFrom
 	c.hour, c.last = hourRange(&sp, start, end)
 	if from.fetched {
 		c.src, c.rows, c.head = fromFetched, from.rows, from.head
-	} else {
-		it.hbuf, _, it.err = rr.appendHeadRows(hbuf, &it.hmem, rr.tsuid, start, end, b)
-		c.head = headRows{rows: it.hbuf, bufs: it.hmem}
+		c.cover()
+		return it
 	}
+	var t *trustIndex
+	if r.cache != nil && !rr.want {
+		t = r.cache.trust
+	}
+	rec := t.findSeries(rr.tsuid)
+	it.hbuf, _, it.err = rr.appendHeadRows(hbuf, &it.hmem, rr.tsuid, start, end, b, rec)
+	c.head = headRows{rows: it.hbuf, bufs: it.hmem}
 	c.cover()
+	if t != nil && it.err == nil {
+		c.walk.start(t, rec, c.hour, c.last, wstored, wheads)
+		for i := range it.hbuf {
+			c.walk.sawHead(it.hbuf[i].entry, it.hbuf[i].memo)
+		}
+	}
 	return it
 }
 
@@ -202,6 +215,7 @@ func (it *SeriesIterator) load() bool {
 		}
 		it.buf, it.entry, it.i = c.pts, c.entry, -1
 		if c.done() {
+			c.endWalk()
 			it.release()
 		}
 		return true
@@ -214,6 +228,7 @@ func (it *SeriesIterator) load() bool {
 // head slab or the row cache).
 func (it *SeriesIterator) release() {
 	if c := &it.cur; c.rr != nil {
+		c.walk.count(&c.rr.r.c)
 		c.rr.r.putRowReader(c.rr)
 		c.rr, c.head, c.rows = nil, headRows{}, nil
 	}
@@ -234,7 +249,11 @@ func (it *SeriesIterator) Close() {
 		clear(it.hbuf) // drop cache entries
 		clear(it.notes)
 		it.hmem.reset()
-		*it = SeriesIterator{cur: cursor{out: it.cur.out[:0]}, hbuf: it.hbuf[:0], hmem: it.hmem, notes: it.notes[:0]}
+		w := &it.cur.walk
+		clear(w.stored[:cap(w.stored)])
+		clear(w.heads[:cap(w.heads)])
+		*it = SeriesIterator{cur: cursor{out: it.cur.out[:0], walk: seriesWalk{stored: w.stored[:0], heads: w.heads[:0]}},
+			hbuf: it.hbuf[:0], hmem: it.hmem, notes: it.notes[:0]}
 		r.iters.Put(it)
 	}
 }

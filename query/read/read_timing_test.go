@@ -153,3 +153,37 @@ func mustNil(b *testing.B, err error) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkRowWalk walks 80 series' eight hours a row at a time, as a
+// pushed-down max_over_time over hourly windows does (PromQL's
+// max-all-8 of bench/queryset), with Options.Changes as in a daemon:
+// the per-row costs of finding each row (the series' record, the trust
+// index, the row cache, the head), from rows in the store and rows
+// still in the head.
+func BenchmarkRowWalk(b *testing.B) {
+	for _, flush := range []bool{true, false} {
+		name := map[bool]string{true: "store", false: "head"}[flush]
+		b.Run(name, func(b *testing.B) {
+			s, sel := benchData(b, 80, 8, flush)
+			r := s.reader(b, read.Options{Changes: s.changes})
+			rg := [2]int64{t0, t0 + 8*hourMs - 1}
+			walk := func() int {
+				n := 0
+				for _, x := range sel {
+					it := r.Iterator(context.Background(), x, rg[0], rg[1], nil)
+					for pts, ok := it.NextBatch(rg[0]); ok; pts, ok = it.NextBatch(rg[0]) {
+						n += len(pts)
+					}
+					if err := it.Err(); err != nil { // not mustNil: Helper walks the stack
+						b.Fatal(err)
+					}
+					it.Close()
+				}
+				return n
+			}
+			walk() // cached, then trusted: the steady state of a dashboard
+			walk()
+			benchSurface(b, 80*8*360, walk)
+		})
+	}
+}

@@ -43,7 +43,9 @@ type rowReader struct {
 	fpBuf   []byte // the row cache's fingerprint scratch
 	// lastKey is the row key rowKey last built, for the series lastTSUID.
 	lastKey, lastTSUID []byte
-	cw                 cellWorker // VisitCells' rollup buffers (rollup.go)
+	// found is whether the row getRow last read exists.
+	found bool
+	cw    cellWorker // VisitCells' rollup buffers (rollup.go)
 }
 
 func (r *Reader) getRowReader() *rowReader {
@@ -133,6 +135,7 @@ func (rr *rowReader) getKeyCells(ctx context.Context) (found bool, err error) {
 // knows the row unwritten since it was read (trust.go). A read that
 // gathers annotations always Gets: they are in the cells.
 func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byte, base int64, b *Budget) (pts []series.Point, entry *cacheEntry, decoded bool, err error) {
+	rr.found = false
 	if err = rr.rowKey(tsuid, base); err != nil {
 		return dst[:0], nil, true, err
 	}
@@ -140,16 +143,8 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 	var gen uint64
 	if c := rr.r.cache; c != nil && c.trust != nil && !rr.want {
 		t = c.trust
-		e, absent := t.find(rr.key, base)
-		switch {
-		case absent:
-			rr.r.c.trusted.Add(1)
-			return dst[:0], nil, true, nil
-		case e != nil:
-			c.touch(e)
-			rr.r.c.rows.Add(1)
-			rr.r.c.trusted.Add(1)
-			return e.pts, e, false, b.AddPoints(len(e.pts))
+		if e, absent := t.find(rr.key, base); absent || e != nil {
+			return rr.trustedRow(dst, e, b)
 		}
 		gen = t.gen() // before the Get: a write after it is marked later
 	}
@@ -159,11 +154,24 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 		}
 		return dst[:0], nil, true, err
 	}
+	rr.found = true
 	pts, entry, err = rr.view(dst, base/1000, b)
 	if t != nil && entry != nil && err == nil {
 		t.record(rr.key, entry, gen)
 	}
 	return pts, entry, entry == nil, err
+}
+
+// trustedRow answers for a stored row from the trust index's entry (nil:
+// no row), as getRow does.
+func (rr *rowReader) trustedRow(dst []series.Point, e *cacheEntry, b *Budget) ([]series.Point, *cacheEntry, bool, error) {
+	rr.r.c.trusted.Add(1)
+	if rr.found = e != nil; !rr.found {
+		return dst[:0], nil, true, nil
+	}
+	rr.r.cache.touch(e)
+	rr.r.c.rows.Add(1)
+	return e.pts, e, false, b.AddPoints(len(e.pts))
 }
 
 // view returns the points of the stored row in rr.key and rr.cells, with

@@ -45,16 +45,18 @@ type trustIndex struct {
 	shards   [trustShards]trustShard
 }
 
-// trustShard holds the rows Gets read (m) and the hours bucket scans read
-// whole (hours). rows counts the rows of both, a record of an hour one
+// trustShard holds the rows Gets read (m), the hours bucket scans read
+// whole (hours) and the series walks met whole (series, trustseries.go).
+// rows counts the rows of all three, a record of an hour or a series one
 // more than its entries; bytes the entries' sizes. Past trustPerShard
 // rows or maxBytes the shard is emptied.
 type trustShard struct {
-	mu    sync.Mutex
-	m     map[uint64]trusted
-	hours map[uint64]*trustedHour
-	rows  int
-	bytes int64
+	mu     sync.Mutex
+	m      map[uint64]trusted
+	hours  map[uint64]*trustedHour
+	series map[uint64]*trustedSeries // trustseries.go
+	rows   int
+	bytes  int64
 }
 
 // trustedHour is one hour of a metric's rows in one salt bucket, as a
@@ -87,6 +89,7 @@ func newTrustIndex(c *changes.Tracker, maxBytes int64) *trustIndex {
 	for i := range t.shards {
 		t.shards[i].m = make(map[uint64]trusted)
 		t.shards[i].hours = make(map[uint64]*trustedHour)
+		t.shards[i].series = make(map[uint64]*trustedSeries)
 	}
 	return t
 }
@@ -138,6 +141,7 @@ func (s *trustShard) room(rows int, bytes, maxBytes int64) {
 	if s.rows+rows > trustPerShard || s.bytes+bytes > maxBytes {
 		clear(s.m)
 		clear(s.hours)
+		clear(s.series)
 		s.rows, s.bytes = 0, 0
 	}
 	s.rows, s.bytes = s.rows+rows, s.bytes+bytes
@@ -206,6 +210,7 @@ func (t *trustIndex) drop() {
 		s.mu.Lock()
 		clear(s.m)
 		clear(s.hours)
+		clear(s.series)
 		s.rows, s.bytes = 0, 0
 		s.mu.Unlock()
 	}

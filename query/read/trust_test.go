@@ -176,3 +176,55 @@ func TestTrustedHoursSkipScans(t *testing.T) {
 	s.changes.Mark(t0, t0+hourMs-1)
 	fetchAll(t, s, r, all, m, rg)
 }
+
+// TestSeriesRecords: once Iterator has walked every hour of a series, a
+// walk over those hours, or fewer, takes each row (stored, absent, or
+// the head's under the fingerprint it was read with) from the series'
+// record, with no Get. A head commit changes one head row, which is read
+// afresh; a flush marks the hours, and the walks go back to the store
+// until they have recorded them again. Every answer matches the model.
+func TestSeriesRecords(t *testing.T) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{Changes: s.changes})
+	all := s.selection(t, "m")
+	rg := [2]int64{t0, t0 + 6*hourMs - 1}
+	counts := func(rg [2]int64) (gets, recorded int64) {
+		before := r.Stats()
+		iterateAll(t, s, r, all, m, rg)
+		after := r.Stats()
+		return after.Gets - before.Gets, after.Recorded - before.Recorded
+	}
+	for range 3 { // rows cached, then trusted, then recorded whole
+		counts(rg)
+	}
+	// 12 series × 6 stored hours (3-5 absent from the store), and the
+	// head's rows: hours 1-5 of six series, 3-5 of the others.
+	const rows = 12*6 + 6*5 + 6*3
+	if gets, rec := counts(rg); gets != 0 || rec != rows {
+		t.Fatalf("a walk of recorded series: %d Gets, %d rows from records, want 0 and %d", gets, rec, rows)
+	}
+	narrow := [2]int64{t0 + hourMs, t0 + 3*hourMs - 1}
+	if gets, rec := counts(narrow); gets != 0 || rec != 12*2+6*2 {
+		t.Fatalf("hours 1-2: %d Gets, %d rows from records, want 0 and %d", gets, rec, 12*2+6*2)
+	}
+
+	// The commit marks hour 4: each series Gets it again and its stored
+	// rows come from the trust index, its head rows from the record but
+	// the one committed to.
+	m.put(s, t, hostOf(t, s, all[0]), series.IntPoint(t0+4*hourMs+1, 777))
+	if gets, rec := counts(rg); gets != 12 || rec != 6*5+6*3-1 {
+		t.Fatalf("after a commit to one head row: %d Gets, %d rows from records, want 12 and %d", gets, rec, 6*5+6*3-1)
+	}
+
+	s.flushAll(t)
+	if gets, _ := counts(rg); gets == 0 {
+		t.Fatal("no row was read again after the flush marked its hours")
+	}
+	for range 3 {
+		counts(rg)
+	}
+	if gets, rec := counts(rg); gets != 0 || rec != 12*6 {
+		t.Fatalf("after the flush, settled: %d Gets, %d rows from records, want 0 and %d (the head is empty)", gets, rec, 12*6)
+	}
+}
