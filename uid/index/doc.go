@@ -129,6 +129,13 @@
 // names and looked up (setmatch.go), as Prometheus's own set matches do;
 // anything else runs over the tag's values.
 //
+// Postings keeps its answers (selcache.go), keyed by the metric and the
+// filters, with the index's generation when the answer was found: every
+// series added, here or by a refresh, and every DropCaches moves the
+// generation, and an answer found at another generation is found again.
+// Nothing else changes what Postings answers: series are never removed
+// and their ids never reused.
+//
 // # Concurrency
 //
 // The TSUID map is split in 64 padded shards under read-write locks: a

@@ -468,3 +468,50 @@ func TestPromPatternCache(t *testing.T) {
 		t.Fatalf("%d patterns cached, bound %d", n, promCacheSize)
 	}
 }
+
+// TestPostingsCacheSeesNewSeries: Postings keeps its answers, and a series
+// added afterwards, by this index or by another one sharing the meta table
+// (seen at a refresh), is in the next answer to the same filters; a
+// filter's answer is the caller's to modify.
+func TestPostingsCacheSeesNewSeries(t *testing.T) {
+	s := openMemStore(t)
+	ctx := context.Background()
+	ix, other := s.open(t, manual()), s.open(t, manual())
+	mustRegister(t, ix, s.tsuid(t, "m", "host=web01"), 0, 0)
+	metric, host := s.assign(t, uid.Metric, "m"), s.assign(t, uid.TagK, "host")
+	s.assign(t, uid.TagV, "web02")
+	s.assign(t, uid.TagV, "web03")
+	filters := map[string][]Filter{
+		"literal":  {{TagK: host, Type: LiteralOr, Values: []string{"web01", "web02", "web03"}}},
+		"wildcard": {{TagK: host, Type: Wildcard, Pattern: "web*"}},
+		"regexp":   {{TagK: host, Type: RegexMatch, Pattern: "web01|web02|web03"}},
+	}
+	count := func(name string) uint64 {
+		t.Helper()
+		b, err := ix.Postings(ctx, metric, filters[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := b.GetCardinality()
+		b.Clear() // the caller's: the next answer must not see this
+		return n
+	}
+	for name := range filters {
+		if n, m := count(name), count(name); n != 1 || m != 1 {
+			t.Fatalf("%s: %d then %d series, want 1 twice", name, n, m)
+		}
+	}
+	mustRegister(t, ix, s.tsuid(t, "m", "host=web02"), 0, 0)
+	for name := range filters {
+		if n := count(name); n != 2 {
+			t.Fatalf("%s after a series was added: %d series, want 2", name, n)
+		}
+	}
+	mustRegister(t, other, s.tsuid(t, "m", "host=web03"), 0, 0)
+	mustRefresh(t, ix)
+	for name := range filters {
+		if n := count(name); n != 3 {
+			t.Fatalf("%s after a refresh found another daemon's series: %d series, want 3", name, n)
+		}
+	}
+}

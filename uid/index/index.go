@@ -64,6 +64,7 @@ type Index struct {
 	}
 
 	stats counters
+	sels  selCache // Postings' answers (selcache.go)
 	// damaged remembers the damaged row ranges already logged, so a refresh
 	// that meets one again does not repeat the error line.
 	damaged struct {

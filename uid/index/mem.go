@@ -119,6 +119,9 @@ type memIndex struct {
 		pages  [][]*seriesEntry        // series by id, pageSize per page
 		n      int
 	}
+	// gen moves with every change to what Postings may answer: a series
+	// added, names dropped (selcache.go).
+	gen atomic.Uint64
 }
 
 func (m *memIndex) init(w series.Widths) {
@@ -157,6 +160,7 @@ func (m *memIndex) add(id uint32, tsuid []byte, sp span) (e *seriesEntry, fresh 
 	e = newEntry(id, tsuid, sp)
 	m.setIDLocked(e)
 	m.postLocked(e, tsuid)
+	m.gen.Add(1)
 	sh := m.shardOf(tsuid)
 	sh.mu.Lock()
 	sh.m[e.tsuid] = e

@@ -83,6 +83,21 @@ func (ix *Index) ForEach(b *roaring.Bitmap, fn func(Series) bool) {
 // bitmap algebra runs under a read lock that new series wait for, never
 // under the name resolution.
 func (ix *Index) Postings(ctx context.Context, metric uid.ID, filters []Filter) (*roaring.Bitmap, error) {
+	var buf [128]byte
+	key := appendSelKey(buf[:0], metric, filters)
+	gen := ix.mem.gen.Load() // before the names and postings are read
+	if b := ix.sels.get(key, gen); b != nil {
+		return b, nil
+	}
+	b, err := ix.postings(ctx, metric, filters)
+	if err == nil {
+		ix.sels.put(key, gen, b)
+	}
+	return b, err
+}
+
+// postings is Postings without the cache.
+func (ix *Index) postings(ctx context.Context, metric uid.ID, filters []Filter) (*roaring.Bitmap, error) {
 	cs := make([]compiled, len(filters))
 	for i := range filters {
 		var err error
@@ -198,6 +213,8 @@ func (ix *Index) DropCaches() {
 		kp.names = nil
 		kp.nameMu.Unlock()
 	}
+	ix.mem.gen.Add(1) // after the names: a selection made with them is stale
+	ix.sels.drop()
 }
 
 // selection is what one filter selects: the series having its key, and
