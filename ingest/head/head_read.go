@@ -165,7 +165,11 @@ func (r *openRow) points() int { return int(r.chunk.n) + len(r.ooo) }
 // older (nil if none); r is then the newer, or the flushing row alone.
 // The caller holds s.mu.
 func (s *memSeries) eachRow(mint, maxt int64, fn func(r, older *openRow)) {
+	// Both lists are in time order: the rows ending before mint are
+	// skipped by a search, since a query of the last hours of a day in
+	// the head stepped over every earlier row of every series it read.
 	rows, fl := s.rows, s.flushing
+	rows, fl = rows[rowsFrom(rows, mint):], fl[rowsFrom(fl, mint):]
 	for len(rows) > 0 || len(fl) > 0 {
 		var r, older *openRow
 		switch {
@@ -183,6 +187,21 @@ func (s *memSeries) eachRow(mint, maxt int64, fn func(r, older *openRow)) {
 			fn(r, older)
 		}
 	}
+}
+
+// rowsFrom returns the index of the first row of rows (in time order)
+// whose hour ends after mint.
+func rowsFrom(rows []openRow, mint int64) int {
+	lo, hi := 0, len(rows)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows[m].base+RowSpan > mint {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // rowFP fingerprints the points of r (and older, the flushing row of

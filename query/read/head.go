@@ -193,8 +193,9 @@ func (rr *rowReader) appendHeadRows(rows []headRow, hb *headBufs, tsuid []byte, 
 	}
 	rr.hrows = h.AppendRows(rr.hrows[:0], tsuid, start, maxtOf(end))
 	var memo int64
+	next := 0
 	for _, ref := range rr.hrows {
-		if e := rec.headAt(ref.Base, ref.FP); e != nil {
+		if e := rec.headAt(&next, ref.Base, ref.FP); e != nil {
 			rr.r.cache.touch(e)
 			memo++
 			rows = append(rows, headRow{base: ref.Base, entry: e, n: len(e.pts), memo: true})

@@ -80,7 +80,7 @@ func (r *Reader) newIterator(ctx context.Context, s *index.Series, from iterFrom
 	if t != nil && it.err == nil {
 		c.walk.start(t, rec, c.hour, c.last, wstored, wheads)
 		for i := range it.hbuf {
-			c.walk.sawHead(it.hbuf[i].entry, it.hbuf[i].memo)
+			c.walk.sawHead(&it.hbuf[i])
 		}
 	}
 	return it

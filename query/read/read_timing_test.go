@@ -154,19 +154,19 @@ func mustNil(b *testing.B, err error) {
 	}
 }
 
-// BenchmarkRowWalk walks 80 series' eight hours a row at a time, as a
-// pushed-down max_over_time over hourly windows does (PromQL's
-// max-all-8 of bench/queryset), with Options.Changes as in a daemon:
-// the per-row costs of finding each row (the series' record, the trust
-// index, the row cache, the head), from rows in the store and rows
+// BenchmarkRowWalk walks the last eight of 24 hours of 80 series a row
+// at a time, as a pushed-down max_over_time over hourly windows does
+// (PromQL's max-all-8 of bench/queryset), with Options.Changes as in a
+// daemon: the per-row costs of finding each row (the series' record, the
+// trust index, the row cache, the head), from rows in the store and rows
 // still in the head.
 func BenchmarkRowWalk(b *testing.B) {
 	for _, flush := range []bool{true, false} {
 		name := map[bool]string{true: "store", false: "head"}[flush]
 		b.Run(name, func(b *testing.B) {
-			s, sel := benchData(b, 80, 8, flush)
+			s, sel := benchData(b, 80, 24, flush)
 			r := s.reader(b, read.Options{Changes: s.changes})
-			rg := [2]int64{t0, t0 + 8*hourMs - 1}
+			rg := [2]int64{t0 + 16*hourMs, t0 + 24*hourMs - 1}
 			walk := func() int {
 				n := 0
 				for _, x := range sel {

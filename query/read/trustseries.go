@@ -31,7 +31,16 @@ type trustedSeries struct {
 	gen    uint64
 	first  int64 // ms: the hour of stored[0]
 	stored []*cacheEntry
-	heads  []*cacheEntry // head rows' entries, in time order
+	heads  []headSeen // head rows, in time order
+}
+
+// headSeen is a head row a walk read with its entry: the hour and the
+// fingerprint the head listed it with, beside the entry so that matching
+// a listing reads no entry.
+type headSeen struct {
+	base int64
+	fp   uint64
+	e    *cacheEntry
 }
 
 // covers reports whether ts holds the stored rows of every hour in
@@ -50,31 +59,21 @@ func (ts *trustedSeries) storedAt(base int64) (e *cacheEntry, ok bool) {
 }
 
 // headAt returns the entry of the head row at base when it is the one
-// the head lists with fingerprint fp; nil otherwise.
-func (ts *trustedSeries) headAt(base int64, fp uint64) *cacheEntry {
+// the head lists with fingerprint fp; nil otherwise. The head lists its
+// rows in time order, so *next (from 0) carries the search from one
+// listed row to the next.
+func (ts *trustedSeries) headAt(next *int, base int64, fp uint64) *cacheEntry {
 	if ts == nil {
 		return nil
 	}
-	for _, e := range ts.heads {
-		if e.fp == fp && e.cells == headCells && rowBase(e.key) == base && !e.gone.Load() {
-			return e
-		}
+	hs := ts.heads
+	for *next < len(hs) && hs[*next].base < base {
+		*next++
+	}
+	if i := *next; i < len(hs) && hs[i].base == base && hs[i].fp == fp && !hs[i].e.gone.Load() {
+		return hs[i].e
 	}
 	return nil
-}
-
-// rowBase is the hour (ms) of a head entry's key: the TSUID, then the
-// base as 8 big-endian bytes (readHeadRow).
-func rowBase(key []byte) int64 {
-	n := len(key)
-	if n < 8 {
-		return -1
-	}
-	var b int64
-	for _, c := range key[n-8:] {
-		b = b<<8 | int64(c)
-	}
-	return b
 }
 
 // seriesKey hashes a TSUID for the series map.
@@ -99,7 +98,7 @@ func (t *trustIndex) findSeries(tsuid []byte) *trustedSeries {
 
 // recordSeries keeps ts (which it then owns) as tsuid's record.
 func (t *trustIndex) recordSeries(ts *trustedSeries) {
-	size := entriesSize(ts.stored) + entriesSize(ts.heads)
+	size := entriesSize(ts.stored) + headsSize(ts.heads)
 	rows := 1 + len(ts.stored) + len(ts.heads)
 	if rows >= trustPerShard || size > t.maxBytes {
 		return
@@ -109,11 +108,20 @@ func (t *trustIndex) recordSeries(ts *trustedSeries) {
 	s.mu.Lock()
 	if old := s.series[k]; old != nil {
 		s.rows -= 1 + len(old.stored) + len(old.heads)
-		s.bytes -= entriesSize(old.stored) + entriesSize(old.heads)
+		s.bytes -= entriesSize(old.stored) + headsSize(old.heads)
 	}
 	s.room(rows, size, t.maxBytes)
 	s.series[k] = ts
 	s.mu.Unlock()
+}
+
+// headsSize is the sum of hs' entries' sizes.
+func headsSize(hs []headSeen) int64 {
+	var n int64
+	for i := range hs {
+		n += hs[i].e.size()
+	}
+	return n
 }
 
 // seriesWalk is what one walk of a SeriesIterator met, to record when it
@@ -124,7 +132,7 @@ type seriesWalk struct {
 	gen    uint64 // taken before the walk's first read
 	first  int64  // ms: the walk's first hour
 	stored []*cacheEntry
-	heads  []*cacheEntry
+	heads  []headSeen
 	next   int64 // the hour the walk must meet next to stay whole
 	whole  bool  // every hour met so far, each with its entry
 	fresh  bool  // a row came from elsewhere than rec
@@ -141,7 +149,7 @@ type seriesWalk struct {
 // head rows: a flush that took a row out of the head before that read
 // marked the row's hour first, and covers then refuses the record, whose
 // store had no row there.
-func (w *seriesWalk) start(t *trustIndex, rec *trustedSeries, hour, last int64, stored, heads []*cacheEntry) {
+func (w *seriesWalk) start(t *trustIndex, rec *trustedSeries, hour, last int64, stored []*cacheEntry, heads []headSeen) {
 	*w = seriesWalk{t: t, gen: t.gen(), first: hour, next: hour, whole: true, stored: stored[:0], heads: heads[:0]}
 	if rec != nil && rec.covers(t, hour, last) {
 		w.rec = rec
@@ -150,17 +158,18 @@ func (w *seriesWalk) start(t *trustIndex, rec *trustedSeries, hour, last int64, 
 	}
 }
 
-// sawHead notes a head row's entry, from the record or not.
-func (w *seriesWalk) sawHead(e *cacheEntry, fromRec bool) {
+// sawHead notes a head row read with its entry (none: the walk is not
+// recorded), from the record or not.
+func (w *seriesWalk) sawHead(hr *headRow) {
 	if w.t == nil {
 		return
 	}
-	if e == nil {
+	if hr.entry == nil {
 		w.whole = false
 		return
 	}
-	w.heads = append(w.heads, e)
-	w.fresh = w.fresh || !fromRec
+	w.heads = append(w.heads, headSeen{base: hr.base, fp: hr.entry.fp, e: hr.entry})
+	w.fresh = w.fresh || !hr.memo
 }
 
 // sawStored notes the stored row of the hour at base: its entry, nil for
