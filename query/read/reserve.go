@@ -36,7 +36,9 @@ import (
 // (Reader.Reading), a stream of them looked quiet and met the filler at
 // full speed. A block's pages are populated in one madvise call where the
 // kernel can (MADV_POPULATE_WRITE, Linux 5.14), then written once each
-// (populate says why both).
+// (populate says why both), a piece at a time: a read that begins while
+// the filler makes a block pauses it after the piece in hand
+// (populateYielding).
 //
 // An entry's points are a slice of its block, so a block is freed once
 // every entry carved from it is evicted and no reader holds one; entries
@@ -74,6 +76,10 @@ const (
 	// VM) and 7-9% where it is written page by page alone (256 faults).
 	reserveQuiet = 20 * time.Millisecond
 	reservePace  = 50 * time.Millisecond
+	// reservePiece is how much of a block the filler populates before it
+	// looks for a read that began meanwhile: 48 pages, whole ones (a
+	// multiple of both the point and the page size), about 0.2 ms.
+	reservePiece = 16 * 12288 / pointBytes
 )
 
 // newReserve returns a reserve of about bytes, or nil (entries come from
@@ -154,7 +160,7 @@ func (rs *reserve) fill() {
 			continue
 		}
 		b := make([]series.Point, reserveBlock)
-		populate(b)
+		rs.populateYielding(b, time.Now())
 		rs.mu.Lock()
 		rs.ready, rs.made = append(rs.ready, b), time.Now()
 		if len(rs.ready) >= rs.depth {
@@ -176,6 +182,42 @@ func (rs *reserve) waitLocked(now time.Time) time.Duration {
 		quiet = min(quiet, now.Sub(epoch)-time.Duration(b))
 	}
 	return min(reserveQuiet-quiet, reservePace-now.Sub(rs.made))
+}
+
+// populateYielding populates b a piece at a time, begun at start, and
+// pauses between pieces while a read begun since start runs (pieceWait):
+// a query that begins beside the filler then waits for one piece at
+// most, about 0.2 ms, where it met the rest of a 1 MiB block (2-3 ms on
+// a VM: a daemon's first query after a restart took a block, and the
+// block its replacement took fell on a later query).
+func (rs *reserve) populateYielding(b []series.Point, start time.Time) {
+	for off := 0; off < len(b); off += reservePiece {
+		for off > 0 {
+			w := rs.pieceWait(start, time.Now())
+			if w <= 0 {
+				break
+			}
+			time.Sleep(w)
+		}
+		populate(b[off:min(off+reservePiece, len(b))])
+	}
+}
+
+// pieceWait returns how long the filler, making a block begun at start,
+// must wait at now before its next piece: until reserveQuiet has passed
+// since a read began, if one began after start, but never once the block
+// has taken reservePace (under reads that never stop, a block still
+// comes per reservePace).
+func (rs *reserve) pieceWait(start, now time.Time) time.Duration {
+	b := rs.began.Load()
+	if b == 0 || now.Sub(start) >= reservePace {
+		return 0
+	}
+	began := epoch.Add(time.Duration(b))
+	if began.Before(start) {
+		return 0
+	}
+	return min(reserveQuiet-now.Sub(began), reservePace-now.Sub(start))
 }
 
 // reading records that a read began: the filler makes blocks at full

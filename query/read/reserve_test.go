@@ -108,3 +108,32 @@ func TestPopulateWritesEveryPage(t *testing.T) {
 		}
 	}
 }
+
+// TestReservePiecePauses: a block the filler is making pauses between
+// pieces while a read begun after the block runs, for reserveQuiet after
+// it began; a read begun before the block does not pause it, nor does
+// any once the block has taken reservePace.
+func TestReservePiecePauses(t *testing.T) {
+	rs := newReserve(reserveBlock * pointBytes)
+	start := time.Now()
+	if w := rs.pieceWait(start, start.Add(time.Millisecond)); w != 0 {
+		t.Fatalf("no read ever: the filler waits %v, want 0", w)
+	}
+	rs.reading() // began after start
+	if w := rs.pieceWait(start, time.Now()); w <= reserveQuiet/2 || w > reserveQuiet {
+		t.Fatalf("a read just began: the filler waits %v, want about %v", w, reserveQuiet)
+	}
+	if w := rs.pieceWait(start, time.Now().Add(reserveQuiet+time.Millisecond)); w > 0 {
+		t.Fatalf("the read began %v ago: the filler waits %v, want 0", reserveQuiet, w)
+	}
+	if w := rs.pieceWait(time.Now().Add(time.Millisecond), time.Now().Add(2*time.Millisecond)); w != 0 {
+		t.Fatalf("the read began before the block: the filler waits %v, want 0", w)
+	}
+	if w := rs.pieceWait(start.Add(-reservePace), time.Now()); w != 0 {
+		t.Fatalf("the block began %v ago: the filler waits %v, want 0", reservePace, w)
+	}
+	// Pieces are whole pages, so every piece starts on a page.
+	if reservePiece*pointBytes%4096 != 0 || reservePiece >= reserveBlock {
+		t.Fatalf("a piece of %d points is not whole pages within a block", reservePiece)
+	}
+}
