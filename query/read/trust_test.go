@@ -35,6 +35,15 @@ func checkSeries(t *testing.T, s *stack, it *read.SeriesIterator, x index.Series
 	}
 }
 
+// trustedSplit is loadSplit's stack read by a reader that trusts its
+// changes, with every series of "m" and the six hours loadSplit wrote.
+func trustedSplit(t *testing.T) (*stack, model, *read.Reader, []index.Series, [2]int64) {
+	s := openStack(t)
+	m := loadSplit(t, s)
+	r := s.reader(t, read.Options{Changes: s.changes})
+	return s, m, r, s.selection(t, "m"), [2]int64{t0, t0 + 6*hourMs - 1}
+}
+
 // TestTrustedRowsSkipGets: with Options.Changes, rows read before, and
 // rows a Get found absent, are answered without a Get while their hours
 // are unmarked; the flusher's writes and the head's commits mark theirs,
@@ -43,11 +52,7 @@ func checkSeries(t *testing.T, s *stack, it *read.SeriesIterator, x index.Series
 // model. A store write nothing marks is not seen until a mark: the
 // contract every writer keeps.
 func TestTrustedRowsSkipGets(t *testing.T) {
-	s := openStack(t)
-	m := loadSplit(t, s)
-	r := s.reader(t, read.Options{Changes: s.changes})
-	all := s.selection(t, "m")
-	rg := [2]int64{t0, t0 + 6*hourMs - 1}
+	s, m, r, all, rg := trustedSplit(t)
 	for range 3 { // a row is cached and recorded on its second read, trusted from its third
 		iterateAll(t, s, r, all, m, rg)
 	}
@@ -184,11 +189,7 @@ func TestTrustedHoursSkipScans(t *testing.T) {
 // afresh; a flush marks the hours, and the walks go back to the store
 // until they have recorded them again. Every answer matches the model.
 func TestSeriesRecords(t *testing.T) {
-	s := openStack(t)
-	m := loadSplit(t, s)
-	r := s.reader(t, read.Options{Changes: s.changes})
-	all := s.selection(t, "m")
-	rg := [2]int64{t0, t0 + 6*hourMs - 1}
+	s, m, r, all, rg := trustedSplit(t)
 	counts := func(rg [2]int64) (gets, recorded int64) {
 		before := r.Stats()
 		iterateAll(t, s, r, all, m, rg)
