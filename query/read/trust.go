@@ -14,8 +14,11 @@ import (
 // a row, so at most 16 × 16,384 rows take some 26 MB of its own. The
 // entries it points to are the row cache's; one the cache has evicted
 // stays reachable until its record goes, so a shard also counts the
-// entries it points to (trustShard.bytes), at most a cache shard's worth:
-// the index can hold at most as much again as the cache.
+// entries it points to (trustShard.bytes), at most a cache shard's worth,
+// and its series records apart (trustShard.sbytes, the same bound): the
+// records point to the very entries the rows do, and counted together
+// they would empty the shard twice as often. The index can hold at most
+// twice as much again as the cache.
 const (
 	trustShards   = 16
 	trustPerShard = 1 << 14
@@ -47,9 +50,10 @@ type trustIndex struct {
 
 // trustShard holds the rows Gets read (m), the hours bucket scans read
 // whole (hours) and the series walks met whole (series, trustseries.go).
-// rows counts the rows of all three, a record of an hour or a series one
-// more than its entries; bytes the entries' sizes. Past trustPerShard
-// rows or maxBytes the shard is emptied.
+// rows counts the rows of the first two, a record of an hour one more
+// than its entries; bytes the entries' sizes. Past trustPerShard rows or
+// maxBytes, m and hours are emptied; srows and sbytes count series
+// the same way, and series alone is emptied past the same bounds.
 type trustShard struct {
 	mu     sync.Mutex
 	m      map[uint64]trusted
@@ -57,6 +61,8 @@ type trustShard struct {
 	series map[uint64]*trustedSeries // trustseries.go
 	rows   int
 	bytes  int64
+	srows  int
+	sbytes int64
 }
 
 // trustedHour is one hour of a metric's rows in one salt bucket, as a
@@ -141,7 +147,6 @@ func (s *trustShard) room(rows int, bytes, maxBytes int64) {
 	if s.rows+rows > trustPerShard || s.bytes+bytes > maxBytes {
 		clear(s.m)
 		clear(s.hours)
-		clear(s.series)
 		s.rows, s.bytes = 0, 0
 	}
 	s.rows, s.bytes = s.rows+rows, s.bytes+bytes
@@ -211,7 +216,7 @@ func (t *trustIndex) drop() {
 		clear(s.m)
 		clear(s.hours)
 		clear(s.series)
-		s.rows, s.bytes = 0, 0
+		s.rows, s.bytes, s.srows, s.sbytes = 0, 0, 0, 0
 		s.mu.Unlock()
 	}
 }

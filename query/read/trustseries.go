@@ -107,10 +107,14 @@ func (t *trustIndex) recordSeries(ts *trustedSeries) {
 	s := &t.shards[k%trustShards]
 	s.mu.Lock()
 	if old := s.series[k]; old != nil {
-		s.rows -= 1 + len(old.stored) + len(old.heads)
-		s.bytes -= entriesSize(old.stored) + headsSize(old.heads)
+		s.srows -= 1 + len(old.stored) + len(old.heads)
+		s.sbytes -= entriesSize(old.stored) + headsSize(old.heads)
 	}
-	s.room(rows, size, t.maxBytes)
+	if s.srows+rows > trustPerShard || s.sbytes+size > t.maxBytes {
+		clear(s.series)
+		s.srows, s.sbytes = 0, 0
+	}
+	s.srows, s.sbytes = s.srows+rows, s.sbytes+size
 	s.series[k] = ts
 	s.mu.Unlock()
 }
