@@ -309,16 +309,24 @@ type headPart struct {
 
 func (hr *headRead) run(_ context.Context, rr *rowReader, p int) error {
 	part, sel := &hr.parts[p], hr.sel
+	var t *trustIndex
+	if rr.r.cache != nil {
+		t = rr.r.cache.trust
+	}
 	for i := p * hr.per; i < min((p+1)*hr.per, len(sel.Series)); i++ {
 		rr.tsuid = append(rr.tsuid[:0], sel.Series[i].TSUID...)
 		var (
 			n   int
 			err error
 		)
-		part.rows, n, err = rr.appendHeadRows(part.rows, &part.bufs, rr.tsuid, sel.Start, sel.End, sel.Budget, nil)
+		rec, lo := t.findSeries(rr.tsuid), len(part.rows)
+		part.rows, n, err = rr.appendHeadRows(part.rows, &part.bufs, rr.tsuid, sel.Start, sel.End, sel.Budget, rec)
 		part.n += n
 		if err != nil {
 			return err
+		}
+		if t != nil {
+			t.noteHeads(rr.tsuid, rec, part.rows[lo:])
 		}
 		part.offs = append(part.offs, len(part.rows))
 	}

@@ -229,3 +229,25 @@ func TestSeriesRecords(t *testing.T) {
 		t.Fatalf("after the flush, settled: %d Gets, %d rows from records, want 0 and %d (the head is empty)", gets, rec, 12*6)
 	}
 }
+
+// TestSeriesRecordsOfScans: a read of many series' head rows before a
+// scan records each series' head rows too, and the next such read finds
+// them there, one lookup a series; a head commit sends its row back to
+// the row cache. Every answer matches the model.
+func TestSeriesRecordsOfScans(t *testing.T) {
+	s, m, r, all, rg := trustedSplit(t)
+	recorded := func() int64 {
+		before := r.Stats().Recorded
+		fetchAll(t, s, r, all, m, rg)
+		return r.Stats().Recorded - before
+	}
+	recorded() // the head rows cached and recorded
+	const heads = 6*5 + 6*3
+	if got := recorded(); got != heads {
+		t.Fatalf("a second scan: %d head rows from records, want %d", got, heads)
+	}
+	m.put(s, t, hostOf(t, s, all[0]), series.IntPoint(t0+4*hourMs+1, 777))
+	if got := recorded(); got != heads-1 {
+		t.Fatalf("after a commit to one head row: %d head rows from records, want %d", got, heads-1)
+	}
+}

@@ -119,6 +119,33 @@ func (t *trustIndex) recordSeries(ts *trustedSeries) {
 	s.mu.Unlock()
 }
 
+// noteHeads records rows, the head rows of tsuid a read found (with rec,
+// the series' record then, or nil), as the series' head rows when each
+// has its entry and some did not come from rec; rec's stored rows stay
+// as they were. A read of many series' head rows (readHeadRows, before
+// a scan or a stream) then finds each series' rows with one lookup too.
+func (t *trustIndex) noteHeads(tsuid []byte, rec *trustedSeries, rows []headRow) {
+	fresh := false
+	for i := range rows {
+		if rows[i].entry == nil {
+			return
+		}
+		fresh = fresh || !rows[i].memo
+	}
+	if !fresh {
+		return
+	}
+	ts := &trustedSeries{tsuid: bytes.Clone(tsuid), heads: make([]headSeen, len(rows))}
+	if rec != nil {
+		ts.gen, ts.first, ts.stored = rec.gen, rec.first, rec.stored
+	}
+	for i := range rows {
+		e := rows[i].entry
+		ts.heads[i] = headSeen{base: rows[i].base, fp: e.fp, e: e}
+	}
+	t.recordSeries(ts)
+}
+
 // headsSize is the sum of hs' entries' sizes.
 func headsSize(hs []headSeen) int64 {
 	var n int64
