@@ -165,8 +165,11 @@
 // hour of it is marked since the recording walk began (checked once the
 // walk has read the head, so a flush that emptied the head meanwhile is
 // seen), its head rows while the head lists each with the same
-// fingerprint. The lookups a row at a time, scattered through memory,
-// were about a sixth of a warm query over many series' hours.
+// fingerprint. A read of many series' head rows before a scan or a
+// stream (readHeadRows) finds and records each series' head rows in the
+// same record, keeping its stored rows. The lookups a row at a time,
+// scattered through memory, were about a sixth of a warm query over many
+// series' hours.
 //
 // Head rows are cached the same way, keyed by the head's fingerprint of
 // the row (its identity and change count, which move with every point
