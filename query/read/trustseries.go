@@ -11,8 +11,8 @@ import (
 // row key, a shard lock) and the row cache for every head row (a hash, a
 // lock, a move in the LRU list). Those lookups are scattered through
 // memory, and a query over many series' hours pays them row by row: on
-// this VM they were about a sixth of a warm query's CPU and more once other
-// processes had evicted the CPU's caches. A walk that met every hour of
+// this VM they and the counters each row added to were about a sixth of
+// a warm query's CPU. A walk that met every hour of
 // its range leaves the series' rows as one record (trustedSeries), and
 // the next walk over the same hours takes each row from it by its
 // position, after one lookup for the series.
