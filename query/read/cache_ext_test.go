@@ -116,9 +116,9 @@ func TestTrustIndexBounded(t *testing.T) {
 			for _, th := range s.hours {
 				rows, bytes = rows+1+len(th.entries), bytes+entriesSize(th.entries)
 			}
-			if rows != s.rows || bytes != s.bytes || bytes > maxBytes || rows > trustPerShard {
+			if rows != s.used.rows || bytes != s.used.bytes || bytes > maxBytes || rows > trustPerShard {
 				t.Fatalf("%s: shard %d holds %d rows and %d bytes, counted %d and %d, bound %d",
-					what, i, rows, bytes, s.rows, s.bytes, maxBytes)
+					what, i, rows, bytes, s.used.rows, s.used.bytes, maxBytes)
 			}
 		}
 	}

@@ -228,12 +228,10 @@ func (c *cursor) get(dst []series.Point, base int64) (pts []series.Point, entry 
 		if e, ok := w.rec.storedAt(base); ok {
 			w.sawStored(base, e, e != nil, true)
 			w.fromRec++
-			if rr.found = e != nil; !rr.found {
-				return dst[:0], nil, true, nil
+			if e != nil {
+				w.rowsFromRec++
 			}
-			w.rowsFromRec++
-			rr.r.cache.touch(e)
-			return e.pts, e, false, c.budget.AddPoints(len(e.pts))
+			return rr.entryRow(dst, e, c.budget)
 		}
 	}
 	pts, entry, decoded, err = rr.getRow(c.ctx, dst, c.tsuid, base, c.budget)

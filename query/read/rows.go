@@ -163,14 +163,22 @@ func (rr *rowReader) getRow(ctx context.Context, dst []series.Point, tsuid []byt
 }
 
 // trustedRow answers for a stored row from the trust index's entry (nil:
-// no row), as getRow does.
+// no row), as getRow does, and counts it.
 func (rr *rowReader) trustedRow(dst []series.Point, e *cacheEntry, b *Budget) ([]series.Point, *cacheEntry, bool, error) {
 	rr.r.c.trusted.Add(1)
+	if e != nil {
+		rr.r.c.rows.Add(1)
+	}
+	return rr.entryRow(dst, e, b)
+}
+
+// entryRow answers for a stored row known without a Get from its entry
+// (nil: no row), as getRow does; the caller counts it.
+func (rr *rowReader) entryRow(dst []series.Point, e *cacheEntry, b *Budget) ([]series.Point, *cacheEntry, bool, error) {
 	if rr.found = e != nil; !rr.found {
 		return dst[:0], nil, true, nil
 	}
 	rr.r.cache.touch(e)
-	rr.r.c.rows.Add(1)
 	return e.pts, e, false, b.AddPoints(len(e.pts))
 }
 

@@ -14,8 +14,8 @@ import (
 // a row, so at most 16 × 16,384 rows take some 26 MB of its own. The
 // entries it points to are the row cache's; one the cache has evicted
 // stays reachable until its record goes, so a shard also counts the
-// entries it points to (trustShard.bytes), at most a cache shard's worth,
-// and its series records apart (trustShard.sbytes, the same bound): the
+// entries it points to (trustShard.used), at most a cache shard's worth,
+// and its series records apart (trustShard.sused, the same bound): the
 // records point to the very entries the rows do, and counted together
 // they would empty the shard twice as often. The index can hold at most
 // twice as much again as the cache.
@@ -50,19 +50,41 @@ type trustIndex struct {
 
 // trustShard holds the rows Gets read (m), the hours bucket scans read
 // whole (hours) and the series walks met whole (series, trustseries.go).
-// rows counts the rows of the first two, a record of an hour one more
-// than its entries; bytes the entries' sizes. Past trustPerShard rows or
-// maxBytes, m and hours are emptied; srows and sbytes count series
-// the same way, and series alone is emptied past the same bounds.
+// used counts the rows of the first two, a record of an hour one more
+// than its entries, and the entries' sizes; past trustPerShard rows or
+// maxBytes, m and hours are emptied. sused counts series the same way,
+// and series alone is emptied past the same bounds.
 type trustShard struct {
 	mu     sync.Mutex
 	m      map[uint64]trusted
 	hours  map[uint64]*trustedHour
 	series map[uint64]*trustedSeries // trustseries.go
-	rows   int
-	bytes  int64
-	srows  int
-	sbytes int64
+	used   shardUse
+	sused  shardUse
+}
+
+// shardUse is what some of a shard's records hold: rows and the bytes of
+// the entries they point to.
+type shardUse struct {
+	rows  int
+	bytes int64
+}
+
+// take counts rows more rows and bytes more bytes; false when they do
+// not fit beside what is counted, which is then dropped for them alone
+// (the caller empties the records counted).
+func (u *shardUse) take(rows int, bytes, maxBytes int64) bool {
+	fits := u.rows+rows <= trustPerShard && u.bytes+bytes <= maxBytes
+	if !fits {
+		*u = shardUse{}
+	}
+	u.rows, u.bytes = u.rows+rows, u.bytes+bytes
+	return fits
+}
+
+// give uncounts a record replaced.
+func (u *shardUse) give(rows int, bytes int64) {
+	u.rows, u.bytes = u.rows-rows, u.bytes-bytes
 }
 
 // trustedHour is one hour of a metric's rows in one salt bucket, as a
@@ -134,7 +156,7 @@ func (t *trustIndex) record(key []byte, e *cacheEntry, gen uint64) {
 	s := &t.shards[h%trustShards]
 	s.mu.Lock()
 	if old, ok := s.m[h]; ok {
-		s.rows, s.bytes = s.rows-1, s.bytes-old.e.size()
+		s.used.give(1, old.e.size())
 	}
 	s.room(1, tr.e.size(), t.maxBytes)
 	s.m[h] = tr
@@ -144,12 +166,10 @@ func (t *trustIndex) record(key []byte, e *cacheEntry, gen uint64) {
 // room empties the shard unless rows more rows and bytes more bytes fit,
 // and counts them. The caller holds s.mu.
 func (s *trustShard) room(rows int, bytes, maxBytes int64) {
-	if s.rows+rows > trustPerShard || s.bytes+bytes > maxBytes {
+	if !s.used.take(rows, bytes, maxBytes) {
 		clear(s.m)
 		clear(s.hours)
-		s.rows, s.bytes = 0, 0
 	}
-	s.rows, s.bytes = s.rows+rows, s.bytes+bytes
 }
 
 // hourKey hashes a bucket's hour (base, s) of metric.
@@ -192,7 +212,7 @@ func (t *trustIndex) recordHour(bucket int, metric string, base int64, gen uint6
 	s := &t.shards[k%trustShards]
 	s.mu.Lock()
 	if old := s.hours[k]; old != nil {
-		s.rows, s.bytes = s.rows-1-len(old.entries), s.bytes-entriesSize(old.entries)
+		s.used.give(1+len(old.entries), entriesSize(old.entries))
 	}
 	s.room(1+len(entries), size, t.maxBytes)
 	s.hours[k] = th
@@ -216,7 +236,7 @@ func (t *trustIndex) drop() {
 		clear(s.m)
 		clear(s.hours)
 		clear(s.series)
-		s.rows, s.bytes, s.srows, s.sbytes = 0, 0, 0, 0
+		s.used, s.sused = shardUse{}, shardUse{}
 		s.mu.Unlock()
 	}
 }

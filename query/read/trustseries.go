@@ -43,6 +43,11 @@ type headSeen struct {
 	e    *cacheEntry
 }
 
+// seenOf is head row hr, read with its entry, as a record keeps it.
+func seenOf(hr *headRow) headSeen {
+	return headSeen{base: hr.base, fp: hr.entry.fp, e: hr.entry}
+}
+
 // covers reports whether ts holds the stored rows of every hour in
 // [hour, last] (ms) unwritten since it was recorded.
 func (ts *trustedSeries) covers(t *trustIndex, hour, last int64) bool {
@@ -96,10 +101,19 @@ func (t *trustIndex) findSeries(tsuid []byte) *trustedSeries {
 	return ts
 }
 
+// cost is what ts counts against its shard: a row for itself and one a
+// row it holds, and the sizes of the entries it points to.
+func (ts *trustedSeries) cost() (rows int, bytes int64) {
+	bytes = entriesSize(ts.stored)
+	for i := range ts.heads {
+		bytes += ts.heads[i].e.size()
+	}
+	return 1 + len(ts.stored) + len(ts.heads), bytes
+}
+
 // recordSeries keeps ts (which it then owns) as tsuid's record.
 func (t *trustIndex) recordSeries(ts *trustedSeries) {
-	size := entriesSize(ts.stored) + headsSize(ts.heads)
-	rows := 1 + len(ts.stored) + len(ts.heads)
+	rows, size := ts.cost()
 	if rows >= trustPerShard || size > t.maxBytes {
 		return
 	}
@@ -107,14 +121,11 @@ func (t *trustIndex) recordSeries(ts *trustedSeries) {
 	s := &t.shards[k%trustShards]
 	s.mu.Lock()
 	if old := s.series[k]; old != nil {
-		s.srows -= 1 + len(old.stored) + len(old.heads)
-		s.sbytes -= entriesSize(old.stored) + headsSize(old.heads)
+		s.sused.give(old.cost())
 	}
-	if s.srows+rows > trustPerShard || s.sbytes+size > t.maxBytes {
+	if !s.sused.take(rows, size, t.maxBytes) {
 		clear(s.series)
-		s.srows, s.sbytes = 0, 0
 	}
-	s.srows, s.sbytes = s.srows+rows, s.sbytes+size
 	s.series[k] = ts
 	s.mu.Unlock()
 }
@@ -140,19 +151,9 @@ func (t *trustIndex) noteHeads(tsuid []byte, rec *trustedSeries, rows []headRow)
 		ts.gen, ts.first, ts.stored = rec.gen, rec.first, rec.stored
 	}
 	for i := range rows {
-		e := rows[i].entry
-		ts.heads[i] = headSeen{base: rows[i].base, fp: e.fp, e: e}
+		ts.heads[i] = seenOf(&rows[i])
 	}
 	t.recordSeries(ts)
-}
-
-// headsSize is the sum of hs' entries' sizes.
-func headsSize(hs []headSeen) int64 {
-	var n int64
-	for i := range hs {
-		n += hs[i].e.size()
-	}
-	return n
 }
 
 // seriesWalk is what one walk of a SeriesIterator met, to record when it
@@ -199,7 +200,7 @@ func (w *seriesWalk) sawHead(hr *headRow) {
 		w.whole = false
 		return
 	}
-	w.heads = append(w.heads, headSeen{base: hr.base, fp: hr.entry.fp, e: hr.entry})
+	w.heads = append(w.heads, seenOf(hr))
 	w.fresh = w.fresh || !hr.memo
 }
 
