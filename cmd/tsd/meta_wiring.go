@@ -321,6 +321,7 @@ func (l *statList) flushStats(st *ingestStack) {
 		f := st.flusher.Stats()
 		l.add("tsd.flush.rows", "Rows written from the head to the store.", true, f.Rows)
 		l.add("tsd.flush.points", "Points written from the head to the store.", true, f.Points)
+		l.add("tsd.flush.examined", "Open rows flush rounds looked at, due or not (a round that knows none is due yet looks at none).", true, f.Examined)
 		l.add("tsd.meta.tracked-rows", "Flushed rows whose series' TSMeta counters were updated (tsd.core.meta tracking).", true, f.Tracked)
 		l.add("tsd.meta.track-errors", "Flushed batches whose TSMeta counters could not be updated.", true, f.TrackErrors)
 		r := st.flusher.RollupStats()

@@ -15,7 +15,14 @@
 // bucket (RowsPerSecond, default 20,000 rows/s; not at shutdown or under
 // memory pressure). Due rows are found through the head's per-hour index
 // (every open row is listed under its hour), so a round looks only at
-// hours that can be due rather than at every series.
+// hours that can be due rather than at every series. A round also keeps
+// the earliest time any row it left can come due; until then, and while
+// the head has listed no row since (Head.ListedRows: rows opened, rows
+// put back), the next rounds look at nothing. Without that, backfilled
+// history, whose hours are all past but whose rows wait out the grace
+// after their last point, was taken and given back whole every round:
+// about 10 ms a round for a day of 1,000 series, in the middle of
+// whatever queries ran (flush_quiet.go).
 //
 // Each row is written in the table's format. dense: one put (Apply,
 // BatchRows rows per call) of one dense column (rowkey.DenseEncoder; a row

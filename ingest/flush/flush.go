@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -149,6 +150,10 @@ type FlushStats struct {
 	// Tracked counts the rows recorded by FlushOptions.Tracker, and
 	// TrackErrors the batches it failed to record.
 	Tracked, TrackErrors int64
+	// Examined counts the open rows the flush took from the hour index to
+	// look at, due or not. A round that knows none can be due looks at
+	// none (flush_quiet.go).
+	Examined int64
 }
 
 // Flusher writes complete rows from the head to the data table, one column
@@ -180,6 +185,8 @@ type Flusher struct {
 		queue   compactionQueue
 		// until, when set, ends flushEntries early once it returns true.
 		until func() bool
+		// quiet is what the latest complete round left (flush_quiet.go).
+		quiet quiet
 	}
 }
 
@@ -224,14 +231,33 @@ func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (st FlushS
 	defer f.mu.Unlock()
 	defer func() { f.count(&st) }()
 	nowMs, wait := now.UnixMilli(), f.opts.Grace.Milliseconds()
+	listed := f.h.ListedRows()
+	if !all && f.mu.quiet.holds(nowMs, listed) {
+		return f.truncate(&st)
+	}
+	next := quiet{until: math.MaxInt64, listed: listed}
 	f.mu.entries = f.h.TakeHours(f.mu.entries[:0], func(base int64) bool {
-		return all || base+head.RowSpan+wait <= nowMs
+		if all || base+head.RowSpan+wait <= nowMs {
+			return true
+		}
+		next.before(base + head.RowSpan + wait)
+		return false
 	})
 	due := func(key string, base, lastWrite int64) bool {
-		return all || max(base+head.RowSpan, lastWrite)+f.dueTime(key) <= nowMs
+		t := max(base+head.RowSpan, lastWrite) + f.dueTime(key)
+		if all || t <= nowMs {
+			return true
+		}
+		next.before(t)
+		return false
 	}
+	f.mu.quiet = quiet{}
 	if err := f.flushEntries(ctx, now, due, !all, &st); err != nil {
 		return st, err
+	}
+	if !all {
+		next.ok = true
+		f.mu.quiet = next
 	}
 	if all {
 		if err := f.h.RotateLog(); err != nil {
@@ -271,6 +297,7 @@ func (f *Flusher) count(st *FlushStats) {
 	t.Queued += st.Queued
 	t.Conflicts += st.Conflicts
 	t.Tracked += st.Tracked
+	t.Examined += st.Examined
 	t.TrackErrors += st.TrackErrors
 	if st.TruncatedBefore != 0 {
 		t.TruncatedBefore = st.TruncatedBefore
@@ -293,6 +320,7 @@ func (f *Flusher) dueTime(key string) int64 {
 // failed goes back into the head.
 func (f *Flusher) flushEntries(ctx context.Context, now time.Time, due func(key string, base, lastWrite int64) bool, limited bool, st *FlushStats) error {
 	es := f.mu.entries
+	st.Examined += int64(len(es))
 	defer func() {
 		f.h.RestoreEntries(es)
 		clear(f.mu.entries) // drop series pointers

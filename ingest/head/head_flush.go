@@ -26,6 +26,13 @@ func (h *Head) TakeHours(dst []HourEntry, pick func(base int64) bool) []HourEntr
 	return dst
 }
 
+// ListedRows counts the rows entered in the hour index that no flush had
+// taken before: rows opened by appends and rows put back (Reinstate). A
+// flush that reads it before TakeHours and finds it unchanged at its
+// next round knows that every row in the head was among the entries it
+// took then, or opened by nobody since.
+func (h *Head) ListedRows() uint64 { return h.hours.listed.Load() }
+
 // OldestHour returns the base of the oldest hour with an open row, in
 // Unix milliseconds (a multiple of RowSpan, as every row base in the
 // head; not the seconds of a row key's base time); ok is false when the
@@ -152,7 +159,7 @@ func (h *Head) Reinstate(d *DetachedRow, tried bool) {
 		// the old row still counts.
 		s.rows = slices.Insert(s.rows, i, *old)
 		s.rows[i].maybeStored = old.maybeStored || tried
-		h.hours.add(s, old.base)
+		h.hours.list(s, old.base)
 		return
 	}
 	r := &s.rows[i]

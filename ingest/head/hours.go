@@ -3,6 +3,7 @@ package head
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // hourShards is the number of hour-index shards, a power of two.
@@ -20,6 +21,12 @@ const hourShards = 64
 // lock while holding a shard's.
 type hourIndex struct {
 	shards [hourShards]hourShard
+	// listed counts the rows entered that a flush has not seen: new rows
+	// and reinstated ones (list), not the entries a flush gives back
+	// (add). It moves after the entry is in its shard, so a flush that
+	// read it before taking entries either takes the entry or sees the
+	// count move (Head.ListedRows).
+	listed atomic.Uint64
 }
 
 // hourShard holds the entries of the series whose ref falls in it, padded
@@ -53,6 +60,13 @@ func (x *hourIndex) add(s *memSeries, base int64) {
 	}
 	sh.m[base] = append(sh.m[base], s)
 	sh.mu.Unlock()
+}
+
+// list records a row of s at base that no flush has looked at: a new
+// row, or one put back after its write.
+func (x *hourIndex) list(s *memSeries, base int64) {
+	x.add(s, base)
+	x.listed.Add(1)
 }
 
 // take removes and appends to dst the entries of every hour base for which

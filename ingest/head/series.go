@@ -83,7 +83,7 @@ func (s *memSeries) append(h *Head, p series.Point, seg uint32, now int64) int64
 		var found bool
 		if i, found = s.findRow(base); !found {
 			i, delta = s.newRow(i, base, h.rowIDs.Add(1))
-			h.hours.add(s, base)
+			h.hours.list(s, base)
 			if h.touch != nil {
 				h.touch.Touch(keyBytes(s.key), base)
 			}
