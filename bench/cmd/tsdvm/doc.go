@@ -45,9 +45,16 @@
 // first 20 queries, timed on their own), and again once settled, rows in
 // the store; each row is a mean and the ratio of the means. In that first
 // Influx pair both daemons stay up after their loads, and each query's
-// runs take turns between them, a quarter of -n at a time: single runs of
-// the means had moved 2-4x from one run to the next as the shared
-// machine's speed changed. Each side's connection for the means first
+// runs take turns between them, -turn-runs at a time (default 10 of -n's
+// 80): single runs of the means had moved 2-4x from one run to the next
+// as the shared machine's speed changed. Until Stop 46 it was 20 runs in
+// turns of 5. Each turn begins after a pause (the quiet wait below), and
+// its first run pays for waking both processes up: on this VM 0.3-0.6 ms,
+// on every server and on the floor alike, against 0.1-0.2 ms for the runs
+// after it. In turns of 5 that wake-up was a fifth of a cached query's
+// mean, and the one or two 1-7 ms stalls of the machine that 20 runs
+// met moved a mean by half; 80 runs in turns of 10 halve the first and
+// spread the second. Each side's connection for the means first
 // answers one query off the clock, logged: a server's first answer on a
 // connection carries the connection's set-up, 0.3-1 ms here on every
 // server, which would fall on whichever side went first. The first 20

@@ -27,9 +27,11 @@ type flags struct {
 	conns   int
 	protos  string
 	queries int
-	tsd, vm string
-	keep    bool
-	rollups bool
+	// turnRuns is the runs of one turn of pairedMeans.
+	turnRuns int
+	tsd, vm  string
+	keep     bool
+	rollups  bool
 	// tunedConns is the connections of the tuned-loader Influx run
 	// (bodies encoded before the clock starts); 0 skips it.
 	tunedConns int
@@ -50,7 +52,8 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.values, "values", "int", "value mode: int or float")
 	fs.IntVar(&f.conns, "conns", 2, "loader connections, one sender each")
 	fs.StringVar(&f.protos, "protos", "influx,telnet,remotewrite", "protocols to load, in order; sizes and queries follow the influx load")
-	fs.IntVar(&f.queries, "n", 20, "runs of each query on each side (0: no queries)")
+	fs.IntVar(&f.queries, "n", 80, "runs of each query on each side (0: no queries)")
+	fs.IntVar(&f.turnRuns, "turn-runs", 10, "runs of a query a side makes in one turn of the means (the last turns take the remainder)")
 	fs.StringVar(&f.tsd, "tsd", "", "tsd binary (default: go build ./cmd/tsd)")
 	fs.StringVar(&f.vm, "vm", "", "victoria-metrics binary (default: built from the module proxy, cached)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directories")
@@ -63,6 +66,9 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if f.pairs < 1 {
 		return nil, fmt.Errorf("-pairs %d: at least 1", f.pairs)
+	}
+	if f.turnRuns < 1 {
+		return nil, fmt.Errorf("-turn-runs %d: at least 1", f.turnRuns)
 	}
 	var err error
 	if f.cfg.Values, err = gen.ParseValueMode(f.values); err != nil {
@@ -329,8 +335,9 @@ func firstQueries(ctx context.Context, f *flags, d *daemon) (queryset.Stats, err
 	return st, nil
 }
 
-// meanRounds is how many turns pairedMeans gives each daemon per query.
-const meanRounds = 4
+// meanRounds is how many turns pairedMeans gives each daemon per query:
+// f.queries runs, f.turnRuns a turn.
+func meanRounds(f *flags) int { return max(1, (f.queries+f.turnRuns-1)/f.turnRuns) }
 
 // pairedMeans runs each eligible query f.queries times on a and on b, in
 // meanRounds turns (a's share, then b's, and again), and returns each
@@ -350,7 +357,7 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 		return nil, nil, 0, err
 	}
 	ma, mb = map[string]time.Duration{}, map[string]time.Duration{}
-	rounds := min(meanRounds, f.queries)
+	rounds := meanRounds(f)
 	for _, q := range eligible(f) {
 		sides := 2
 		if floor != nil && q.Name == floorQuery {

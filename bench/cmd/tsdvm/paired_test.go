@@ -17,7 +17,7 @@ import (
 
 // TestPairedMeansTakeTurns runs the query means against two HTTP servers
 // answering like Prometheus, one slower than the other: each query's runs
-// reach them in turns of f.queries/meanRounds (a's, then b's, and again),
+// reach them in turns of -turn-runs (a's, then b's, and again),
 // and each side's mean is its own server's. A third, the floor, takes its
 // turn after b's on floorQuery alone.
 func TestPairedMeansTakeTurns(t *testing.T) {
@@ -37,7 +37,7 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	defer fast.Close()
 	defer slow.Close()
 	defer fl.Close()
-	f, err := parse([]string{"-n", "8", "-turns"}, nil)
+	f, err := parse([]string{"-n", "8", "-turn-runs", "2", "-turns"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 		t.Fatalf("floor mean %v, a's %v: want the floor's own, under a's", mf, ma[floorQuery])
 	}
 	// Each connection's first answer, off the clock, then the turns.
-	if want := 3 + (2*len(eligible(f))+1)*meanRounds; len(turns) != want ||
+	if want := 3 + (2*len(eligible(f))+1)*meanRounds(f); len(turns) != want ||
 		!strings.HasPrefix(turns[0], "a: the first answer on its connection (single-1h, not in the means): ") ||
 		!strings.HasPrefix(turns[3], "a single-1h turn 1 of 4: 2 runs, mean ") {
 		t.Fatalf("logged %d lines, want %d: three warm-ups, then a's first turn of single-1h: %q", len(turns), want, turns)
@@ -80,7 +80,7 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 		if q.Name == floorQuery {
 			sides = append(sides, "f")
 		}
-		for turn := range len(sides) * meanRounds {
+		for turn := range len(sides) * meanRounds(f) {
 			want := sides[turn%len(sides)]
 			for range per {
 				if order[i] != want {
