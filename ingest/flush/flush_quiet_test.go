@@ -19,14 +19,8 @@ import (
 // added to listed rows do not wake them; the round at the due time
 // flushes every row.
 func TestFlushSkipsRoundsWhileNothingDue(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
 	arrival := int64(t0 + 30*head.RowSpan)
-	opts := headOpts()
-	opts.Clock = func() time.Time { return time.UnixMilli(arrival) }
-	h := openHead(t, fs, opts)
-	defer h.Close()
+	s, h := openAtArrival(t, &arrival)
 	keys := ingesttest.Keys(20)
 	m := ingesttest.Model{}
 	for hour := range int64(3) {
@@ -126,14 +120,8 @@ func commitPoint(t *testing.T, h *head.Head, m ingesttest.Model, key []byte, p s
 // gives back every entry, as every round did before the flusher kept
 // what its last round learned; "skip" is a round that knows.
 func BenchmarkFlushRoundNothingDue(b *testing.B) {
-	fs := vfs.NewMem()
-	s := openStore(b, fs)
-	defer s.DB.Close()
 	arrival := int64(t0 + 30*head.RowSpan)
-	opts := headOpts()
-	opts.Clock = func() time.Time { return time.UnixMilli(arrival) }
-	h := openHead(b, fs, opts)
-	defer h.Close()
+	s, h := openAtArrival(b, &arrival)
 	keys := ingesttest.Keys(1000)
 	a := h.Appender()
 	for hour := range int64(24) {

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/series"
@@ -17,14 +15,8 @@ import (
 // its series' TSMeta counter and its latest arrival, once per row: a late
 // point flushed later adds one more, and Stats counts the rows.
 func TestFlushTracking(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
 	arrival := int64(t0 + 3*head.RowSpan)
-	opts := headOpts()
-	opts.Clock = func() time.Time { return time.UnixMilli(arrival) }
-	h := openHead(t, fs, opts)
-	defer h.Close()
+	s, h := openAtArrival(t, &arrival)
 	keys := ingesttest.Keys(3)
 	appendPoints := func(key []byte, ts ...int64) {
 		a := h.Appender()
