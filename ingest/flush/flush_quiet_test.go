@@ -25,7 +25,7 @@ func TestFlushSkipsRoundsWhileNothingDue(t *testing.T) {
 	m := ingesttest.Model{}
 	for hour := range int64(3) {
 		for i, k := range keys {
-			commitPoint(t, h, m, k, series.IntPoint(t0+hour*head.RowSpan+int64(i)*1000, int64(i)))
+			ingesttest.CommitPoint(t, h.Appender(), m, k, series.IntPoint(t0+hour*head.RowSpan+int64(i)*1000, int64(i)))
 		}
 	}
 	f, err := NewFlusher(h, flushOpts(s)) // grace 1 min, spread 1 min
@@ -45,9 +45,9 @@ func TestFlushSkipsRoundsWhileNothingDue(t *testing.T) {
 	}
 	round(10*time.Second, 60, 0) // the first round looks at every row
 	round(20*time.Second, 0, 0)  // nothing can be due yet
-	commitPoint(t, h, m, keys[3], series.IntPoint(t0+5*1000+500, 9))
+	ingesttest.CommitPoint(t, h.Appender(), m, keys[3], series.IntPoint(t0+5*1000+500, 9))
 	round(30*time.Second, 0, 0) // a point in a listed row only delays it
-	commitPoint(t, h, m, keys[0], series.IntPoint(t0+3*head.RowSpan, 1))
+	ingesttest.CommitPoint(t, h.Appender(), m, keys[0], series.IntPoint(t0+3*head.RowSpan, 1))
 	round(40*time.Second, 61, 0) // a new row: look again
 	round(50*time.Second, 0, 0)
 	round(2*time.Minute, 61, 61) // past grace and spread: all due
@@ -100,19 +100,6 @@ func TestFlushQuietSurvivesConcurrentAppends(t *testing.T) {
 	t.Logf("%d rounds skipped", skipped)
 	m.CheckSplit(t, h, s, ahead().UnixMilli()) // every point in the store
 
-}
-
-// commitPoint commits p to the series key and records it in m.
-func commitPoint(t *testing.T, h *head.Head, m ingesttest.Model, key []byte, p series.Point) {
-	t.Helper()
-	a := h.Appender()
-	if _, err := a.AppendKey(key, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Commit(false); err != nil {
-		t.Fatal(err)
-	}
-	m.Add(key, p)
 }
 
 // BenchmarkFlushRoundNothingDue is a round over a backfilled day of 1,000

@@ -39,14 +39,7 @@ func TestFlushSide(t *testing.T) {
 	m := ingesttest.Model{}
 	commit := func(key []byte, p series.Point) {
 		t.Helper()
-		a := h.Appender()
-		if _, err := a.AppendKey(key, p); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Commit(false); err != nil {
-			t.Fatal(err)
-		}
-		m.Add(key, p)
+		ingesttest.CommitPoint(t, h.Appender(), m, key, p)
 	}
 	for i, k := range keys {
 		commit(k, series.IntPoint(t0+int64(i), int64(i)))

@@ -54,6 +54,19 @@ type KeyAppender[R any] interface {
 	Commit(sync bool) error
 }
 
+// CommitPoint commits p to the series key through a, unsynced, and
+// records it in m.
+func CommitPoint[R any](t testing.TB, a KeyAppender[R], m Model, key []byte, p series.Point) {
+	t.Helper()
+	if _, err := a.AppendKey(key, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	m.Add(key, p)
+}
+
 // AppendRandom commits n random points over keys through a, in commits of
 // 100, some out of order and some overwriting earlier timestamps, and
 // records them in m.
