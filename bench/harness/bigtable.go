@@ -12,6 +12,7 @@ import (
 
 	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/promtsdb"
+	"github.com/tsd-db/tsd/bench/queryset"
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/query/opentsdb"
 	"github.com/tsd-db/tsd/query/read"
@@ -140,7 +141,7 @@ func engineScanRate(name string, open storeOpener) Measure {
 		if err != nil {
 			return 0, err
 		}
-		q, err := querysetQuery("groupby-12h")
+		q, err := queryset.ByName("groupby-12h")
 		if err != nil {
 			return 0, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsd-db/tsd/api"
 	"github.com/tsd-db/tsd/api/promapi"
+	"github.com/tsd-db/tsd/bench/queryset"
 	"github.com/tsd-db/tsd/ingest/service"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkHTTP(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	end := time.UnixMilli(d.MaxTime())
 	for _, name := range []string{"single-1h", "groupby-12h"} {
-		q, err := querysetQuery(name)
+		q, err := queryset.ByName(name)
 		if err != nil {
 			b.Fatal(err)
 		}

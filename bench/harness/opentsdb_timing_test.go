@@ -3,6 +3,8 @@ package harness
 import (
 	"testing"
 	"time"
+
+	"github.com/tsd-db/tsd/bench/queryset"
 )
 
 // BenchmarkOpenTSDB runs the OpenTSDB query rows of tsdbench through
@@ -11,7 +13,7 @@ import (
 func BenchmarkOpenTSDB(b *testing.B) {
 	_, d, tl := benchDataset(b)
 	for _, name := range []string{"single-1h", "groupby-12h"} {
-		q, err := querysetQuery(name)
+		q, err := queryset.ByName(name)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -198,7 +198,7 @@ func tsdOpenTSDBQuery(name string, load loader) Measure {
 		if err != nil {
 			return 0, err
 		}
-		q, err := querysetQuery(name)
+		q, err := queryset.ByName(name)
 		if err != nil {
 			return 0, err
 		}
@@ -232,15 +232,6 @@ func runOpenTSDB(eng *opentsdb.Engine, body []byte, want int) error {
 	return nil
 }
 
-func querysetQuery(name string) (*queryset.Query, error) {
-	for i := range queryset.Set {
-		if queryset.Set[i].Name == name {
-			return &queryset.Set[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no query %q in bench/queryset", name)
-}
-
 // highCardData is one metric on Size.HighCardHosts hosts for one hour.
 func highCardData(e *Env) (*promtsdb.Data, error) {
 	return Cached(e, "prom-data-highcard", func() (*promtsdb.Data, error) {
@@ -269,7 +260,7 @@ func highCardQuery(plan read.Plan) Measure {
 		if err != nil {
 			return 0, err
 		}
-		q, err := querysetQuery("highcard-10")
+		q, err := queryset.ByName("highcard-10")
 		if err != nil {
 			return 0, err
 		}

@@ -234,6 +234,12 @@ func repeat(n int, run func() (time.Duration, error)) Stats {
 	return s.stats()
 }
 
+// Summarize summarises durations of successful runs timed elsewhere, as
+// Repeat summarises its own.
+func Summarize(ds []time.Duration) Stats {
+	return (&samples{ds: ds}).stats()
+}
+
 // samples collects the durations of runs and their errors.
 type samples struct {
 	ds     []time.Duration

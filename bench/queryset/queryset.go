@@ -101,6 +101,16 @@ func literalOr(tagk string, vs []string, groupBy bool) Filter {
 	return Filter{Type: "literal_or", Tagk: tagk, Filter: strings.Join(vs, "|"), GroupBy: groupBy}
 }
 
+// ByName returns the query of Set named name.
+func ByName(name string) (*Query, error) {
+	for i := range Set {
+		if Set[i].Name == name {
+			return &Set[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no query %q in bench/queryset", name)
+}
+
 // Set is the query set.
 var Set = []Query{
 	{

@@ -3,6 +3,7 @@ package queryset
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,27 @@ func TestOpenTSDBBodies(t *testing.T) {
 	}
 	if End(24*time.Hour).Unix() != gen.DefaultStart.Unix()+86390 {
 		t.Fatal("End is not the last 10 s step of the day")
+	}
+}
+
+// TestByNameAndSummarize: every query of the set is found by its name and
+// an unknown name is an error naming it; Summarize gives the mean, the
+// nearest-rank median and the largest of durations in any order.
+func TestByNameAndSummarize(t *testing.T) {
+	for i := range Set {
+		if q, err := ByName(Set[i].Name); err != nil || q != &Set[i] {
+			t.Fatalf("%s: %p, %v", Set[i].Name, q, err)
+		}
+	}
+	if _, err := ByName("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("unknown name: %v", err)
+	}
+	us := time.Microsecond
+	st := Summarize([]time.Duration{3 * us, us, 2 * us, 10 * us})
+	if st.Runs != 4 || st.Mean != 4*us || st.P50 != 2*us || st.Max != 10*us {
+		t.Fatalf("summary %+v", st)
+	}
+	if st := Summarize(nil); st.Runs != 0 || st.Mean != 0 {
+		t.Fatalf("empty summary %+v", st)
 	}
 }

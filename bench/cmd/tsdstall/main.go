@@ -177,10 +177,8 @@ var smallQueries = []string{"single-1h", "highcard-10"}
 // whole span, raw, grouped by host: one group per series).
 func queries(f *flags) (small []*queryset.Query, big *queryset.Query) {
 	for _, name := range smallQueries {
-		for i := range queryset.Set {
-			if queryset.Set[i].Name == name {
-				small = append(small, &queryset.Set[i])
-			}
+		if q, err := queryset.ByName(name); err == nil {
+			small = append(small, q)
 		}
 	}
 	big = &queryset.Query{Name: "all-raw", Range: f.span, OpenTSDB: []queryset.SubQuery{{

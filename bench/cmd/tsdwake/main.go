@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,9 +29,9 @@ func run() error {
 	name := flag.String("q", "single-1h", "query of the query set (PromQL)")
 	span := flag.Duration("span", 24*time.Hour, "span of the loaded dataset; the query ends at its last point")
 	flag.Parse()
-	q := queryByName(*name)
-	if q == nil {
-		return fmt.Errorf("no query %q in the query set", *name)
+	q, err := queryset.ByName(*name)
+	if err != nil {
+		return err
 	}
 	as := strings.Split(*addrs, ",")
 	ps, err := parsePids(*pids, len(as))
@@ -103,23 +102,19 @@ func (s *server) print() {
 	var b strings.Builder
 	for p, ds := range s.pos {
 		all = append(all, ds...)
-		fmt.Fprintf(&b, " run %d: mean %v, median %v;", p+1, mean(ds), median(ds))
+		st := queryset.Summarize(ds)
+		fmt.Fprintf(&b, " run %d: mean %v, median %v;", p+1, us(st.Mean), us(st.P50))
 	}
-	fmt.Printf("%s:%s\n  all: mean %v, median %v", s.addr, b.String(), mean(all), median(all))
+	st := queryset.Summarize(all)
+	fmt.Printf("%s:%s\n  all: mean %v, median %v", s.addr, b.String(), us(st.Mean), us(st.P50))
 	if s.pid > 0 && len(all) > 0 {
-		fmt.Printf(", server CPU %v a run", (s.cpu / time.Duration(len(all))).Round(time.Microsecond))
+		fmt.Printf(", server CPU %v a run", us(s.cpu/time.Duration(len(all))))
 	}
 	fmt.Println()
 }
 
-func queryByName(name string) *queryset.Query {
-	for i := range queryset.Set {
-		if queryset.Set[i].Name == name {
-			return &queryset.Set[i]
-		}
-	}
-	return nil
-}
+// us rounds d to the microsecond for printing.
+func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 
 func parsePids(s string, n int) ([]int, error) {
 	out := make([]int, n)
@@ -138,24 +133,4 @@ func parsePids(s string, n int) ([]int, error) {
 		out[i] = p
 	}
 	return out, nil
-}
-
-func mean(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, d := range ds {
-		sum += d
-	}
-	return (sum / time.Duration(len(ds))).Round(time.Microsecond)
-}
-
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	c := slices.Clone(ds)
-	slices.Sort(c)
-	return c[len(c)/2].Round(time.Microsecond)
 }
