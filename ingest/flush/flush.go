@@ -236,20 +236,20 @@ func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (st FlushS
 		return f.truncate(&st)
 	}
 	next := quiet{until: math.MaxInt64, listed: listed}
-	f.mu.entries = f.h.TakeHours(f.mu.entries[:0], func(base int64) bool {
-		if all || base+head.RowSpan+wait <= nowMs {
-			return true
-		}
-		next.before(base + head.RowSpan + wait)
-		return false
-	})
-	due := func(key string, base, lastWrite int64) bool {
-		t := max(base+head.RowSpan, lastWrite) + f.dueTime(key)
+	// dueBy reports whether what comes due at t is due now, and keeps the
+	// earliest t that is not.
+	dueBy := func(t int64) bool {
 		if all || t <= nowMs {
 			return true
 		}
 		next.before(t)
 		return false
+	}
+	f.mu.entries = f.h.TakeHours(f.mu.entries[:0], func(base int64) bool {
+		return dueBy(base + head.RowSpan + wait)
+	})
+	due := func(key string, base, lastWrite int64) bool {
+		return dueBy(max(base+head.RowSpan, lastWrite) + f.dueTime(key))
 	}
 	f.mu.quiet = quiet{}
 	if err := f.flushEntries(ctx, now, due, !all, &st); err != nil {
@@ -258,11 +258,8 @@ func (f *Flusher) Flush(ctx context.Context, now time.Time, all bool) (st FlushS
 	if !all {
 		next.ok = true
 		f.mu.quiet = next
-	}
-	if all {
-		if err := f.h.RotateLog(); err != nil {
-			return st, fmt.Errorf("ingest: flush: %w", err)
-		}
+	} else if err := f.h.RotateLog(); err != nil {
+		return st, fmt.Errorf("ingest: flush: %w", err)
 	}
 	return f.truncate(&st)
 }

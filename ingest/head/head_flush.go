@@ -29,8 +29,9 @@ func (h *Head) TakeHours(dst []HourEntry, pick func(base int64) bool) []HourEntr
 // ListedRows counts the rows entered in the hour index that no flush had
 // taken before: rows opened by appends and rows put back (Reinstate). A
 // flush that reads it before TakeHours and finds it unchanged at its
-// next round knows that every row in the head was among the entries it
-// took then, or opened by nobody since.
+// next round knows that no row was listed since: every row in the head
+// is one that round took and gave back, or one in an hour it did not
+// take.
 func (h *Head) ListedRows() uint64 { return h.hours.listed.Load() }
 
 // OldestHour returns the base of the oldest hour with an open row, in
