@@ -24,23 +24,28 @@ import (
 // since, and while retention cannot have hidden any of its points.
 // Entries are whole answers of at most answer.ChunkSize bytes, in one
 // LRU list under one lock: a hit holds it for a map look-up and two
-// pointer moves.
+// pointer moves. An answer to a GET without a body is also found by the
+// request's raw query string, which alone decides its parameters, so that
+// the server can give it before routing and parsing the request
+// (API.AnswerCached).
 type AnswerCache struct {
 	changes  *changes.Tracker
 	horizon  func(time.Time) int64
 	minSteps int64
 	maxBytes int64
 
-	mu    sync.Mutex
-	m     map[string]*cachedAnswer
-	head  cachedAnswer // LRU ring sentinel: head.next is the newest
-	bytes int64
+	mu      sync.Mutex
+	m       map[string]*cachedAnswer
+	byQuery map[string]*cachedAnswer // by raw query string (cachedAnswer.query)
+	head    cachedAnswer             // LRU ring sentinel: head.next is the newest
+	bytes   int64
 
 	hits, misses atomic.Int64
 }
 
 type cachedAnswer struct {
 	key        string
+	query      string // the raw query string of a GET that made it, "" if none
 	gen        uint64
 	mint, maxt int64
 	body       []byte
@@ -89,7 +94,7 @@ func NewAnswerCache(o CacheOptions) *AnswerCache {
 		o.MinSteps = DefaultCacheMinSteps
 	}
 	c := &AnswerCache{changes: o.Changes, horizon: o.Horizon, minSteps: int64(o.MinSteps),
-		maxBytes: o.Bytes, m: map[string]*cachedAnswer{}}
+		maxBytes: o.Bytes, m: map[string]*cachedAnswer{}, byQuery: map[string]*cachedAnswer{}}
 	c.head.prev, c.head.next = &c.head, &c.head
 	return c
 }
@@ -116,16 +121,40 @@ func (c *AnswerCache) appendRangeKey(dst []byte, f form, r rangeParams, limit in
 }
 
 // get returns the answer kept under key when it still holds, nil if not.
-func (c *AnswerCache) get(key []byte) []byte {
+// A given answer without a query string to be found by takes query, when
+// not nil and not another answer's.
+func (c *AnswerCache) get(key, query []byte) []byte {
 	c.mu.Lock()
 	e := c.m[string(key)]
+	if e != nil && e.query == "" && query != nil && c.byQuery[string(query)] == nil && !c.stale(e) {
+		e.query = string(query)
+		c.byQuery[e.query] = e
+		c.bytes += int64(len(e.query))
+	}
+	body := c.give(e)
+	if body == nil {
+		c.misses.Add(1)
+	}
+	return body
+}
+
+// getByQuery returns the answer a GET with the raw query string q was
+// given, when it still holds. A miss is not counted: the request goes on
+// to get.
+func (c *AnswerCache) getByQuery(q []byte) []byte {
+	c.mu.Lock()
+	return c.give(c.byQuery[string(q)])
+}
+
+// give returns e's body and makes it the newest, or drops it when stale
+// and returns nil; it unlocks mu, which the caller holds.
+func (c *AnswerCache) give(e *cachedAnswer) []byte {
 	if e != nil && c.stale(e) {
 		c.remove(e)
 		e = nil
 	}
 	if e == nil {
 		c.mu.Unlock()
-		c.misses.Add(1)
 		return nil
 	}
 	c.unlink(e)
@@ -141,9 +170,10 @@ func (c *AnswerCache) stale(e *cachedAnswer) bool {
 }
 
 // put keeps a copy of body, the whole answer of the query under key whose
-// run started at generation gen and read [mint, maxt].
-func (c *AnswerCache) put(key string, gen uint64, mint, maxt int64, body []byte) {
-	e := &cachedAnswer{key: key, gen: gen, mint: mint, maxt: maxt}
+// run started at generation gen and read [mint, maxt]; query, when not
+// empty, is the raw query string it is also found by.
+func (c *AnswerCache) put(key, query string, gen uint64, mint, maxt int64, body []byte) {
+	e := &cachedAnswer{key: key, query: query, gen: gen, mint: mint, maxt: maxt}
 	size := e.size() + int64(len(body))
 	if size > c.maxBytes || c.stale(e) {
 		return
@@ -154,7 +184,13 @@ func (c *AnswerCache) put(key string, gen uint64, mint, maxt int64, body []byte)
 	if old := c.m[key]; old != nil {
 		c.remove(old)
 	}
+	if old := c.byQuery[query]; query != "" && old != nil {
+		c.remove(old) // unreachable while a query string decides its key
+	}
 	c.m[key] = e
+	if query != "" {
+		c.byQuery[query] = e
+	}
 	c.pushFront(e)
 	c.bytes += size
 	for c.bytes > c.maxBytes {
@@ -162,12 +198,17 @@ func (c *AnswerCache) put(key string, gen uint64, mint, maxt int64, body []byte)
 	}
 }
 
-func (e *cachedAnswer) size() int64 { return int64(len(e.key)+len(e.body)) + answerOverhead }
+func (e *cachedAnswer) size() int64 {
+	return int64(len(e.key)+len(e.query)+len(e.body)) + answerOverhead
+}
 
 // remove drops e; the caller holds mu.
 func (c *AnswerCache) remove(e *cachedAnswer) {
 	c.unlink(e)
 	delete(c.m, e.key)
+	if e.query != "" {
+		delete(c.byQuery, e.query)
+	}
 	c.bytes -= e.size()
 }
 
@@ -194,10 +235,11 @@ func (c *AnswerCache) Stats() CacheStats {
 }
 
 // cacheRun is a range query's place in the cache: the key it is kept
-// under, the generation taken before it ran and the span it reads.
+// under, the raw query string it is also found by, the generation taken
+// before it ran and the span it reads.
 type cacheRun struct {
 	c          *AnswerCache
-	key        string
+	key, query string
 	gen        uint64
 	mint, maxt int64
 }
@@ -209,14 +251,55 @@ func (a *API) respondCached(ctx *fasthttp.RequestCtx, key []byte) (cacheRun, boo
 	if key == nil {
 		return cacheRun{}, false
 	}
-	if body := a.cache.get(key); body != nil {
-		// What answer.Write does with a whole answer.
-		ctx.SetStatusCode(fasthttp.StatusOK)
-		ctx.SetContentType(contentTypeJSON)
-		ctx.SetBody(body)
+	q := rawQuery(ctx)
+	if body := a.cache.get(key, q); body != nil {
+		writeCached(ctx, body)
 		return cacheRun{}, true
 	}
-	return cacheRun{c: a.cache, key: string(key), gen: a.cache.changes.Gen()}, false
+	return cacheRun{c: a.cache, key: string(key), query: string(q), gen: a.cache.changes.Gen()}, false
+}
+
+// AnswerCached answers a GET of /api/v1/query_range from the answer cache
+// by its raw query string alone, before the request is parsed, and
+// reports whether it did; the caller has checked the path and that
+// nothing else (access control, a route prefix) stands before the route.
+// The answer is the route's own up to compression, which the caller
+// applies as the route does.
+func (a *API) AnswerCached(ctx *fasthttp.RequestCtx) bool {
+	q := rawQuery(ctx)
+	if a.cache == nil || q == nil {
+		return false
+	}
+	body := a.cache.getByQuery(q)
+	if body == nil {
+		return false
+	}
+	setCORS(ctx) // as allowed does
+	writeCached(ctx, body)
+	return true
+}
+
+// rawQuery returns the query string of a GET without a body: the whole
+// of what decides a range query's parameters (form reads a body's form
+// first); nil for any other request or an empty one. A request's
+// Content-Length is -2 when it has neither that header nor
+// Transfer-Encoding, so no body.
+func rawQuery(ctx *fasthttp.RequestCtx) []byte {
+	if n := ctx.Request.Header.ContentLength(); !ctx.IsGet() || (n != 0 && n != -2) {
+		return nil
+	}
+	if q := ctx.URI().QueryString(); len(q) > 0 {
+		return q
+	}
+	return nil
+}
+
+// writeCached answers with a kept answer, as answer.Write does with a
+// whole one.
+func writeCached(ctx *fasthttp.RequestCtx, body []byte) {
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(contentTypeJSON)
+	ctx.SetBody(body)
 }
 
 // span records what stmt's selectors read. It must see the statement as
@@ -252,7 +335,7 @@ func (r *recordingSource) Next(ctx context.Context, dst []byte, max int) ([]byte
 	start := len(dst)
 	part, done, err := r.resultSource.Next(ctx, dst, max)
 	if done && err == nil && !r.later {
-		r.run.c.put(r.run.key, r.run.gen, r.run.mint, r.run.maxt, part[start:])
+		r.run.c.put(r.run.key, r.run.query, r.run.gen, r.run.mint, r.run.maxt, part[start:])
 	}
 	r.later = true
 	return part, done, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
+	"github.com/valyala/fasthttp"
 
 	"github.com/tsd-db/tsd/internal/changes"
 )
@@ -179,5 +180,62 @@ func TestAnswerCacheBounded(t *testing.T) {
 	small.rangeQuery(`temp`)
 	if s := small.a.cache.Stats(); s.Entries != 0 || s.Hits != 0 {
 		t.Fatalf("an answer larger than the cache was kept: %+v", s)
+	}
+}
+
+// TestAnswerCachedByQueryString: AnswerCached gives the answer a GET with
+// the same raw query string was given, byte for byte, while it holds;
+// nothing for another query string, a POST's form, a stale answer or one
+// the cache let go.
+func TestAnswerCachedByQueryString(t *testing.T) {
+	f := newCacheFixture(t, CacheOptions{MinSteps: 10, Bytes: 4 << 10})
+	p := vals("query", "temp", "start", fmt.Sprint(t0/1000), "end", fmt.Sprint(t0/1000+600), "step", "15")
+	cached := func(method, query string) (string, bool) {
+		t.Helper()
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Request.Header.SetMethod(method)
+		ctx.Request.SetRequestURI("/api/v1/query_range?" + query)
+		hit := f.a.AnswerCached(ctx)
+		if !hit && (len(ctx.Response.Body()) > 0 || len(ctx.Response.Header.Peek("Vary")) > 0) {
+			t.Fatalf("a miss wrote an answer: %q", ctx.Response.Body())
+		}
+		return string(ctx.Response.Body()), hit
+	}
+	if _, hit := cached("GET", p.Encode()); hit {
+		t.Fatal("an answer before any query")
+	}
+	if code, body := call(t, http.MethodPost, f.base+"/api/v1/query_range", p); code != 200 {
+		t.Fatal(code, body)
+	}
+	if _, hit := cached("GET", p.Encode()); hit {
+		t.Fatal("a POST's answer is found by a query string")
+	}
+	// A GET of the same parameters is given the POST's answer by its key,
+	// and the answer is found by the GET's query string from then on.
+	first := f.rangeQuery("temp")
+	if got, hit := cached("GET", p.Encode()); !hit || got != first {
+		t.Fatalf("hit %v: %s\nwant %s", hit, got, first)
+	}
+	if _, hit := cached("POST", p.Encode()); hit {
+		t.Fatal("a POST is answered by its query string")
+	}
+	if _, hit := cached("GET", p.Encode()+"&limit=0"); hit {
+		t.Fatal("another query string is answered")
+	}
+	f.wantHits(2, 1) // the GET found the POST's answer by its key, then AnswerCached
+
+	f.tr.Mark(t0+300_000, t0+300_000)
+	if _, hit := cached("GET", p.Encode()); hit {
+		t.Fatal("a stale answer is given")
+	}
+	f.rangeQuery("temp")
+	for i := range 50 { // the cache lets the answer go
+		f.rangeQuery(fmt.Sprintf(`temp + %d`, i))
+	}
+	if _, hit := cached("GET", p.Encode()); hit {
+		t.Fatal("an answer the cache let go is given")
+	}
+	if s := f.a.cache.Stats(); len(f.a.cache.byQuery) > s.Entries {
+		t.Fatalf("%d query strings for %d answers", len(f.a.cache.byQuery), s.Entries)
 	}
 }
