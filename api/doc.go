@@ -69,6 +69,10 @@
 //
 // A request is routed in this order:
 //
+//  0. A GET of /api/v1/query_range whose answer the PromQL answer cache
+//     keeps, found by the raw query string, is answered before routing
+//     (shortcut.go); a server with access control, CORS domains or TLS
+//     required has no shortcut.
 //  1. Exact paths of the other APIs (Prometheus /api/v1/query and friends,
 //     also under /prometheus/api/v1/...; InfluxDB /write, /api/v2/write,
 //     /ping, /query; /metrics; /api/status and /api/status/series; /, and

@@ -53,13 +53,21 @@ func (p promRoutes) queryRoute(s *Server) endpoint {
 	return prom
 }
 
-// handler is h bound to the API, nil without one. Answers are compressed
-// when the client accepts it (Grafana's Go client always does), at the
-// fastest level: a range answer's repeated timestamps and labels shrink
-// several times over, as Prometheus's own answers do.
+// handler is h bound to the API, nil without one, its answers compressed
+// by compressAnswer.
 func (p promRoutes) handler(h func(*promapi.API, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
 	if p.a == nil {
 		return nil
 	}
-	return fasthttp.CompressHandlerLevel(p.a.Handler(h), fasthttp.CompressBestSpeed)
+	inner := p.a.Handler(h)
+	return func(ctx *fasthttp.RequestCtx) {
+		inner(ctx)
+		compressAnswer(ctx)
+	}
 }
+
+// compressAnswer compresses the answer written to ctx when the client
+// accepts it (Grafana's Go client always does), at the fastest level: a
+// range answer's repeated timestamps and labels shrink several times
+// over, as Prometheus's own answers do.
+var compressAnswer = fasthttp.CompressHandlerLevel(func(*fasthttp.RequestCtx) {}, fasthttp.CompressBestSpeed)

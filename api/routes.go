@@ -43,6 +43,8 @@ type router struct {
 	// segment after /api/ or /api/v<N>/, to its route; the endpoint
 	// handles any deeper segments itself (/api/uid/assign is "uid").
 	openTSDB map[string]endpoint
+	// prom is the Prometheus API the paths' routes serve.
+	prom promRoutes
 }
 
 // newRouter builds the route tables. An issue that builds an endpoint
@@ -55,6 +57,7 @@ func (s *Server) newRouter() *router {
 	meta := newMetaAPI(s)
 	prom := newPromRoutes(s)
 	return &router{
+		prom: prom,
 		paths: map[string]endpoint{
 			"/":                        {name: "/", handle: s.handleIndex},
 			ui.Prefix:                  {name: ui.Prefix, handle: handleUIFile}, // every path under it

@@ -39,7 +39,10 @@ type Server struct {
 	// unmatched counts requests no route served.
 	routeStats map[string]*routeMetrics
 	unmatched  *routeMetrics
-	access     *accessLog // nil without Options.AccessLog
+	// shortcut answers repeated PromQL range queries before routing
+	// (shortcut.go); nil when something must stand before the route.
+	shortcut *rangeShortcut
+	access   *accessLog // nil without Options.AccessLog
 	// statsReg holds the collector of Options.Stats, gathered with
 	// Options.Metrics for /metrics (metrics_expo.go).
 	statsReg *prometheus.Registry
@@ -102,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	s.routes = s.newRouter()
 	s.routes.applyMode(opts.Mode)
 	s.initRouteMetrics()
+	s.shortcut = s.newRangeShortcut()
 	s.statsReg = prometheus.NewRegistry()
 	s.statsReg.MustRegister(statsCollector{opts.Stats})
 	s.versionJSON = appendVersionJSON(nil, opts.Version)
@@ -314,7 +318,9 @@ func isTimeout(err error) bool {
 // the handler left unread.
 func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
-	s.handle(ctx)
+	if !s.shortcut.serve(ctx) {
+		s.handle(ctx)
+	}
 	finishBody(ctx)
 	s.finishRequest(ctx, start)
 }
