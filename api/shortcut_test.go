@@ -6,8 +6,6 @@
 package api
 
 import (
-	"io"
-	"net/http"
 	"regexp"
 	"sync/atomic"
 	"testing"
@@ -31,27 +29,11 @@ type rawAnswer struct {
 	body                    string
 }
 
-func getRaw(t *testing.T, u string, hdr ...string) rawAnswer {
+func getRaw(t *testing.T, u string, hdr map[string]string) rawAnswer {
 	t.Helper()
-	req, err := http.NewRequest("GET", u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := resp.Header
-	return rawAnswer{resp.StatusCode, h.Get("Content-Type"), h.Get("Content-Encoding"), h.Get("Vary"),
-		h.Get("Access-Control-Allow-Origin"), h.Get("Access-Control-Expose-Headers"), string(b)}
+	code, h, body := getWith(t, u, hdr)
+	return rawAnswer{code, h.Get("Content-Type"), h.Get("Content-Encoding"), h.Get("Vary"),
+		h.Get("Access-Control-Allow-Origin"), h.Get("Access-Control-Expose-Headers"), body}
 }
 
 // TestRangeShortcut: a range query asked again is answered by the
@@ -74,9 +56,9 @@ func TestRangeShortcut(t *testing.T) {
 	if s.shortcut.serve(ctx) {
 		t.Fatal("the shortcut answered a query never asked")
 	}
-	for _, hdr := range [][]string{nil, {"Accept-Encoding", "gzip", "Origin", "http://grafana.example"}} {
-		first := getRaw(t, base+shortcutRange, hdr...)
-		again := getRaw(t, base+shortcutRange, hdr...)
+	for _, hdr := range []map[string]string{nil, {"Accept-Encoding": "gzip", "Origin": "http://grafana.example"}} {
+		first := getRaw(t, base+shortcutRange, hdr)
+		again := getRaw(t, base+shortcutRange, hdr)
 		if first.code != 200 || again != first {
 			t.Fatalf("headers %q: asked again\n%+v\nfirst\n%+v", hdr, again, first)
 		}
