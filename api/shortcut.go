@@ -17,10 +17,11 @@ const rangePath = "/api/v1/query_range"
 // (promapi.API.AnswerCached). A kept answer is what a dashboard's second
 // viewer gets; on a VM its time is mostly waking up and running code gone
 // cold since the last request, and routing, the role check and parsing
-// were about a sixth of it (bench/README.md, Stop 47). The shortcut does
-// for such a request what the route does: the route's metrics and logs
-// (serveHTTP), Options.Reading, and the CORS headers and compression of
-// promapi's answers. A request it does not answer goes the whole way.
+// were about a tenth of the CPU it cost (bench/README.md, Stop 47). The
+// shortcut does for such a request what the route does: the route's
+// metrics and logs (serveHTTP), Options.Reading, and the CORS headers and
+// compression of promapi's answers. A request it does not answer goes
+// the whole way.
 type rangeShortcut struct {
 	a     *promapi.API
 	route *routeMetrics
