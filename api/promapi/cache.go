@@ -159,6 +159,7 @@ func (c *AnswerCache) give(e *cachedAnswer) []byte {
 	}
 	c.unlink(e)
 	c.pushFront(e)
+	c.evict() // get may have grown e by its query string
 	c.mu.Unlock()
 	c.hits.Add(1)
 	return e.body
@@ -193,6 +194,12 @@ func (c *AnswerCache) put(key, query string, gen uint64, mint, maxt int64, body 
 	}
 	c.pushFront(e)
 	c.bytes += size
+	c.evict()
+}
+
+// evict drops the least recently given answers while the cache holds
+// more than maxBytes; the caller holds mu.
+func (c *AnswerCache) evict() {
 	for c.bytes > c.maxBytes {
 		c.remove(c.head.prev)
 	}

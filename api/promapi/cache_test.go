@@ -181,6 +181,21 @@ func TestAnswerCacheBounded(t *testing.T) {
 	if s := small.a.cache.Stats(); s.Entries != 0 || s.Hits != 0 {
 		t.Fatalf("an answer larger than the cache was kept: %+v", s)
 	}
+
+	// A POST's answer given to a GET grows by the GET's query string: a
+	// cache it fills exactly lets it go.
+	full := newCacheFixture(t, CacheOptions{MinSteps: 10})
+	p := vals("query", "temp", "start", fmt.Sprint(t0/1000), "end", fmt.Sprint(t0/1000+600), "step", "15")
+	if code, body := call(t, http.MethodPost, full.base+"/api/v1/query_range", p); code != 200 {
+		t.Fatal(code, body)
+	}
+	full.a.cache.mu.Lock()
+	full.a.cache.maxBytes = full.a.cache.bytes
+	full.a.cache.mu.Unlock()
+	full.rangeQuery(`temp`)
+	if s := full.a.cache.Stats(); s.Hits != 1 || s.Bytes > full.a.cache.maxBytes {
+		t.Fatalf("%+v over %d bytes", s, full.a.cache.maxBytes)
+	}
 }
 
 // TestAnswerCachedByQueryString: AnswerCached gives the answer a GET with
