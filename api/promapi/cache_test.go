@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,5 +253,57 @@ func TestAnswerCachedByQueryString(t *testing.T) {
 	}
 	if s := f.a.cache.Stats(); len(f.a.cache.byQuery) > s.Entries {
 		t.Fatalf("%d query strings for %d answers", len(f.a.cache.byQuery), s.Entries)
+	}
+}
+
+// TestAnswerCacheConcurrent: puts, gets by key and by query string, and
+// marks from several goroutines keep the cache's books: its bytes are
+// its entries' sizes, within its bound, and every query string finds the
+// entry that holds it.
+func TestAnswerCacheConcurrent(t *testing.T) {
+	tr := new(changes.Tracker)
+	c := NewAnswerCache(CacheOptions{Changes: tr, Bytes: 8 << 10})
+	body := []byte(strings.Repeat("x", 300))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				k := fmt.Sprint(i % 37)
+				q := []byte("q=" + k)
+				switch (i + w) % 4 {
+				case 0:
+					c.put(k, string(q), tr.Gen(), 0, 1000, body)
+				case 1:
+					c.get([]byte(k), q)
+				case 2:
+					c.getByQuery(q)
+				default:
+					if i%50 == 0 {
+						tr.Mark(0, 0)
+					}
+					c.put(k, "", tr.Gen(), 0, 1000, body) // a POST's answer
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var bytes int64
+	n := 0
+	for e := c.head.next; e != &c.head; e = e.next {
+		bytes += e.size()
+		n++
+		if e.query != "" && c.byQuery[e.query] != e {
+			t.Fatalf("entry %q: its query string %q finds another", e.key, e.query)
+		}
+	}
+	if n != len(c.m) || bytes != c.bytes || c.bytes > c.maxBytes {
+		t.Fatalf("%d entries in the list, %d in the map; %d bytes counted, %d summed, bound %d", n, len(c.m), c.bytes, bytes, c.maxBytes)
+	}
+	for q, e := range c.byQuery {
+		if c.m[e.key] != e || e.query != q {
+			t.Fatalf("query string %q finds an entry the cache does not hold", q)
+		}
 	}
 }
