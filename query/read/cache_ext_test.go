@@ -20,7 +20,8 @@ func TestRowExtremes(t *testing.T) {
 		for i := range pts {
 			pts[i] = series.IntPoint(int64(i)*1000, rng.Int64N(2001)-1000)
 		}
-		e := &cacheEntry{pts: pts, ext: rowExtremes(pts)}
+		_, ext := rowSummaries(pts)
+		e := &cacheEntry{pts: pts, ext: ext}
 		if (e.ext == nil) != (len(pts) < 2*extBlock) {
 			t.Fatalf("%d points: extremes %v", len(pts), e.ext != nil)
 		}
@@ -53,7 +54,7 @@ func TestRowExtremes(t *testing.T) {
 		pts[i] = series.IntPoint(int64(i), 1)
 	}
 	pts[77] = series.Float64Point(77, 0.5)
-	if rowExtremes(pts) != nil {
+	if _, ext := rowSummaries(pts); ext != nil {
 		t.Fatal("a row with a float point has extremes")
 	}
 }

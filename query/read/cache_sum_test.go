@@ -31,7 +31,7 @@ func TestRowIntSum(t *testing.T) {
 		{"n x max at 2^53", ints(exactInt/2, -exactInt/2), true},
 		{"min int64", ints(math.MinInt64, 0), false},
 	} {
-		got := rowIntSum(tc.pts)
+		got, _ := rowSummaries(tc.pts)
 		if got.ok != tc.ok {
 			t.Errorf("%s: ok %v, want %v", tc.name, got.ok, tc.ok)
 			continue
@@ -60,6 +60,21 @@ func TestRowIntSum(t *testing.T) {
 			if _, _, ok := e.suffixSum(append([]series.Point(nil), tc.pts...)); ok {
 				t.Errorf("%s: a copy passed for the cached slice", tc.name)
 			}
+		}
+	}
+}
+
+// BenchmarkRowSummaries is what the row cache computes for each row it
+// adopts: a stored hour of 360 integer points' sum and block extremes.
+func BenchmarkRowSummaries(b *testing.B) {
+	pts := make([]series.Point, 360)
+	for i := range pts {
+		pts[i] = series.IntPoint(int64(i)*10_000, int64(i*7%100+1))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s, ext := rowSummaries(pts); !s.ok || ext == nil {
+			b.Fatal("no summaries")
 		}
 	}
 }
