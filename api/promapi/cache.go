@@ -121,12 +121,13 @@ func (c *AnswerCache) appendRangeKey(dst []byte, f form, r rangeParams, limit in
 }
 
 // get returns the answer kept under key when it still holds, nil if not.
-// A given answer without a query string to be found by takes query, when
-// not nil and not another answer's.
+// A kept answer without a query string to be found by takes query, when
+// not nil and not another answer's; should the answer be stale, give
+// drops it with its query string.
 func (c *AnswerCache) get(key, query []byte) []byte {
 	c.mu.Lock()
 	e := c.m[string(key)]
-	if e != nil && e.query == "" && query != nil && c.byQuery[string(query)] == nil && !c.stale(e) {
+	if e != nil && e.query == "" && query != nil && c.byQuery[string(query)] == nil {
 		e.query = string(query)
 		c.byQuery[e.query] = e
 		c.bytes += int64(len(e.query))
