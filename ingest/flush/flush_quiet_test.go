@@ -99,7 +99,6 @@ func TestFlushQuietSurvivesConcurrentAppends(t *testing.T) {
 	}
 	t.Logf("%d rounds skipped", skipped)
 	m.CheckSplit(t, h, s, ahead().UnixMilli()) // every point in the store
-
 }
 
 // BenchmarkFlushRoundNothingDue is a round over a backfilled day of 1,000
