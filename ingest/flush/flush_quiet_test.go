@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/tsd-db/tsd/ingest/head"
 	"github.com/tsd-db/tsd/ingest/internal/ingesttest"
 	"github.com/tsd-db/tsd/series"
@@ -60,11 +58,7 @@ func TestFlushSkipsRoundsWhileNothingDue(t *testing.T) {
 // appends open rows. A row opened during a round is never left behind by
 // the skipped rounds after it: the last round flushes whatever remains.
 func TestFlushQuietSurvivesConcurrentAppends(t *testing.T) {
-	fs := vfs.NewMem()
-	s := openStore(t, fs)
-	defer s.DB.Close()
-	h := openHead(t, fs, headOpts())
-	defer h.Close()
+	s, h := openMem(t, headOpts())
 	f, err := NewFlusher(h, flushOpts(s))
 	if err != nil {
 		t.Fatal(err)

@@ -47,19 +47,25 @@ func openStoreAt(t testing.TB, fs vfs.FS, dir string) *ingesttest.Store {
 	return ingesttest.NewStore(t, db, err)
 }
 
-// openAtArrival opens a store and a head on a new memory FS whose clock
-// reads *arrival, so a test stamps its points' arrival and moves it; both
+// openMem opens a store and a head with opts on a new memory FS; both
 // close when tb ends.
-func openAtArrival(tb testing.TB, arrival *int64) (*ingesttest.Store, *head.Head) {
+func openMem(tb testing.TB, opts *head.HeadOptions) (*ingesttest.Store, *head.Head) {
 	tb.Helper()
 	fs := vfs.NewMem()
 	s := openStore(tb, fs)
 	tb.Cleanup(func() { s.DB.Close() })
-	opts := headOpts()
-	opts.Clock = func() time.Time { return time.UnixMilli(*arrival) }
 	h := openHead(tb, fs, opts)
 	tb.Cleanup(func() { h.Close() })
 	return s, h
+}
+
+// openAtArrival is openMem with a head whose clock reads *arrival, so a
+// test stamps its points' arrival and moves it.
+func openAtArrival(tb testing.TB, arrival *int64) (*ingesttest.Store, *head.Head) {
+	tb.Helper()
+	opts := headOpts()
+	opts.Clock = func() time.Time { return time.UnixMilli(*arrival) }
+	return openMem(tb, opts)
 }
 
 // appendRandom commits n random points through a new appender of h
