@@ -52,7 +52,8 @@
 // sample per window instead of all of them. Values follow Prometheus
 // v0.310's functions.go exactly: staleness markers dropped, Kahan-Neumaier
 // sums (integers summed exactly in an int64 while within 2^53, the state
-// the Kahan loop reaches), avg's incremental mean after an overflow, NaN
+// the Kahan loop reaches; a span of a cached row from its block sums,
+// read.SeriesIterator.BatchSum), avg's incremental mean after an overflow, NaN
 // replaced by max and min. A max or min folds a run of integers by its
 // extreme, from the row cache's block extremes when the row has them
 // (read.SeriesIterator.BatchExtremes): the loop's rule gives the same

@@ -128,26 +128,32 @@ func (w *windowIterator[T]) window(e int64) bool {
 	return true
 }
 
-// batchSummer is a source that knows the exact integer sum of the rest
-// of its last batch (read.SeriesIterator, for rows from its row cache).
+// batchSummer is a source that knows the exact integer sum of a span of
+// its last batch (read.SeriesIterator, for rows from its row cache).
 type batchSummer interface {
-	BatchSum(pts []series.Point) (sum int64, maxAbs uint64, ok bool)
+	BatchSum(pts []series.Point, k int) (sum int64, maxAbs uint64, ok bool)
 }
 
-// sumBatch folds pts, the rest of the current batch, into a sum or avg
-// from the source's exact sum when all of it is in the window and the
-// integer path still holds; it returns how many points it took (0: none,
-// the caller adds them one by one).
+// sumBatch folds the points of pts, the rest of the current batch, that
+// are in the window into a sum or avg from the source's exact sum while
+// the integer path still holds; it returns how many it took (0: none,
+// the caller adds them one by one). A window that does not line up with
+// the rows (a range query whose start is not on the hour, as TSBS's
+// queries are) takes the end of one row and the start of the next, each
+// from the row's block sums.
 func (w *windowIterator[T]) sumBatch(a *agg, pts []series.Point, e int64) int {
-	n := len(pts)
-	if w.sums == nil || (w.pd.fn != fnSum && w.pd.fn != fnAvg) || n == 0 || pts[n-1].T > e {
+	if w.sums == nil || (w.pd.fn != fnSum && w.pd.fn != fnAvg) || len(pts) == 0 {
 		return 0
 	}
-	s, m, ok := w.sums.BatchSum(pts)
-	if !ok || !a.addExact(s, m, n) {
+	k := upTo(pts, e)
+	if k == 0 {
 		return 0
 	}
-	return n
+	s, m, ok := w.sums.BatchSum(pts, k)
+	if !ok || !a.addExact(s, m, k) {
+		return 0
+	}
+	return k
 }
 
 // batchExtremer is a source that knows the smallest and largest value of

@@ -57,7 +57,7 @@ type cacheEntry struct {
 	cells      int
 	pts        []series.Point // never written once cached
 	sum        intSum
-	ext        []int64 // rowSummaries: each extBlock points' min and max
+	blk        []int64 // rowSummaries: each block's min, max and sum
 	prev, next *cacheEntry
 	gone       atomic.Bool // evicted or dropped: trust no longer finds it
 	// ref is set by touch: eviction then moves the entry to the front
@@ -79,38 +79,40 @@ type intSum struct {
 // exactInt bounds the integers a float64 holds exactly.
 const exactInt = 1 << 53
 
-// rowSummaries computes pts' intSum and block extremes in one pass over
+// rowSummaries computes pts' intSum and block summaries in one pass over
 // the points: the sum when every point is an Int and n × the largest
-// magnitude is at most 2^53; the smallest and largest value of each
-// extBlock points, in pairs, when every point is an Int and there are at
-// least two blocks (nil otherwise). An Int is never NaN nor a staleness
-// marker, so max_over_time and min_over_time over a run of whole blocks
-// need only the extremes (cacheEntry.extremes). Every row the cache
-// adopts goes through here: on a cold read, every row it decodes.
+// magnitude is at most 2^53; the smallest value, the largest and the
+// (wrapping) sum of each blockPoints points, three int64s a block, when
+// every point is an Int and there are at least two blocks (nil
+// otherwise). An Int is never NaN nor a staleness marker, so
+// max_over_time and min_over_time over a run of whole blocks need only
+// the extremes, and a sum or an average only the sums (cacheEntry.span).
+// Every row the cache adopts goes through here: on a cold read, every
+// row it decodes.
 func rowSummaries(pts []series.Point) (intSum, []int64) {
-	var ext []int64
-	if len(pts) >= 2*extBlock {
-		ext = make([]int64, 2*((len(pts)+extBlock-1)/extBlock))
+	var blk []int64
+	if len(pts) >= 2*blockPoints {
+		blk = make([]int64, 3*((len(pts)+blockPoints-1)/blockPoints))
 	}
 	var (
 		s      int64
 		maxAbs uint64
 	)
-	for b, i := 0, 0; i < len(pts); b, i = b+1, i+extBlock {
-		bs, ok := blockSummary(pts[i:min(i+extBlock, len(pts))])
+	for b, i := 0, 0; i < len(pts); b, i = b+1, i+blockPoints {
+		bs, ok := blockSummary(pts[i:min(i+blockPoints, len(pts))])
 		if !ok {
 			return intSum{}, nil
 		}
 		s += bs.sum // wraps only when the sum is refused below
 		maxAbs = max(maxAbs, bs.maxAbs)
-		if ext != nil {
-			ext[2*b], ext[2*b+1] = bs.lo, bs.hi
+		if blk != nil {
+			blk[3*b], blk[3*b+1], blk[3*b+2] = bs.lo, bs.hi, bs.sum
 		}
 	}
 	if maxAbs > exactInt || (maxAbs != 0 && uint64(len(pts)) > exactInt/maxAbs) {
-		return intSum{}, ext
+		return intSum{}, blk
 	}
-	return intSum{sum: s, maxAbs: maxAbs, ok: true}, ext
+	return intSum{sum: s, maxAbs: maxAbs, ok: true}, blk
 }
 
 // blockStats are one block's summaries.
@@ -119,7 +121,7 @@ type blockStats struct {
 	maxAbs      uint64
 }
 
-// blockSummary summarises a block of at most extBlock points, false when
+// blockSummary summarises a block of at most blockPoints points, false when
 // one is not an Int. It is a function of its own so that its running
 // values stay in registers: inside rowSummaries' loop, beside the
 // extremes' slice, the compiler kept them on the stack, and the pass took
@@ -234,7 +236,7 @@ func (c *rowCache) adopt(fp uint64, key []byte, ncells int, pts []series.Point) 
 		return nil // another row under the same fingerprint: keep it
 	}
 	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: pts}
-	e.sum, e.ext = rowSummaries(pts)
+	e.sum, e.blk = rowSummaries(pts)
 	s.insert(e, size, c.maxShard)
 	return e
 }
@@ -295,7 +297,7 @@ func (c *rowCache) add(fp uint64, key []byte, ncells int, pts []series.Point, ea
 	}
 	delete(s.ghosts, fp)
 	e := &cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: append(kept, pts...)}
-	e.sum, e.ext = rowSummaries(pts)
+	e.sum, e.blk = rowSummaries(pts)
 	s.insert(e, size, c.maxShard)
 	return e
 }
@@ -310,9 +312,9 @@ func (s *cacheShard) remember(fp uint64) {
 }
 
 // entrySize is what an entry of n points and a key of k bytes is
-// charged: its extremes (16 bytes a block, when it has them) as half a
-// byte a point.
-func entrySize(n, k int) int64 { return int64(n*pointBytes + n/2 + k + entryOverhead) }
+// charged: its block summaries (24 bytes a block, when it has them) as
+// three quarters of a byte a point.
+func entrySize(n, k int) int64 { return int64(n*pointBytes + 3*n/4 + k + entryOverhead) }
 
 // size is what the cache charges for e; nothing for nil (the trust
 // index's record of a row a Get did not find).
@@ -323,32 +325,89 @@ func (e *cacheEntry) size() int64 {
 	return entrySize(len(e.pts), len(e.key))
 }
 
-// extBlock is how many points one pair of a row's extremes covers.
-const extBlock = 32
+// blockPoints is how many points one block of a row's summaries covers.
+const blockPoints = 32
 
 // extremes returns the smallest and largest value of the first k points
-// of pts, which must end where e's points end, from e's block extremes
-// and the points of the blocks the span cuts; ok is false when e has no
-// extremes or pts is not such a suffix.
+// of pts, which must end where e's points end; ok is false when e has no
+// block summaries or pts is not such a suffix.
 func (e *cacheEntry) extremes(pts []series.Point, k int) (lo, hi int64, ok bool) {
-	all := e.pts
-	n, m := len(pts), len(all)
-	if e.ext == nil || n == 0 || n > m || k <= 0 || k > n || &pts[n-1] != &all[m-1] {
+	i, end, ok := e.locate(pts, k)
+	if !ok || e.blk == nil {
 		return 0, 0, false
 	}
 	lo, hi = math.MaxInt64, math.MinInt64
-	for i, end := m-n, m-n+k; i < end; {
-		if i%extBlock == 0 && i+extBlock <= end {
-			b := 2 * (i / extBlock)
-			lo, hi = min(lo, e.ext[b]), max(hi, e.ext[b+1])
-			i += extBlock
-			continue
+	first, last := (i+blockPoints-1)/blockPoints, end/blockPoints // whole blocks [first, last)
+	if first < last {
+		lo, hi = pointExtremes(e.pts[i:first*blockPoints], lo, hi)
+		blk := e.blk[3*first : 3*last]
+		for j := 0; j+1 < len(blk); j += 3 {
+			lo, hi = min(lo, blk[j]), max(hi, blk[j+1])
 		}
-		x := int64(all[i].Bits)
-		lo, hi = min(lo, x), max(hi, x)
-		i++
+		i = last * blockPoints
 	}
+	lo, hi = pointExtremes(e.pts[i:end], lo, hi)
 	return lo, hi, true
+}
+
+// spanSum returns the exact sum of the first k points of pts, which must
+// end where e's points end, and a bound on their magnitudes; ok is false
+// when the row has no intSum or pts is not such a suffix. Any run of the
+// row's points sums exactly (intSum), so this is the sum adding them one
+// by one gives. A block the span cuts is read from its shorter side: the
+// points the span takes, or the block's sum less the points it leaves:
+// the points a window reads are mostly cache misses, so reading at most
+// half a block at each cut saves more than the block-by-block loop costs.
+func (e *cacheEntry) spanSum(pts []series.Point, k int) (sum int64, maxAbs uint64, ok bool) {
+	i, end, ok := e.locate(pts, k)
+	if !ok || !e.sum.ok {
+		return 0, 0, false
+	}
+	if e.blk == nil {
+		return pointSum(e.pts[i:end]), e.sum.maxAbs, true
+	}
+	for i < end {
+		b := i / blockPoints
+		lo, hi := b*blockPoints, min((b+1)*blockPoints, len(e.pts))
+		stop := min(end, hi)
+		if 2*(stop-i) <= hi-lo {
+			sum += pointSum(e.pts[i:stop])
+		} else {
+			sum += e.blk[3*b+2] - pointSum(e.pts[lo:i]) - pointSum(e.pts[stop:hi])
+		}
+		i = stop
+	}
+	return sum, e.sum.maxAbs, true
+}
+
+// locate returns where the first k points of pts lie in e's points:
+// pts must be a suffix of them, the very slice; ok is false otherwise or
+// when k is not in [1, len(pts)].
+func (e *cacheEntry) locate(pts []series.Point, k int) (i, end int, ok bool) {
+	all := e.pts
+	n, m := len(pts), len(all)
+	if n == 0 || n > m || k <= 0 || k > n || &pts[n-1] != &all[m-1] {
+		return 0, 0, false
+	}
+	return m - n, m - n + k, true
+}
+
+// pointExtremes folds pts, all Ints, into a smallest and a largest value.
+func pointExtremes(pts []series.Point, lo, hi int64) (int64, int64) {
+	for j := range pts {
+		x := int64(pts[j].Bits)
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// pointSum adds pts, all Ints.
+func pointSum(pts []series.Point) int64 {
+	var s int64
+	for j := range pts {
+		s += int64(pts[j].Bits)
+	}
+	return s
 }
 
 // drop empties the cache (/api/dropcaches).
@@ -388,20 +447,4 @@ func (s *cacheShard) pushFront(e *cacheEntry) {
 	e.prev, e.next = &s.head, s.head.next
 	s.head.next.prev = e
 	s.head.next = e
-}
-
-// suffixSum returns the exact sum of pts, which must end where e's points
-// end, from e's row sum less the points before pts; ok is false when the
-// row has no intSum, pts is not such a suffix, or it is the shorter half.
-func (e *cacheEntry) suffixSum(pts []series.Point) (sum int64, maxAbs uint64, ok bool) {
-	all := e.pts
-	n, m := len(pts), len(all)
-	if !e.sum.ok || n == 0 || n > m || &pts[n-1] != &all[m-1] || 2*n < m {
-		return 0, 0, false
-	}
-	sum = e.sum.sum
-	for i := range all[:m-n] {
-		sum -= int64(all[i].Bits)
-	}
-	return sum, e.sum.maxAbs, true
 }

@@ -20,10 +20,10 @@ func TestRowExtremes(t *testing.T) {
 		for i := range pts {
 			pts[i] = series.IntPoint(int64(i)*1000, rng.Int64N(2001)-1000)
 		}
-		_, ext := rowSummaries(pts)
-		e := &cacheEntry{pts: pts, ext: ext}
-		if (e.ext == nil) != (len(pts) < 2*extBlock) {
-			t.Fatalf("%d points: extremes %v", len(pts), e.ext != nil)
+		_, blk := rowSummaries(pts)
+		e := &cacheEntry{pts: pts, blk: blk}
+		if (e.blk == nil) != (len(pts) < 2*blockPoints) {
+			t.Fatalf("%d points: block summaries %v", len(pts), e.blk != nil)
 		}
 		if len(pts) == 0 {
 			continue
@@ -32,8 +32,8 @@ func TestRowExtremes(t *testing.T) {
 		suffix := pts[len(pts)-n:]
 		k := 1 + rng.IntN(n)
 		lo, hi, ok := e.extremes(suffix, k)
-		if ok != (e.ext != nil) {
-			t.Fatalf("ok %v with extremes %v", ok, e.ext != nil)
+		if ok != (e.blk != nil) {
+			t.Fatalf("ok %v with block summaries %v", ok, e.blk != nil)
 		}
 		if !ok {
 			continue
@@ -54,8 +54,8 @@ func TestRowExtremes(t *testing.T) {
 		pts[i] = series.IntPoint(int64(i), 1)
 	}
 	pts[77] = series.Float64Point(77, 0.5)
-	if _, ext := rowSummaries(pts); ext != nil {
-		t.Fatal("a row with a float point has extremes")
+	if _, blk := rowSummaries(pts); blk != nil {
+		t.Fatal("a row with a float point has block summaries")
 	}
 }
 

@@ -224,13 +224,15 @@ func TestRowCacheHeadRows(t *testing.T) {
 	if !ok || len(pts) != 360 {
 		t.Fatalf("second hour: %d points, ok=%v", len(pts), ok)
 	}
-	sum, _, ok := it.BatchSum(pts)
-	var want int64
-	for _, p := range pts {
-		want += p.Int()
-	}
-	if !ok || sum != want {
-		t.Fatalf("BatchSum of a cached head row: %d ok=%v, want %d", sum, ok, want)
+	for _, k := range []int{1, 100, 359, 360} {
+		sum, _, ok := it.BatchSum(pts[360-k:], k/2+1)
+		var want int64
+		for _, p := range pts[360-k:][:k/2+1] {
+			want += p.Int()
+		}
+		if !ok || sum != want {
+			t.Fatalf("BatchSum of %d of a cached head row's last %d: %d ok=%v, want %d", k/2+1, k, sum, ok, want)
+		}
 	}
 	it.Close()
 

@@ -129,16 +129,20 @@
 // without a copy, and their consumers only read them. Fetch's scan looks a
 // row up as soon as the row ends, so a hit keeps no cells in its arena.
 // An entry whose points are all Ints with n × the largest magnitude at
-// most 2^53 also keeps their exact sum: SeriesIterator.BatchSum gives the
-// sum of the rest of such a row (the row's sum less the points before
-// it), which is bit for bit what adding them one by one gives, so a
-// pushed-down sum or avg over a window holding most of a row need not
-// read its points; Visit gives such a row to a SumVisitor with its sum,
-// for OpenTSDB's sum and avg downsampling. An entry of at least 64 Int
-// points also keeps each 32 points' smallest and largest value (half a
-// byte a point): SeriesIterator.BatchExtremes gives a span's extremes
-// from the blocks it covers and the points of the two it cuts, for
-// pushed-down max_over_time and min_over_time.
+// most 2^53 also keeps their exact sum: any run of its points then sums
+// exactly, bit for bit what adding them one by one gives. An entry of at
+// least 64 Int points keeps, for each 32 points, their smallest value,
+// their largest and their sum (three quarters of a byte a point).
+// SeriesIterator.BatchSum gives the sum of any span of the rest of such a
+// row from the blocks it covers and, for the two it cuts, the points it
+// takes or the block's sum less those it leaves, whichever are fewer; so
+// a pushed-down sum or avg reads at most half a block at each end of a
+// window, whether or not the window lines up with the rows (a query
+// whose start is not on the hour). Visit gives such a row to a
+// SumVisitor with its sum, for OpenTSDB's sum and avg downsampling.
+// SeriesIterator.BatchExtremes gives a span's extremes from the blocks
+// it covers and the points of the two it cuts, for pushed-down
+// max_over_time and min_over_time.
 //
 // With Options.Changes (internal/changes), which a daemon sets when it
 // alone writes its store, a row read by Get need not be read again

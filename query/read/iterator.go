@@ -164,18 +164,18 @@ func (it *SeriesIterator) NextBatch(t int64) ([]series.Point, bool) {
 
 func cmpTime(p series.Point, t int64) int { return cmp.Compare(p.T, t) }
 
-// BatchSum returns the exact integer sum of pts, the end of the last
-// NextBatch (pts must end where it ended), without reading every point:
-// when the row came whole from the row cache, every point is an Int and
-// len(pts) × maxAbs <= 2^53, so adding the points one by one in an int64
-// or a float64 gives this very sum, with every partial sum exact. maxAbs
-// bounds their magnitudes. ok is false otherwise; the caller then adds
-// the points itself.
-func (it *SeriesIterator) BatchSum(pts []series.Point) (sum int64, maxAbs uint64, ok bool) {
+// BatchSum returns the exact integer sum of the first k points of pts,
+// the end of the last NextBatch (pts must end where it ended), without
+// reading every point: when the row came whole from the row cache, every
+// point is an Int and the row's length × maxAbs <= 2^53, so adding the
+// points one by one in an int64 or a float64 gives this very sum, with
+// every partial sum exact. maxAbs bounds their magnitudes. ok is false
+// otherwise; the caller then adds the points itself.
+func (it *SeriesIterator) BatchSum(pts []series.Point, k int) (sum int64, maxAbs uint64, ok bool) {
 	if it.entry == nil {
 		return 0, 0, false
 	}
-	return it.entry.suffixSum(pts)
+	return it.entry.spanSum(pts, k)
 }
 
 // BatchExtremes returns the smallest and largest value of the first k

@@ -54,7 +54,7 @@ type visitSink struct {
 // cache's entry and the entry has one.
 func (s *visitSink) row(i int, pts []series.Point, entry *cacheEntry) error {
 	if s.sv != nil && entry != nil {
-		if sum, maxAbs, ok := entry.suffixSum(pts); ok {
+		if sum, maxAbs, ok := entry.spanSum(pts, len(pts)); ok {
 			return s.sv.PointsSum(i, pts, sum, maxAbs)
 		}
 	}
