@@ -163,7 +163,16 @@ type Stats struct {
 
 // Repeat runs q n times and summarises the latencies of the successful runs.
 func (c *Client) Repeat(ctx context.Context, api API, q *Query, end time.Time, n int) Stats {
-	return repeat(n, func() (time.Duration, error) { return c.Do(ctx, api, q, end) })
+	return c.RepeatEach(ctx, api, n, func() (*Query, time.Time) { return q, end })
+}
+
+// RepeatEach runs n queries, each the one next gives (Query.Varied), and
+// summarises them as Repeat does; drawing a query is off the clock.
+func (c *Client) RepeatEach(ctx context.Context, api API, n int, next func() (*Query, time.Time)) Stats {
+	return repeat(n, func() (time.Duration, error) {
+		q, end := next()
+		return c.Do(ctx, api, q, end)
+	})
 }
 
 // Cycle runs n queries, the queries of qs in turn, and summarises them

@@ -3,6 +3,7 @@ package queryset
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -23,6 +24,58 @@ type Query struct {
 	PromQL []string
 	// OpenTSDB is the sub-queries of the /api/query body.
 	OpenTSDB []SubQuery
+
+	spec spec // how it was built, for Varied
+}
+
+// spec is how a query of the set is built from the hosts it names.
+type spec struct {
+	metrics []string
+	tmpl    string // PromQL: %s is the metric, {hosts} the host matcher
+	agg, ds string // OpenTSDB aggregator and downsampler
+	hosts   int    // hosts named; 0: every host, grouped by host
+	groupBy bool   // OpenTSDB: a series per host named
+}
+
+// build makes the query sp describes over hs, the hosts it names.
+func build(name string, shape gen.Shape, rng, step time.Duration, sp spec, hs []string) Query {
+	q := Query{Name: name, Shape: shape, Range: rng, Step: step, spec: sp}
+	matcher := `hostname="` + strings.Join(hs, "") + `"`
+	if len(hs) > 1 {
+		matcher = `hostname=~"` + strings.Join(hs, "|") + `"`
+	}
+	q.PromQL = exprs(sp.metrics, strings.ReplaceAll(sp.tmpl, "{hosts}", matcher))
+	f := Filter{Type: "wildcard", Tagk: "hostname", Filter: "*", GroupBy: true}
+	if sp.hosts > 0 {
+		f = literalOr("hostname", hs, sp.groupBy)
+	}
+	q.OpenTSDB = subs(sp.metrics, sp.agg, sp.ds, f)
+	return q
+}
+
+// Varied returns q as one run of a TSBS-style benchmark sends it: the
+// hosts it names (as many as q names, distinct) drawn by rng from the
+// dataset's nhosts, and its range ending at a second drawn by rng, with
+// the whole range inside a dataset of span from gen.DefaultStart. Run
+// after run, neither server's answer cache can serve it, and its windows
+// rarely line up with the hour.
+func (q *Query) Varied(rng *rand.Rand, nhosts int, span time.Duration) (*Query, time.Time) {
+	hs := make([]string, 0, q.spec.hosts)
+	seen := map[int]bool{}
+	for len(hs) < min(q.spec.hosts, nhosts) {
+		if h := rng.IntN(nhosts); !seen[h] {
+			seen[h] = true
+			hs = append(hs, fmt.Sprintf("host_%d", h))
+		}
+	}
+	v := build(q.Name, q.Shape, q.Range, q.Step, q.spec, hs)
+	first := gen.DefaultStart.Add(q.Range).Unix()
+	last := End(span).Unix()
+	end := last
+	if last > first {
+		end = first + rng.Int64N(last-first+1)
+	}
+	return &v, time.Unix(end, 0)
 }
 
 // SubQuery is one OpenTSDB 2.x sub-query.
@@ -113,29 +166,24 @@ func ByName(name string) (*Query, error) {
 
 // Set is the query set.
 var Set = []Query{
-	{
-		Name: "single-1h", Range: time.Hour, Step: time.Minute,
-		PromQL:   exprs(allCPU[:1], `max(max_over_time(%s{hostname="host_1"}[1m])) by (__name__)`),
-		OpenTSDB: subs(allCPU[:1], "max", "1m-max", literalOr("hostname", hosts(1, 1), false)),
-	},
-	{
-		Name: "single-5-12h", Range: 12 * time.Hour, Step: time.Minute,
-		PromQL:   exprs(allCPU[:5], `max(max_over_time(%s{hostname="host_1"}[1m])) by (__name__)`),
-		OpenTSDB: subs(allCPU[:5], "max", "1m-max", literalOr("hostname", hosts(1, 1), false)),
-	},
-	{
-		Name: "groupby-12h", Range: 12 * time.Hour, Step: time.Hour,
-		PromQL:   exprs(allCPU[:1], `avg(avg_over_time(%s[1h])) by (__name__, hostname)`),
-		OpenTSDB: subs(allCPU[:1], "avg", "1h-avg", Filter{Type: "wildcard", Tagk: "hostname", Filter: "*", GroupBy: true}),
-	},
-	{
-		Name: "max-all-8", Range: 8 * time.Hour, Step: time.Hour,
-		PromQL:   exprs(allCPU, `max(max_over_time(%s{hostname=~"`+strings.Join(hosts(8, 1), "|")+`"}[1h])) by (__name__)`),
-		OpenTSDB: subs(allCPU, "max", "1h-max", literalOr("hostname", hosts(8, 1), false)),
-	},
-	{
-		Name: "highcard-10", Shape: gen.ShapeHighCard, Range: time.Hour, Step: time.Minute,
-		PromQL:   exprs(allCPU[:1], `max_over_time(%s{hostname=~"`+strings.Join(hosts(10, 1), "|")+`"}[1m])`),
-		OpenTSDB: subs(allCPU[:1], "max", "1m-max", literalOr("hostname", hosts(10, 1), true)),
-	},
+	build("single-1h", gen.ShapeDevops, time.Hour, time.Minute, spec{
+		metrics: allCPU[:1], tmpl: `max(max_over_time(%s{{hosts}}[1m])) by (__name__)`,
+		agg: "max", ds: "1m-max", hosts: 1,
+	}, hosts(1, 1)),
+	build("single-5-12h", gen.ShapeDevops, 12*time.Hour, time.Minute, spec{
+		metrics: allCPU[:5], tmpl: `max(max_over_time(%s{{hosts}}[1m])) by (__name__)`,
+		agg: "max", ds: "1m-max", hosts: 1,
+	}, hosts(1, 1)),
+	build("groupby-12h", gen.ShapeDevops, 12*time.Hour, time.Hour, spec{
+		metrics: allCPU[:1], tmpl: `avg(avg_over_time(%s[1h])) by (__name__, hostname)`,
+		agg: "avg", ds: "1h-avg",
+	}, nil),
+	build("max-all-8", gen.ShapeDevops, 8*time.Hour, time.Hour, spec{
+		metrics: allCPU, tmpl: `max(max_over_time(%s{{hosts}}[1h])) by (__name__)`,
+		agg: "max", ds: "1h-max", hosts: 8,
+	}, hosts(8, 1)),
+	build("highcard-10", gen.ShapeHighCard, time.Hour, time.Minute, spec{
+		metrics: allCPU[:1], tmpl: `max_over_time(%s{{hosts}}[1m])`,
+		agg: "max", ds: "1m-max", hosts: 10, groupBy: true,
+	}, hosts(10, 1)),
 }

@@ -3,6 +3,9 @@ package queryset
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +57,54 @@ func TestPromQLOnPrometheus(t *testing.T) {
 				t.Errorf("%s: %s: %d series, want %d", q.Name, e, n, want[q.Name][0])
 			}
 		}
+	}
+}
+
+// TestVaried: a varied run names as many distinct hosts as its query,
+// drawn from the dataset's, ends inside the dataset with its whole range
+// in it, is the same for the same draw, and runs on Prometheus with the
+// series it is meant to return.
+func TestVaried(t *testing.T) {
+	span := 12 * time.Hour
+	dbs := map[gen.Shape]*tsdb.DB{
+		gen.ShapeDevops:   loadProm(t, gen.Config{Hosts: 10, Span: span}),
+		gen.ShapeHighCard: loadProm(t, gen.Config{Hosts: 30, Span: span, Shape: gen.ShapeHighCard}),
+	}
+	nhosts := map[gen.Shape]int{gen.ShapeDevops: 10, gen.ShapeHighCard: 30}
+	want := map[string]int{"single-1h": 1, "single-5-12h": 1, "groupby-12h": 10, "max-all-8": 1, "highcard-10": 10}
+	hostRE := regexp.MustCompile(`host_\d+`)
+	eng := promtsdb.NewEngine()
+	for i := range Set {
+		q := &Set[i]
+		for seed := range uint64(20) {
+			v, end := q.Varied(rand.New(rand.NewPCG(seed, 1)), nhosts[q.Shape], span)
+			v2, end2 := q.Varied(rand.New(rand.NewPCG(seed, 1)), nhosts[q.Shape], span)
+			if !slices.Equal(v.PromQL, v2.PromQL) || !end.Equal(end2) {
+				t.Fatalf("%s: one draw gave two queries", q.Name)
+			}
+			if end.Before(gen.DefaultStart.Add(min(q.Range, span-10*time.Second))) || end.After(End(span)) {
+				t.Fatalf("%s: end %v outside the dataset", q.Name, end)
+			}
+			hs := hostRE.FindAllString(v.PromQL[0], -1)
+			if len(hs) != q.spec.hosts || len(slices.Compact(slices.Sorted(slices.Values(hs)))) != len(hs) {
+				t.Fatalf("%s: hosts %v", q.Name, hs)
+			}
+			if v.Name != q.Name || len(v.PromQL) != len(q.PromQL) || len(v.OpenTSDB) != len(q.OpenTSDB) {
+				t.Fatalf("%s: varied into %+v", q.Name, v)
+			}
+			for _, e := range v.PromQL {
+				pq := promtsdb.Query{Expr: e, Range: q.Range, Step: q.Step}
+				_, n, err := promtsdb.Run(context.Background(), eng, dbs[q.Shape], pq, end.UnixMilli())
+				if err != nil || n != want[q.Name] {
+					t.Fatalf("%s: %s ending %v: %d series, %v; want %d", q.Name, e, end, n, err, want[q.Name])
+				}
+			}
+		}
+	}
+	q, _ := ByName("single-1h")
+	v, _ := q.Varied(rand.New(rand.NewPCG(7, 7)), 100, 24*time.Hour)
+	if strings.Replace(v.PromQL[0], hostRE.FindString(v.PromQL[0]), "host_1", 1) != q.PromQL[0] {
+		t.Fatalf("varied %q is not %q with another host", v.PromQL[0], q.PromQL[0])
 	}
 }
 

@@ -73,6 +73,16 @@
 // on single-1h, and its mean is printed beside VictoriaMetrics': what the
 // machine's round trip alone costs a query the answer cache serves.
 //
+// The query set's queries are fixed: after its first run, each is
+// answered from each side's answer cache. With -vary (the default) every
+// query is also timed, in the same turns, as TSBS sends its queries: each
+// run names other hosts (as many as the query names, drawn from the
+// dataset's) and ends at another second, the whole range inside the
+// dataset (queryset.Query.Varied). Both sides of a turn get the same
+// draws; no cache can serve a run, and the windows rarely line up with
+// the hour. These rows time the work of a query, where the fixed ones
+// mostly time a round trip.
+//
 // Usage:
 //
 //	go run ./bench/cmd/tsdvm                       # 100 hosts x 24 h, 8.64 M points a protocol

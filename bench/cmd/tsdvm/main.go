@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"runtime"
@@ -38,6 +39,8 @@ type flags struct {
 	// pairs is how many times each protocol loads tsd then
 	// VictoriaMetrics, in turn (at least 1).
 	pairs int
+	// vary adds the means of varied runs (queryset.Query.Varied).
+	vary bool
 	// turns logs every turn of pairedMeans.
 	turns bool
 }
@@ -60,6 +63,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.tunedConns, "tuned-conns", 4, "connections of the Influx run with the loader tuned (every body encoded before the clock starts), after the others; 0 skips it")
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
 	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn, and the CPU each daemon used during it) to stderr")
+	fs.BoolVar(&f.vary, "vary", true, "also time each query with every run naming other hosts and ending at another second, drawn the same for both daemons, as TSBS's queries are: no answer cache serves them")
 	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -89,7 +93,10 @@ type side struct {
 	points     int64
 	queryMeans map[string]time.Duration // settled: rows in the store (VictoriaMetrics: merged parts)
 	headMeans  map[string]time.Duration // before settling: rows in the head (VictoriaMetrics: in-memory parts)
-	first      queryset.Stats           // the first queries after the load, rows still in the head
+	// headVaried and queryVaried are headMeans and queryMeans of varied
+	// runs (-vary).
+	headVaried, queryVaried map[string]time.Duration
+	first                   queryset.Stats // the first queries after the load, rows still in the head
 	// floorHead and floorStore are the floor's means on floorQuery
 	// (floor.go) in the turns of headMeans and queryMeans; tsd's side.
 	floorHead, floorStore time.Duration
@@ -287,7 +294,10 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		if floor != nil {
 			defer floor.stop()
 		}
-		if ls[0].s.headMeans, ls[1].s.headMeans, ls[0].s.floorHead, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, logf); err != nil {
+		if ls[0].s.headMeans, ls[1].s.headMeans, ls[0].s.floorHead, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, false, logf); err != nil {
+			return pr, err
+		}
+		if ls[0].s.headVaried, ls[1].s.headVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -297,7 +307,10 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		}
 	}
 	if f.queries > 0 {
-		if ls[0].s.queryMeans, ls[1].s.queryMeans, ls[0].s.floorStore, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, logf); err != nil {
+		if ls[0].s.queryMeans, ls[1].s.queryMeans, ls[0].s.floorStore, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, false, logf); err != nil {
+			return pr, err
+		}
+		if ls[0].s.queryVaried, ls[1].s.queryVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -342,8 +355,13 @@ func meanRounds(f *flags) int { return max(1, (f.queries+f.turnRuns-1)/f.turnRun
 // pairedMeans runs each eligible query f.queries times on a and on b, in
 // meanRounds turns (a's share, then b's, and again), and returns each
 // daemon's means by query name. A floor, when given, takes its turn after
-// b's on floorQuery, and its mean there is returned too.
-func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
+// b's on floorQuery, and its mean there is returned too. With vary, each
+// run is a query drawn by Query.Varied, the same draws on each side of a
+// turn (varyRNG), and the floor takes no turn.
+func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary bool, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
+	if vary {
+		floor = nil
+	}
 	ds := []*daemon{a, b, floor}
 	cs := make([]*queryset.Client, len(ds))
 	for i, d := range ds {
@@ -358,7 +376,7 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 	}
 	ma, mb = map[string]time.Duration{}, map[string]time.Duration{}
 	rounds := meanRounds(f)
-	for _, q := range eligible(f) {
+	for qi, q := range eligible(f) {
 		sides := 2
 		if floor != nil && q.Name == floorQuery {
 			sides = 3
@@ -373,12 +391,20 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 			for i, c := range cs[:sides] {
 				waited := waitQuiet(ctx, ds, i, maxQuietWait)
 				cpu0 := cpuOf(ds)
-				st := c.Repeat(ctx, queryset.PromQL, q, end, n)
+				var st queryset.Stats
+				if vary {
+					rng := varyRNG(qi, r)
+					st = c.RepeatEach(ctx, queryset.PromQL, n, func() (*queryset.Query, time.Time) {
+						return q.Varied(rng, f.cfg.Hosts, f.cfg.Span)
+					})
+				} else {
+					st = c.Repeat(ctx, queryset.PromQL, q, end, n)
+				}
 				if st.Errors > 0 {
 					return nil, nil, 0, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
 				}
 				if f.turns {
-					logf("%s %s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
+					logf("%s %s%s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, variedNote(vary), r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs
@@ -390,6 +416,27 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, logf func(s
 		}
 	}
 	return ma, mb, mf, nil
+}
+
+// variedMeans is pairedMeans of varied runs, when f asks for them (-vary).
+func variedMeans(ctx context.Context, f *flags, a, b *daemon, logf func(string, ...any)) (ma, mb map[string]time.Duration, err error) {
+	if !f.vary {
+		return nil, nil, nil
+	}
+	ma, mb, _, err = pairedMeans(ctx, f, a, b, nil, true, logf)
+	return ma, mb, err
+}
+
+// varyRNG is the draw of the varied runs of query qi's turn r: seeded by
+// both, so each side of a turn gets the same queries, and each turn
+// others.
+func varyRNG(qi, r int) *rand.Rand { return rand.New(rand.NewPCG(uint64(qi), uint64(r))) }
+
+func variedNote(vary bool) string {
+	if vary {
+		return " (varied)"
+	}
+	return ""
 }
 
 // cpuOf reads the CPU time each daemon's process has used so far, -1
@@ -664,6 +711,8 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 		floorLine(line, f.queries, "rows in the head", r.tsd.floorHead, r.vm.headMeans)
 		meanLines(line, f.queries, "rows in the store", r.tsd.queryMeans, r.vm.queryMeans)
 		floorLine(line, f.queries, "rows in the store", r.tsd.floorStore, r.vm.queryMeans)
+		meanLines(line, f.queries, "rows in the head, varied (each run other hosts and end)", r.tsd.headVaried, r.vm.headVaried)
+		meanLines(line, f.queries, "rows in the store, varied", r.tsd.queryVaried, r.vm.queryVaried)
 	}
 	fmt.Fprintln(w, "\nratio = tsd / VictoriaMetrics. Sizes are allocated blocks: VictoriaMetrics after force_flush and force_merge, without cache/;\n"+
 		"tsd after POST /api/compact, a clean stop and tsd compact --data (what a restart leaves).")

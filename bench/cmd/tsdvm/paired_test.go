@@ -46,7 +46,7 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	var turns []string
 	logf := func(format string, args ...any) { turns = append(turns, fmt.Sprintf(format, args...)) }
 	floor := &daemon{name: "f", http: strings.TrimPrefix(fl.URL, "http://")}
-	ma, mb, mf, err := pairedMeans(context.Background(), f, a, b, floor, logf)
+	ma, mb, mf, err := pairedMeans(context.Background(), f, a, b, floor, false, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +128,60 @@ func TestFloorAnswersEveryHead(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(b) != body || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("net/http got %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+}
+
+// TestVariedMeansSameDraws: varied runs send each side of a turn the same
+// queries, one per run, all different from the fixed query and from one
+// another, and no floor takes a turn.
+func TestVariedMeansSameDraws(t *testing.T) {
+	var mu sync.Mutex
+	targets := map[string][]string{}
+	serve := func(name string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			targets[name] = append(targets[name], r.URL.RawQuery)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		}))
+	}
+	sa, sb := serve("a"), serve("b")
+	defer sa.Close()
+	defer sb.Close()
+	f, err := parse([]string{"-n", "6", "-turn-runs", "3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &daemon{name: "a", http: strings.TrimPrefix(sa.URL, "http://")}
+	b := &daemon{name: "b", http: strings.TrimPrefix(sb.URL, "http://")}
+	ma, mb, err := variedMeans(context.Background(), f, a, b, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := eligible(f)
+	if len(ma) != len(qs) || len(mb) != len(qs) {
+		t.Fatalf("means for %d and %d queries, want %d", len(ma), len(mb), len(qs))
+	}
+	ta, tb := targets["a"][1:], targets["b"][1:] // after each connection's warm-up
+	if strings.Join(ta, "\n") != strings.Join(tb, "\n") {
+		t.Fatal("the two sides were sent different queries")
+	}
+	seen := map[string]bool{}
+	for _, q := range qs {
+		seen[strings.TrimPrefix(queryset.PromTarget(q, q.PromQL[0], queryset.End(f.cfg.Span)), "/api/v1/query_range?")] = true
+	}
+	for _, tg := range ta {
+		if seen[tg] {
+			t.Fatalf("%q sent twice, or the fixed query sent", tg)
+		}
+		seen[tg] = true
+	}
+	if len(ta) == 0 {
+		t.Fatal("no varied runs")
+	}
+	f.vary = false
+	if ma, _, err := variedMeans(context.Background(), f, a, b, nil); ma != nil || err != nil {
+		t.Fatalf("-vary=false: means %v, %v", ma, err)
 	}
 }
