@@ -294,10 +294,10 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		if floor != nil {
 			defer floor.stop()
 		}
-		if ls[0].s.headMeans, ls[1].s.headMeans, ls[0].s.floorHead, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, false, logf); err != nil {
+		if ls[0].s.headMeans, ls[1].s.headMeans, ls[0].s.floorHead, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, 0, logf); err != nil {
 			return pr, err
 		}
-		if ls[0].s.headVaried, ls[1].s.headVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
+		if ls[0].s.headVaried, ls[1].s.headVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, 1, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -307,10 +307,10 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		}
 	}
 	if f.queries > 0 {
-		if ls[0].s.queryMeans, ls[1].s.queryMeans, ls[0].s.floorStore, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, false, logf); err != nil {
+		if ls[0].s.queryMeans, ls[1].s.queryMeans, ls[0].s.floorStore, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, 0, logf); err != nil {
 			return pr, err
 		}
-		if ls[0].s.queryVaried, ls[1].s.queryVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
+		if ls[0].s.queryVaried, ls[1].s.queryVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, 2, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -355,11 +355,12 @@ func meanRounds(f *flags) int { return max(1, (f.queries+f.turnRuns-1)/f.turnRun
 // pairedMeans runs each eligible query f.queries times on a and on b, in
 // meanRounds turns (a's share, then b's, and again), and returns each
 // daemon's means by query name. A floor, when given, takes its turn after
-// b's on floorQuery, and its mean there is returned too. With vary, each
-// run is a query drawn by Query.Varied, the same draws on each side of a
-// turn (varyRNG), and the floor takes no turn.
-func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary bool, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
-	if vary {
+// b's on floorQuery, and its mean there is returned too. With vary
+// non-zero, each run is a query drawn by Query.Varied, the same draws on
+// each side of a turn (varyRNG, vary its stream), and the floor takes no
+// turn.
+func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary int, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
+	if vary != 0 {
 		floor = nil
 	}
 	ds := []*daemon{a, b, floor}
@@ -392,8 +393,8 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary bool, 
 				waited := waitQuiet(ctx, ds, i, maxQuietWait)
 				cpu0 := cpuOf(ds)
 				var st queryset.Stats
-				if vary {
-					rng := varyRNG(qi, r)
+				if vary != 0 {
+					rng := varyRNG(vary, qi, r)
 					st = c.RepeatEach(ctx, queryset.PromQL, n, func() (*queryset.Query, time.Time) {
 						return q.Varied(rng, f.cfg.Hosts, f.cfg.Span)
 					})
@@ -404,7 +405,7 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary bool, 
 					return nil, nil, 0, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
 				}
 				if f.turns {
-					logf("%s %s%s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, variedNote(vary), r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
+					logf("%s %s%s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, variedNote(vary != 0), r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs
@@ -418,19 +419,23 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary bool, 
 	return ma, mb, mf, nil
 }
 
-// variedMeans is pairedMeans of varied runs, when f asks for them (-vary).
-func variedMeans(ctx context.Context, f *flags, a, b *daemon, logf func(string, ...any)) (ma, mb map[string]time.Duration, err error) {
+// variedMeans is pairedMeans of varied runs, when f asks for them
+// (-vary), drawn from stream (1 with rows in the head, 2 in the store:
+// the second set of means must not meet the answers of the first).
+func variedMeans(ctx context.Context, f *flags, a, b *daemon, stream int, logf func(string, ...any)) (ma, mb map[string]time.Duration, err error) {
 	if !f.vary {
 		return nil, nil, nil
 	}
-	ma, mb, _, err = pairedMeans(ctx, f, a, b, nil, true, logf)
+	ma, mb, _, err = pairedMeans(ctx, f, a, b, nil, stream, logf)
 	return ma, mb, err
 }
 
-// varyRNG is the draw of the varied runs of query qi's turn r: seeded by
-// both, so each side of a turn gets the same queries, and each turn
-// others.
-func varyRNG(qi, r int) *rand.Rand { return rand.New(rand.NewPCG(uint64(qi), uint64(r))) }
+// varyRNG is the draw of the varied runs of query qi's turn r in stream:
+// seeded by all three, so each side of a turn gets the same queries, and
+// each turn and stream others.
+func varyRNG(stream, qi, r int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(stream)<<32|uint64(qi), uint64(r)))
+}
 
 func variedNote(vary bool) string {
 	if vary {

@@ -46,7 +46,7 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	var turns []string
 	logf := func(format string, args ...any) { turns = append(turns, fmt.Sprintf(format, args...)) }
 	floor := &daemon{name: "f", http: strings.TrimPrefix(fl.URL, "http://")}
-	ma, mb, mf, err := pairedMeans(context.Background(), f, a, b, floor, false, logf)
+	ma, mb, mf, err := pairedMeans(context.Background(), f, a, b, floor, 0, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestVariedMeansSameDraws(t *testing.T) {
 	}
 	a := &daemon{name: "a", http: strings.TrimPrefix(sa.URL, "http://")}
 	b := &daemon{name: "b", http: strings.TrimPrefix(sb.URL, "http://")}
-	ma, mb, err := variedMeans(context.Background(), f, a, b, func(string, ...any) {})
+	ma, mb, err := variedMeans(context.Background(), f, a, b, 1, func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +180,17 @@ func TestVariedMeansSameDraws(t *testing.T) {
 	if len(ta) == 0 {
 		t.Fatal("no varied runs")
 	}
+	// The second stream (rows in the store) meets none of the first's.
+	if _, _, err := variedMeans(context.Background(), f, a, b, 2, func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets["a"][len(ta)+2:] {
+		if seen[tg] {
+			t.Fatalf("%q sent again in the second stream", tg)
+		}
+	}
 	f.vary = false
-	if ma, _, err := variedMeans(context.Background(), f, a, b, nil); ma != nil || err != nil {
+	if ma, _, err := variedMeans(context.Background(), f, a, b, 1, nil); ma != nil || err != nil {
 		t.Fatalf("-vary=false: means %v, %v", ma, err)
 	}
 }
