@@ -86,7 +86,7 @@ const exactInt = 1 << 53
 // every point is an Int and there are at least two blocks (nil
 // otherwise). An Int is never NaN nor a staleness marker, so
 // max_over_time and min_over_time over a run of whole blocks need only
-// the extremes, and a sum or an average only the sums (cacheEntry.span).
+// the extremes, and a sum or an average only the sums (extremes, spanSum).
 // Every row the cache adopts goes through here: on a cold read, every
 // row it decodes.
 func rowSummaries(pts []series.Point) (intSum, []int64) {
