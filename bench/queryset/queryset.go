@@ -37,9 +37,16 @@ type spec struct {
 	groupBy bool   // OpenTSDB: a series per host named
 }
 
-// build makes the query sp describes over hs, the hosts it names.
-func build(name string, shape gen.Shape, rng, step time.Duration, sp spec, hs []string) Query {
-	q := Query{Name: name, Shape: shape, Range: rng, Step: step, spec: sp}
+// build makes the query sp describes over the dataset's first sp.hosts
+// hosts.
+func build(name string, shape gen.Shape, rng, step time.Duration, sp spec) Query {
+	return Query{Name: name, Shape: shape, Range: rng, Step: step, spec: sp}.over(hosts(sp.hosts, 1))
+}
+
+// over returns q with its expressions and sub-queries naming hs, as many
+// hosts as its spec names.
+func (q Query) over(hs []string) Query {
+	sp := q.spec
 	matcher := `hostname="` + strings.Join(hs, "") + `"`
 	if len(hs) > 1 {
 		matcher = `hostname=~"` + strings.Join(hs, "|") + `"`
@@ -68,7 +75,7 @@ func (q *Query) Varied(rng *rand.Rand, nhosts int, span time.Duration) (*Query, 
 			hs = append(hs, fmt.Sprintf("host_%d", h))
 		}
 	}
-	v := build(q.Name, q.Shape, q.Range, q.Step, q.spec, hs)
+	v := q.over(hs)
 	first := gen.DefaultStart.Add(q.Range).Unix()
 	last := End(span).Unix()
 	end := last
@@ -169,21 +176,21 @@ var Set = []Query{
 	build("single-1h", gen.ShapeDevops, time.Hour, time.Minute, spec{
 		metrics: allCPU[:1], tmpl: `max(max_over_time(%s{{hosts}}[1m])) by (__name__)`,
 		agg: "max", ds: "1m-max", hosts: 1,
-	}, hosts(1, 1)),
+	}),
 	build("single-5-12h", gen.ShapeDevops, 12*time.Hour, time.Minute, spec{
 		metrics: allCPU[:5], tmpl: `max(max_over_time(%s{{hosts}}[1m])) by (__name__)`,
 		agg: "max", ds: "1m-max", hosts: 1,
-	}, hosts(1, 1)),
+	}),
 	build("groupby-12h", gen.ShapeDevops, 12*time.Hour, time.Hour, spec{
 		metrics: allCPU[:1], tmpl: `avg(avg_over_time(%s[1h])) by (__name__, hostname)`,
 		agg: "avg", ds: "1h-avg",
-	}, nil),
+	}),
 	build("max-all-8", gen.ShapeDevops, 8*time.Hour, time.Hour, spec{
 		metrics: allCPU, tmpl: `max(max_over_time(%s{{hosts}}[1h])) by (__name__)`,
 		agg: "max", ds: "1h-max", hosts: 8,
-	}, hosts(8, 1)),
+	}),
 	build("highcard-10", gen.ShapeHighCard, time.Hour, time.Minute, spec{
 		metrics: allCPU[:1], tmpl: `max_over_time(%s{{hosts}}[1m])`,
 		agg: "max", ds: "1m-max", hosts: 10, groupBy: true,
-	}, hosts(10, 1)),
+	}),
 }
