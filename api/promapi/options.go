@@ -36,6 +36,14 @@ type Options struct {
 	// step evaluated every minute (Prometheus's default evaluation
 	// interval). The API closes only an engine it built.
 	Engine *promql.Engine
+	// NamesEngine, when set, runs a query that Engine would refuse
+	// because it groups by metric names a function dropped ("vector
+	// cannot contain metrics with the same labelset"; TSBS asks
+	// VictoriaMetrics that way), written to keep the names: see
+	// query/promql's package doc, Names kept by grouping. It must have
+	// delayed name removal on, and the same limits as Engine. Default
+	// nil: such a query fails, as in Prometheus. The API never closes it.
+	NamesEngine *promql.Engine
 	// MaxSamples bounds the samples one query may hold in memory at once;
 	// a query over it fails with errorType "execution". Default 50,000,000.
 	MaxSamples int

@@ -34,8 +34,8 @@ func (a *API) Query(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, invalidParam("time", err))
 		return
 	}
-	a.run(ctx, f, limit, nil, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
-		return a.engine.NewInstantQuery(qctx, a.q, opts, qs, ts)
+	a.run(ctx, f, limit, nil, func(qctx context.Context, eng *promql.Engine, opts promql.QueryOpts, qs string) (promql.Query, error) {
+		return eng.NewInstantQuery(qctx, a.q, opts, qs, ts)
 	})
 }
 
@@ -56,13 +56,13 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	key := func(dst []byte, opts promql.QueryOpts) []byte { return a.cache.appendRangeKey(dst, f, r, limit, opts) }
-	a.run(ctx, f, limit, key, func(qctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error) {
-		return a.engine.NewRangeQuery(qctx, a.q, opts, qs, r.start, r.end, r.step)
+	a.run(ctx, f, limit, key, func(qctx context.Context, eng *promql.Engine, opts promql.QueryOpts, qs string) (promql.Query, error) {
+		return eng.NewRangeQuery(qctx, a.q, opts, qs, r.start, r.end, r.step)
 	})
 }
 
-// newQuery builds an engine query for the parsed request.
-type newQuery func(ctx context.Context, opts promql.QueryOpts, qs string) (promql.Query, error)
+// newQuery builds eng's query for the parsed request.
+type newQuery func(ctx context.Context, eng *promql.Engine, opts promql.QueryOpts, qs string) (promql.Query, error)
 
 // cacheKey appends the answer cache's key of a request to dst, nil when
 // its answer is not kept.
@@ -95,22 +95,24 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, bui
 	}
 	qctx, cancel := a.queryContext(timeout)
 	qs := f.get("query")
-	qry, err := build(qctx, opts, qs)
+	qry, err := build(qctx, a.engine, opts, qs)
 	if err != nil {
 		cancel()
 		writeError(ctx, invalidParam("query", err))
 		return
 	}
+	if !a.admit(ctx) {
+		qry.Close()
+		cancel()
+		return
+	}
+	qry = a.keepGroupedNames(qctx, qry, opts, qs, build)
 	if cr.c != nil {
 		cr.span(qry.Statement())
 	}
 	// Close recycles the result's slices: it runs once the answer is
 	// written.
 	done := func() { qry.Close(); cancel() }
-	if !a.admit(ctx) {
-		done()
-		return
-	}
 	// A query without subqueries lets tsd's Queryable evaluate range
 	// functions while reading (query/promql.WithPushdown, which rewrites
 	// count_over_time in the statement when a.q is tsd's), unless the
@@ -132,6 +134,32 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, bui
 	}
 	warnings, infos := noticeStrings(res.Warnings, qs)
 	a.respondSource(ctx, cr.recording(newResultSource(*res, queryStats(qry, f.get("stats")), warnings, infos, done)))
+}
+
+// keepGroupedNames returns the query that answers qry's request: qry,
+// or, when Options.NamesEngine is set and qry groups by metric names that
+// a function drops and Prometheus's engine would refuse to merge
+// (query/promql.NameCollision), qs written to keep them
+// (query/promql.KeepGroupedNames) on NamesEngine, qry closed. A failed
+// look-up leaves qry, which meets the same failure when it runs.
+func (a *API) keepGroupedNames(ctx context.Context, qry promql.Query, opts promql.QueryOpts, qs string, build newQuery) promql.Query {
+	st, ok := qry.Statement().(*parser.EvalStmt)
+	if a.opts.NamesEngine == nil || !ok {
+		return qry
+	}
+	if hit, err := tsdpromql.NameCollision(ctx, a.q, st); !hit || err != nil {
+		return qry
+	}
+	expr, err := parser.ParseExpr(qs) // a copy: st is the engine's, rewritten by it
+	if err != nil {
+		return qry
+	}
+	alt, err := build(ctx, a.opts.NamesEngine, opts, tsdpromql.KeepGroupedNames(expr).String())
+	if err != nil {
+		return qry
+	}
+	qry.Close()
+	return alt
 }
 
 // queryStats is the "stats" member of the answer, nil without one: any

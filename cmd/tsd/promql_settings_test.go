@@ -117,3 +117,26 @@ func TestDaemonPromQLDefaults(t *testing.T) {
 		t.Errorf("unknown feature: exit %d\n%s", code, out)
 	}
 }
+
+// TestDaemonKeepGroupedNames: TSBS's query for each metric's maximum,
+// grouped by __name__ over max_over_time, gets one series per metric by
+// default (tsd.query.promql.keep_grouped_names) and Prometheus's
+// same-labelset error with the key false.
+func TestDaemonKeepGroupedNames(t *testing.T) {
+	path := "/api/v1/query?time=1356998700&query=" +
+		url.QueryEscape(`max(max_over_time({__name__=~"cpu_(usage_user|usage_system)", hostname="host_1"}[1m])) by (__name__)`)
+	d := startDaemon(t, "--data", t.TempDir())
+	putDevops(t, d)
+	code, body := d.Get(t, path)
+	for _, want := range []string{`{"metric":{"__name__":"cpu_usage_user"},"value":[1356998700,"95"]}`,
+		`{"metric":{"__name__":"cpu_usage_system"},"value":[1356998700,"52"]}`} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("by default = %d %s\nwant %s", code, body, want)
+		}
+	}
+	d = startDaemon(t, "--data", t.TempDir(), "--tsd.query.promql.keep_grouped_names=false")
+	putDevops(t, d)
+	if code, body := d.Get(t, path); code != 422 || !strings.Contains(body, "vector cannot contain metrics with the same labelset") {
+		t.Errorf("keep_grouped_names=false = %d %s, want 422", code, body)
+	}
+}

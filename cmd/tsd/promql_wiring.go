@@ -38,9 +38,18 @@ func (c *config) openPromQL(rs *readStack, st *ingestStack, log *slog.Logger) (p
 	}
 	promql.SetParserFeatures(features)
 	timeout := c.promTimeout()
-	eng := promql.NewEngine(promql.EngineOptions{Limits: lim, MaxSamples: c.query.promMaxSamples, Timeout: timeout,
-		LookbackDelta: c.query.promLookback, Features: features, Logger: log})
-	return promapi.Options{Queryable: q, Engine: eng, Logger: log, MaxSamples: c.query.promMaxSamples,
+	engOpts := promql.EngineOptions{Limits: lim, MaxSamples: c.query.promMaxSamples, Timeout: timeout,
+		LookbackDelta: c.query.promLookback, Features: features, Logger: log}
+	eng := promql.NewEngine(engOpts)
+	names := eng // the engine for aggregations by dropped names (promapi.Options.NamesEngine)
+	switch {
+	case !c.query.promKeepNames:
+		names = nil
+	case !features.DelayedNameRemoval:
+		engOpts.Features.DelayedNameRemoval = true
+		names = promql.NewEngine(engOpts)
+	}
+	return promapi.Options{Queryable: q, Engine: eng, NamesEngine: names, Logger: log, MaxSamples: c.query.promMaxSamples,
 		Timeout: timeout, LookbackDelta: c.query.promLookback, Features: features.String(),
 		Runtime: c.runtimeInfo(), TSDBStatus: tsdbStatus(st), Cache: c.promCache(st)}, nil
 }

@@ -35,12 +35,14 @@ type queryConfig struct {
 	// maxConcurrent and maxQueued are tsd.query.max_concurrent and
 	// tsd.query.max_queued (0: none waits).
 	maxConcurrent, maxQueued int
-	// promLookback, promMaxSamples, promTimeout and promFeatures are
-	// tsd.query.promql.*: lookback_delta, max_samples, timeout, features
-	// (checked by checkPromFeatures).
+	// promLookback, promMaxSamples, promTimeout, promFeatures and
+	// promKeepNames are tsd.query.promql.*: lookback_delta, max_samples,
+	// timeout, features (checked by checkPromFeatures),
+	// keep_grouped_names.
 	promLookback, promTimeout time.Duration
 	promMaxSamples            int
 	promFeatures              string
+	promKeepNames             bool
 	// promCache and promCacheMinSteps are tsd.query.promql.cache.*.
 	promCache         int64
 	promCacheMinSteps int

@@ -92,7 +92,32 @@
 // engine time on hourly steps (BenchmarkWindowSelector; the PromQL rollup
 // figures of bench/README.md). Not under the engine's
 // delayed-name-removal feature (Options.DelayedNameRemoval), which keeps
-// the name until the query's end.
+// the name until the query's end, nor inside a label_replace or
+// label_join that writes the name (see Names kept by grouping).
+//
+// # Names kept by grouping
+//
+// TSBS asks VictoriaMetrics for each metric's hourly maximum as
+// max(max_over_time({__name__=~"cpu_.*", hostname="h"}[1h])) by
+// (__name__). Prometheus's engine refuses that query whenever two selected
+// series differ only by their names: the function drops the names, the two
+// become one label set, and the engine fails with "vector cannot contain
+// metrics with the same labelset" (with its delayed-name-removal feature
+// too, which drops them at the end of the query). NameCollision tells such
+// a query apart before it runs, from the series' labels alone: an
+// aggregation grouping by the name (by with __name__, without without it)
+// over a selector that selects two series, over the query's span, whose
+// labels differ only in the name (and the metadata labels the engine drops
+// with it). KeepGroupedNames then wraps each such aggregation's argument
+// in label_replace(…, "__name__", "$1", "__name__", "(.+)"), which an
+// engine with delayed name removal evaluates while the names are still
+// there, and which keeps them to the end. api/promapi runs the query so
+// written on such an engine when Options.NamesEngine is set: a query
+// Prometheus answers gets Prometheus's answer; one it refuses gets the
+// answer VictoriaMetrics gives, one series per name. The one query told
+// apart wrongly is one whose colliding series have no sample the
+// function sees: Prometheus would answer it without the names, tsd
+// answers it with them.
 //
 // # Rollups
 //

@@ -94,11 +94,28 @@ func rewriteWindowsIn(e parser.Expr, st *parser.EvalStmt) parser.Expr {
 		if vs := windowSelector(x, st); vs != nil {
 			return vs
 		}
+		if writesName(x) {
+			break
+		}
 		for i, a := range x.Args {
 			x.Args[i] = rewriteWindowsIn(a, st)
 		}
 	}
 	return e
+}
+
+// writesName reports whether c is a label_replace or label_join that
+// writes the metric name, as KeepGroupedNames's does. Under delayed name
+// removal such a call reads names that a window selector's series lack,
+// and keeps the one it writes to the end; under the engine's default a
+// function has dropped them anyway, so reading the call's argument
+// unrewritten changes no answer.
+func writesName(c *parser.Call) bool {
+	if c.Func == nil || (c.Func.Name != "label_replace" && c.Func.Name != "label_join") || len(c.Args) < 2 {
+		return false
+	}
+	dst, ok := c.Args[1].(*parser.StringLiteral)
+	return ok && dst.Val == labels.MetricName
 }
 
 // windowSelector returns c's selector marked with its window, or nil when

@@ -33,6 +33,7 @@ func TestWithPushdownRewritesWindows(t *testing.T) {
 		{`min_over_time(up[1h] offset 30m) / 2`, time.Hour, true},
 		{`-sum_over_time(up[1h] @ 7200)`, time.Hour, true},
 		{`label_replace(avg_over_time(up[1h]), "n", "$1", "__name__", "(.*)")`, time.Hour, true},
+		{`label_replace(avg_over_time(up[1h]), "__name__", "$1", "__name__", "(.+)")`, time.Hour, false}, // writes the name: KeepGroupedNames's
 		{`avg_over_time(up[1h])`, 0, true},
 		{`sum_over_time(up[10m])`, 5 * time.Minute, false},                                        // step below the range: not pushed down
 		{`sum_over_time(up[2m])`, 2 * time.Minute, true},                                          // steps within the lookback (5m): staleness markers fill
