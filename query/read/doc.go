@@ -186,11 +186,10 @@
 //
 // New entries take their memory from a reserve (reserve.go,
 // Options.RowCacheReserve): blocks a background filler allocates and
-// faults in before a query needs them, from the first read on, one per
-// 50 ms while reads go on and at full speed once they stop
+// faults in before a query needs them, from the first read on, at most
+// one per 2 ms, a piece at a time, pausing for a read that begins
 // (Reader.Reading hears of reads the reader never sees, such as answers
-// from the PromQL answer cache), since faulting pages in beside a query
-// stalls it. A row that finds the reserve empty is read as if uncached,
+// from the PromQL answer cache). A row that finds the reserve empty is read as if uncached,
 // and a later read admits it. The first queries after a bulk load would
 // otherwise spend their time faulting in the pages of the entries they
 // fill (about 12 µs a page on a VM, ten times a warm query's whole cost

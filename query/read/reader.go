@@ -252,10 +252,9 @@ func (r *Reader) buckets() int { return r.opts.Layout.Buckets() }
 
 // Reading tells the reader that a read is about to begin, before any
 // call reaches it: a query answered from an answer cache above the
-// reader, or still being parsed. The row cache's reserve makes its
-// blocks at full speed only once reads stop (reserve.go), since making
-// them beside a read stalls it; the reader's own reads tell it too. Safe
-// for concurrent use.
+// reader, or still being parsed. The row cache's reserve pauses the
+// block it is making for a read that begins (reserve.go); the reader's
+// own reads tell it too. Safe for concurrent use.
 func (r *Reader) Reading() {
 	if r.cache != nil {
 		r.cache.res.reading()

@@ -26,19 +26,26 @@ import (
 // reserve run after run (after five runs of each query of bench's set,
 // 680 of the 720 rows of its 8-host, 10-metric, 8-hour query were still
 // uncached at its sixth, which took 7-10 ms against 3 ms cached).
-// While reads take blocks, the filler makes one per reservePace, and at
-// full speed once no read has taken a block or begun for reserveQuiet:
-// making blocks beside reads slows them by far more than the filler's
-// CPU. A block faulted in page by page (256 faults, about 3 ms on a VM)
+// The filler makes a block at most every reservePace. A block faulted in
+// page by page (256 faults, about 3 ms on a VM)
 // stalled the process's other threads, and a 0.04 ms query that met one
 // took 1-5 ms; queries answered from the row cache or the PromQL answer
 // cache take no block, so before reads told the reserve they began
 // (Reader.Reading), a stream of them looked quiet and met the filler at
-// full speed. A block's pages are populated in one madvise call where the
-// kernel can (MADV_POPULATE_WRITE, Linux 5.14), then written once each
+// full speed. A block's pages are now populated in one madvise call where
+// the kernel can (MADV_POPULATE_WRITE, Linux 5.14), then written once each
 // (populate says why both), a piece at a time: a read that begins while
 // the filler makes a block pauses it after the piece in hand
-// (populateYielding).
+// (populateYielding), for at most reservePace a block. Until Stop 49
+// the filler made a block per 50 ms (20 MiB/s) while reads went on and
+// ran at full speed only once none had begun for 20 ms, which held back
+// the reads it meant to spare: TSBS's queries draw their hosts and hours
+// at random, so a run of them keeps meeting rows no query has cached, and
+// at 20 MiB/s the cache needed ten seconds of back-to-back queries to
+// hold the 200 MB of the devops day. A thousand of its
+// cpu-max-all-8 queries back to back right after a restart took 5.5 ms
+// each at a 50 ms pace, 3.1 ms at 5 ms and 2.4-2.7 ms at 2 ms, with half
+// the daemon's CPU for the whole run at 2 ms (bench/README.md, Stop 49).
 //
 // An entry's points are a slice of its block, so a block is freed once
 // every entry carved from it is evicted and no reader holds one; entries
@@ -49,7 +56,6 @@ type reserve struct {
 	ready   [][]series.Point // touched blocks, not carved yet
 	depth   int
 	filling bool
-	taken   time.Time      // when a read last took a block or found none
 	made    time.Time      // when the filler last made one
 	wg      sync.WaitGroup // the filler
 
@@ -68,14 +74,11 @@ const (
 	// touchStride is the points between two writes that fault a block's
 	// pages in (one a 4 KiB page).
 	touchStride = 4096 / pointBytes
-	// reserveQuiet is how long no read may have begun or taken a block
-	// before the filler makes them at full speed, and reservePace the
-	// time between two blocks before that: a server never quiet for long
-	// still fills its cache at 20 MiB/s, for some 4% of a core where a
-	// block is populated in one call and then written (about 2 ms on a
-	// VM) and 7-9% where it is written page by page alone (256 faults).
-	reserveQuiet = 20 * time.Millisecond
-	reservePace  = 50 * time.Millisecond
+	// reservePace is the least time between two blocks: up to 500
+	// MiB/s, in practice as fast as the filler populates and writes a
+	// block (about 2 ms a MiB on a VM, so up to one core while reads
+	// keep taking blocks; none once the reserve is full again).
+	reservePace = 2 * time.Millisecond
 	// reservePiece is how much of a block the filler populates before it
 	// looks for a read that began meanwhile: 48 pages, whole ones (a
 	// multiple of both the point and the page size), about 0.2 ms.
@@ -102,7 +105,6 @@ func (rs *reserve) alloc(n int) []series.Point {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if cap(rs.cur)-len(rs.cur) < n {
-		rs.taken = time.Now()
 		if len(rs.ready) == 0 {
 			rs.fillLocked()
 			return nil
@@ -173,15 +175,10 @@ func (rs *reserve) fill() {
 }
 
 // waitLocked returns how long the filler must still wait at now before
-// it makes a block: until reservePace has passed since the last one, or
-// reserveQuiet since a read last began or asked for a block. The caller
-// holds rs.mu.
+// it makes a block: until reservePace has passed since the last one. The
+// caller holds rs.mu.
 func (rs *reserve) waitLocked(now time.Time) time.Duration {
-	quiet := now.Sub(rs.taken) // saturates while no read has taken one
-	if b := rs.began.Load(); b != 0 {
-		quiet = min(quiet, now.Sub(epoch)-time.Duration(b))
-	}
-	return min(reserveQuiet-quiet, reservePace-now.Sub(rs.made))
+	return reservePace - now.Sub(rs.made)
 }
 
 // populateYielding populates b a piece at a time, begun at start, and
@@ -204,24 +201,19 @@ func (rs *reserve) populateYielding(b []series.Point, start time.Time) {
 }
 
 // pieceWait returns how long the filler, making a block begun at start,
-// must wait at now before its next piece: until reserveQuiet has passed
-// since a read began, if one began after start, but never once the block
-// has taken reservePace (under reads that never stop, a block still
-// comes per reservePace).
+// must wait at now before its next piece: when a read began after start,
+// until the block has taken reservePace (under reads that never stop, a
+// block still comes per reservePace); else not at all.
 func (rs *reserve) pieceWait(start, now time.Time) time.Duration {
 	b := rs.began.Load()
-	if b == 0 || now.Sub(start) >= reservePace {
+	if b == 0 || epoch.Add(time.Duration(b)).Before(start) {
 		return 0
 	}
-	began := epoch.Add(time.Duration(b))
-	if began.Before(start) {
-		return 0
-	}
-	return min(reserveQuiet-now.Sub(began), reservePace-now.Sub(start))
+	return max(0, reservePace-now.Sub(start))
 }
 
-// reading records that a read began: the filler makes blocks at full
-// speed only once reads stop.
+// reading records that a read began: the block being made then pauses
+// between its pieces (pieceWait).
 func (rs *reserve) reading() {
 	if rs != nil {
 		rs.began.Store(int64(time.Since(epoch)))

@@ -65,31 +65,21 @@ func (rs *reserve) wait() {
 	}
 }
 
-// TestReserveWaitsForReads: the filler makes a block once no read has
-// begun or asked for a block for reserveQuiet, or reservePace after the
-// last one.
-func TestReserveWaitsForReads(t *testing.T) {
+// TestReservePace: the filler makes a block reservePace after the last
+// one, whether reads go on or not.
+func TestReservePace(t *testing.T) {
 	rs := newReserve(reserveBlock * pointBytes) // no filler runs before the first alloc
 	now := time.Now()
 	rs.made = now
-	if w := rs.waitLocked(now); w > 0 {
-		t.Fatalf("no read yet: the filler waits %v, want 0", w)
-	}
 	rs.reading()
-	if w := rs.waitLocked(time.Now()); w <= reserveQuiet/2 {
-		t.Fatalf("a read just began: the filler waits %v, want about %v", w, reserveQuiet)
+	if w := rs.waitLocked(now); w != reservePace {
+		t.Fatalf("a block was just made: the filler waits %v, want %v", w, reservePace)
 	}
-	if w := rs.waitLocked(time.Now().Add(reserveQuiet + time.Millisecond)); w > 0 {
-		t.Fatalf("reads stopped %v ago: the filler waits %v, want 0", reserveQuiet, w)
+	if w := rs.waitLocked(now.Add(reservePace / 2)); w != reservePace/2 {
+		t.Fatalf("a block was made %v ago: the filler waits %v, want %v", reservePace/2, w, reservePace/2)
 	}
-	rs.taken, rs.made = now.Add(time.Hour), now.Add(time.Hour)
-	if w := rs.waitLocked(now.Add(time.Hour + time.Millisecond)); w <= 0 {
-		t.Fatalf("a read asked for a block and a block was made 1 ms ago: the filler waits %v, want more", w)
-	}
-	// Reads that never stop still get a block per reservePace.
-	rs.made = now.Add(time.Hour - reservePace)
-	if w := rs.waitLocked(now.Add(time.Hour + time.Millisecond)); w > 0 {
-		t.Fatalf("reads go on, the last block %v ago: the filler waits %v, want 0", reservePace, w)
+	if w := rs.waitLocked(now.Add(reservePace)); w > 0 {
+		t.Fatalf("a block was made %v ago: the filler waits %v, want 0", reservePace, w)
 	}
 }
 
@@ -110,27 +100,23 @@ func TestPopulateWritesEveryPage(t *testing.T) {
 }
 
 // TestReservePiecePauses: a block the filler is making pauses between
-// pieces while a read begun after the block runs, for reserveQuiet after
-// it began; a read begun before the block does not pause it, nor does
-// any once the block has taken reservePace.
+// pieces when a read began after the block, until the block has taken
+// reservePace; a read begun before the block does not pause it.
 func TestReservePiecePauses(t *testing.T) {
 	rs := newReserve(reserveBlock * pointBytes)
 	start := time.Now()
-	if w := rs.pieceWait(start, start.Add(time.Millisecond)); w != 0 {
+	if w := rs.pieceWait(start, start.Add(reservePace/4)); w != 0 {
 		t.Fatalf("no read ever: the filler waits %v, want 0", w)
 	}
 	rs.reading() // began after start
-	if w := rs.pieceWait(start, time.Now()); w <= reserveQuiet/2 || w > reserveQuiet {
-		t.Fatalf("a read just began: the filler waits %v, want about %v", w, reserveQuiet)
+	if w := rs.pieceWait(start, start.Add(reservePace/4)); w != reservePace*3/4 {
+		t.Fatalf("a read began: the filler waits %v, want %v", w, reservePace*3/4)
 	}
-	if w := rs.pieceWait(start, time.Now().Add(reserveQuiet+time.Millisecond)); w > 0 {
-		t.Fatalf("the read began %v ago: the filler waits %v, want 0", reserveQuiet, w)
-	}
-	if w := rs.pieceWait(time.Now().Add(time.Millisecond), time.Now().Add(2*time.Millisecond)); w != 0 {
-		t.Fatalf("the read began before the block: the filler waits %v, want 0", w)
-	}
-	if w := rs.pieceWait(start.Add(-reservePace), time.Now()); w != 0 {
+	if w := rs.pieceWait(start, start.Add(reservePace)); w != 0 {
 		t.Fatalf("the block began %v ago: the filler waits %v, want 0", reservePace, w)
+	}
+	if w := rs.pieceWait(time.Now().Add(time.Millisecond), time.Now().Add(time.Millisecond)); w != 0 {
+		t.Fatalf("the read began before the block: the filler waits %v, want 0", w)
 	}
 	// Pieces are whole pages, so every piece starts on a page.
 	if reservePiece*pointBytes%4096 != 0 || reservePiece >= reserveBlock {
