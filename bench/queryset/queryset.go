@@ -35,6 +35,9 @@ type spec struct {
 	agg, ds string // OpenTSDB aggregator and downsampler
 	hosts   int    // hosts named; 0: every host, grouped by host
 	groupBy bool   // OpenTSDB: a series per host named
+	// tsbs: one PromQL expression over every metric, %s the whole
+	// selector, as TSBS's VictoriaMetrics generator writes it (tsbsSelector).
+	tsbs bool
 }
 
 // build makes the query sp describes over the dataset's first sp.hosts
@@ -52,6 +55,9 @@ func (q Query) over(hs []string) Query {
 		matcher = `hostname=~"` + strings.Join(hs, "|") + `"`
 	}
 	q.PromQL = exprs(sp.metrics, strings.ReplaceAll(sp.tmpl, "{hosts}", matcher))
+	if sp.tsbs {
+		q.PromQL = []string{fmt.Sprintf(sp.tmpl, tsbsSelector(sp.metrics, hs))}
+	}
 	f := Filter{Type: "wildcard", Tagk: "hostname", Filter: "*", GroupBy: true}
 	if sp.hosts > 0 {
 		f = literalOr("hostname", hs, sp.groupBy)
@@ -83,6 +89,33 @@ func (q *Query) Varied(rng *rand.Rand, nhosts int, span time.Duration) (*Query, 
 		end = first + rng.Int64N(last-first+1)
 	}
 	return &v, time.Unix(end, 0)
+}
+
+// tsbsSelector is the selector TSBS's VictoriaMetrics generator writes
+// for metrics (cpu_ names) on hosts (none: every host): one metric by
+// name, several as a regex of the name, hosts by hostname, quoted with
+// single quotes as it quotes them.
+func tsbsSelector(metrics, hosts []string) string {
+	var hc string
+	switch len(hosts) {
+	case 0:
+	case 1:
+		hc = "hostname='" + hosts[0] + "'"
+	default:
+		hc = "hostname=~'" + strings.Join(hosts, "|") + "'"
+	}
+	if len(metrics) == 1 {
+		return metrics[0] + "{" + hc + "}"
+	}
+	fields := make([]string, len(metrics))
+	for i, m := range metrics {
+		fields[i] = strings.TrimPrefix(m, "cpu_")
+	}
+	sel := "{__name__=~'cpu_(" + strings.Join(fields, "|") + ")'"
+	if hc != "" {
+		sel += ", " + hc
+	}
+	return sel + "}"
 }
 
 // SubQuery is one OpenTSDB 2.x sub-query.
@@ -169,6 +202,47 @@ func ByName(name string) (*Query, error) {
 		}
 	}
 	return nil, fmt.Errorf("no query %q in bench/queryset", name)
+}
+
+// tsbsGroupByTime is TSBS's single-groupby-M-H-T: the maximum of m cpu
+// metrics on h hosts, per minute over rng.
+func tsbsGroupByTime(m, h int, rng time.Duration) Query {
+	return build(fmt.Sprintf("single-groupby-%d-%d-%d", m, h, rng/time.Hour), gen.ShapeDevops, rng, time.Minute, spec{
+		metrics: allCPU[:m], tmpl: `max(max_over_time(%s[1m])) by (__name__)`,
+		agg: "max", ds: "1m-max", hosts: h, tsbs: true,
+	})
+}
+
+// tsbsDoubleGroupBy is TSBS's double-groupby-m: the mean of m cpu metrics
+// per host per hour over 12 hours.
+func tsbsDoubleGroupBy(name string, m int) Query {
+	return build("double-groupby-"+name, gen.ShapeDevops, 12*time.Hour, time.Hour, spec{
+		metrics: allCPU[:m], tmpl: `avg(avg_over_time(%s[1h])) by (__name__, hostname)`,
+		agg: "avg", ds: "1h-avg", tsbs: true,
+	})
+}
+
+// tsbsMaxAll is TSBS's cpu-max-all-h: the maximum of every cpu metric of
+// h hosts, per hour over 8 hours.
+func tsbsMaxAll(h int) Query {
+	return build(fmt.Sprintf("cpu-max-all-%d", h), gen.ShapeDevops, 8*time.Hour, time.Hour, spec{
+		metrics: allCPU, tmpl: `max(max_over_time(%s[1h])) by (__name__)`,
+		agg: "max", ds: "1h-max", hosts: h, tsbs: true,
+	})
+}
+
+// TSBS is the devops query types of TSBS (github.com/timescale/tsbs)
+// that its VictoriaMetrics generator writes, each one expression as that
+// generator writes it, named as TSBS names them; its other types
+// (lastpoint, high-cpu, groupby-orderby-limit) it does not write in
+// PromQL. The queries name the dataset's first hosts: a run draws its
+// own with Varied, as TSBS's generator draws them. Their OpenTSDB
+// sub-queries are the Set's kind, one per metric.
+var TSBS = []Query{
+	tsbsGroupByTime(1, 1, time.Hour), tsbsGroupByTime(1, 1, 12*time.Hour), tsbsGroupByTime(1, 8, time.Hour),
+	tsbsGroupByTime(5, 1, time.Hour), tsbsGroupByTime(5, 1, 12*time.Hour), tsbsGroupByTime(5, 8, time.Hour),
+	tsbsMaxAll(1), tsbsMaxAll(8),
+	tsbsDoubleGroupBy("1", 1), tsbsDoubleGroupBy("5", 5), tsbsDoubleGroupBy("all", 10),
 }
 
 // Set is the query set.

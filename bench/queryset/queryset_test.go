@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/tsd-db/tsd/bench/gen"
@@ -149,5 +150,51 @@ func TestByNameAndSummarize(t *testing.T) {
 	}
 	if st := Summarize(nil); st.Runs != 0 || st.Mean != 0 {
 		t.Fatalf("empty summary %+v", st)
+	}
+}
+
+// TestTSBS: the TSBS set holds TSBS's devops query types that its
+// VictoriaMetrics generator writes, each one expression in that
+// generator's form, with its range and step; a varied run names as many
+// distinct hosts as the type, drawn from the dataset's.
+func TestTSBS(t *testing.T) {
+	const all = `usage_user|usage_system|usage_idle|usage_nice|usage_iowait|usage_irq|usage_softirq|usage_steal|usage_guest|usage_guest_nice`
+	const five = `usage_user|usage_system|usage_idle|usage_nice|usage_iowait`
+	const h8 = `host_1|host_2|host_3|host_4|host_5|host_6|host_7|host_8`
+	want := []struct {
+		name, expr string
+		rng, step  time.Duration
+		hosts      int
+	}{
+		{"single-groupby-1-1-1", `max(max_over_time(cpu_usage_user{hostname='host_1'}[1m])) by (__name__)`, time.Hour, time.Minute, 1},
+		{"single-groupby-1-1-12", `max(max_over_time(cpu_usage_user{hostname='host_1'}[1m])) by (__name__)`, 12 * time.Hour, time.Minute, 1},
+		{"single-groupby-1-8-1", `max(max_over_time(cpu_usage_user{hostname=~'` + h8 + `'}[1m])) by (__name__)`, time.Hour, time.Minute, 8},
+		{"single-groupby-5-1-1", `max(max_over_time({__name__=~'cpu_(` + five + `)', hostname='host_1'}[1m])) by (__name__)`, time.Hour, time.Minute, 1},
+		{"single-groupby-5-1-12", `max(max_over_time({__name__=~'cpu_(` + five + `)', hostname='host_1'}[1m])) by (__name__)`, 12 * time.Hour, time.Minute, 1},
+		{"single-groupby-5-8-1", `max(max_over_time({__name__=~'cpu_(` + five + `)', hostname=~'` + h8 + `'}[1m])) by (__name__)`, time.Hour, time.Minute, 8},
+		{"cpu-max-all-1", `max(max_over_time({__name__=~'cpu_(` + all + `)', hostname='host_1'}[1h])) by (__name__)`, 8 * time.Hour, time.Hour, 1},
+		{"cpu-max-all-8", `max(max_over_time({__name__=~'cpu_(` + all + `)', hostname=~'` + h8 + `'}[1h])) by (__name__)`, 8 * time.Hour, time.Hour, 8},
+		{"double-groupby-1", `avg(avg_over_time(cpu_usage_user{}[1h])) by (__name__, hostname)`, 12 * time.Hour, time.Hour, 0},
+		{"double-groupby-5", `avg(avg_over_time({__name__=~'cpu_(` + five + `)'}[1h])) by (__name__, hostname)`, 12 * time.Hour, time.Hour, 0},
+		{"double-groupby-all", `avg(avg_over_time({__name__=~'cpu_(` + all + `)'}[1h])) by (__name__, hostname)`, 12 * time.Hour, time.Hour, 0},
+	}
+	if len(TSBS) != len(want) {
+		t.Fatalf("%d TSBS queries, want %d", len(TSBS), len(want))
+	}
+	hostRE := regexp.MustCompile(`host_\d+`)
+	for i, w := range want {
+		q := &TSBS[i]
+		if q.Name != w.name || len(q.PromQL) != 1 || q.PromQL[0] != w.expr || q.Range != w.rng || q.Step != w.step || q.Shape != gen.ShapeDevops {
+			t.Errorf("TSBS[%d] = %s %q %v %v, want %s %q %v %v", i, q.Name, q.PromQL, q.Range, q.Step, w.name, w.expr, w.rng, w.step)
+		}
+		if _, err := parser.ParseExpr(q.PromQL[0]); err != nil {
+			t.Errorf("%s: %v", q.Name, err)
+		}
+		v, _ := q.Varied(rand.New(rand.NewPCG(3, 4)), 100, 24*time.Hour)
+		hs := hostRE.FindAllString(v.PromQL[0], -1)
+		if len(hs) != w.hosts || len(slices.Compact(slices.Sorted(slices.Values(hs)))) != len(hs) ||
+			hostRE.ReplaceAllString(v.PromQL[0], "h") != hostRE.ReplaceAllString(q.PromQL[0], "h") {
+			t.Errorf("%s varied: %q", q.Name, v.PromQL[0])
+		}
 	}
 }

@@ -83,6 +83,15 @@
 // the hour. These rows time the work of a query, where the fixed ones
 // mostly time a round trip.
 //
+// With -tsbs (the default) the devops dataset's rows also time TSBS's
+// devops query types (queryset.TSBS: single-groupby-*, cpu-max-all-*,
+// double-groupby-*) as TSBS's VictoriaMetrics generator writes them, one
+// expression over all the metrics grouped by __name__, each run drawn as
+// the varied runs are. Prometheus's engine refuses most of these (the
+// names collide once max_over_time drops them); tsd answers them as
+// VictoriaMetrics does (query/promql, Names kept by grouping). The set's
+// own queries run one expression per metric, which both engines answer.
+//
 // Usage:
 //
 //	go run ./bench/cmd/tsdvm                       # 100 hosts x 24 h, 8.64 M points a protocol

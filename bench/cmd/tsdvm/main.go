@@ -41,6 +41,8 @@ type flags struct {
 	pairs int
 	// vary adds the means of varied runs (queryset.Query.Varied).
 	vary bool
+	// tsbs adds the means of TSBS's query types (queryset.TSBS), varied.
+	tsbs bool
 	// turns logs every turn of pairedMeans.
 	turns bool
 }
@@ -63,6 +65,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.tunedConns, "tuned-conns", 4, "connections of the Influx run with the loader tuned (every body encoded before the clock starts), after the others; 0 skips it")
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
 	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn, and the CPU each daemon used during it) to stderr")
+	fs.BoolVar(&f.tsbs, "tsbs", true, "also time TSBS's devops query types as its VictoriaMetrics generator writes them (one expression over the metrics, grouped by __name__), each run drawn as -vary draws them")
 	fs.BoolVar(&f.vary, "vary", true, "also time each query with every run naming other hosts and ending at another second, drawn the same for both daemons, as TSBS's queries are: no answer cache serves them")
 	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
@@ -94,8 +97,9 @@ type side struct {
 	queryMeans map[string]time.Duration // settled: rows in the store (VictoriaMetrics: merged parts)
 	headMeans  map[string]time.Duration // before settling: rows in the head (VictoriaMetrics: in-memory parts)
 	// headVaried and queryVaried are headMeans and queryMeans of varied
-	// runs (-vary).
+	// runs (-vary), headTSBS and queryTSBS of TSBS's queries (-tsbs).
 	headVaried, queryVaried map[string]time.Duration
+	headTSBS, queryTSBS     map[string]time.Duration
 	first                   queryset.Stats // the first queries after the load, rows still in the head
 	// floorHead and floorStore are the floor's means on floorQuery
 	// (floor.go) in the turns of headMeans and queryMeans; tsd's side.
@@ -294,10 +298,13 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		if floor != nil {
 			defer floor.stop()
 		}
-		if ls[0].s.headMeans, ls[1].s.headMeans, ls[0].s.floorHead, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, 0, logf); err != nil {
+		if ls[0].s.headMeans, ls[1].s.headMeans, ls[0].s.floorHead, err = pairedMeans(ctx, f, eligible(f), ls[0].d, ls[1].d, floor, 0, logf); err != nil {
 			return pr, err
 		}
 		if ls[0].s.headVaried, ls[1].s.headVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, 1, logf); err != nil {
+			return pr, err
+		}
+		if ls[0].s.headTSBS, ls[1].s.headTSBS, err = tsbsMeans(ctx, f, ls[0].d, ls[1].d, 3, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -307,10 +314,13 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		}
 	}
 	if f.queries > 0 {
-		if ls[0].s.queryMeans, ls[1].s.queryMeans, ls[0].s.floorStore, err = pairedMeans(ctx, f, ls[0].d, ls[1].d, floor, 0, logf); err != nil {
+		if ls[0].s.queryMeans, ls[1].s.queryMeans, ls[0].s.floorStore, err = pairedMeans(ctx, f, eligible(f), ls[0].d, ls[1].d, floor, 0, logf); err != nil {
 			return pr, err
 		}
 		if ls[0].s.queryVaried, ls[1].s.queryVaried, err = variedMeans(ctx, f, ls[0].d, ls[1].d, 2, logf); err != nil {
+			return pr, err
+		}
+		if ls[0].s.queryTSBS, ls[1].s.queryTSBS, err = tsbsMeans(ctx, f, ls[0].d, ls[1].d, 4, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -325,10 +335,13 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 
 // eligible is the query set's queries for the dataset: its shape, a range
 // within its span.
-func eligible(f *flags) []*queryset.Query {
+func eligible(f *flags) []*queryset.Query { return eligibleOf(f, queryset.Set) }
+
+// eligibleOf is eligible of the queries set.
+func eligibleOf(f *flags, set []queryset.Query) []*queryset.Query {
 	var qs []*queryset.Query
-	for i := range queryset.Set {
-		if q := &queryset.Set[i]; q.Shape == f.cfg.Shape && q.Range <= f.cfg.Span {
+	for i := range set {
+		if q := &set[i]; q.Shape == f.cfg.Shape && q.Range <= f.cfg.Span {
 			qs = append(qs, q)
 		}
 	}
@@ -352,14 +365,14 @@ func firstQueries(ctx context.Context, f *flags, d *daemon) (queryset.Stats, err
 // f.queries runs, f.turnRuns a turn.
 func meanRounds(f *flags) int { return max(1, (f.queries+f.turnRuns-1)/f.turnRuns) }
 
-// pairedMeans runs each eligible query f.queries times on a and on b, in
+// pairedMeans runs each query of qs f.queries times on a and on b, in
 // meanRounds turns (a's share, then b's, and again), and returns each
 // daemon's means by query name. A floor, when given, takes its turn after
 // b's on floorQuery, and its mean there is returned too. With vary
 // non-zero, each run is a query drawn by Query.Varied, the same draws on
 // each side of a turn (varyRNG, vary its stream), and the floor takes no
 // turn.
-func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary int, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
+func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floor *daemon, vary int, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
 	if vary != 0 {
 		floor = nil
 	}
@@ -377,7 +390,7 @@ func pairedMeans(ctx context.Context, f *flags, a, b, floor *daemon, vary int, l
 	}
 	ma, mb = map[string]time.Duration{}, map[string]time.Duration{}
 	rounds := meanRounds(f)
-	for qi, q := range eligible(f) {
+	for qi, q := range qs {
 		sides := 2
 		if floor != nil && q.Name == floorQuery {
 			sides = 3
@@ -426,7 +439,19 @@ func variedMeans(ctx context.Context, f *flags, a, b *daemon, stream int, logf f
 	if !f.vary {
 		return nil, nil, nil
 	}
-	ma, mb, _, err = pairedMeans(ctx, f, a, b, nil, stream, logf)
+	ma, mb, _, err = pairedMeans(ctx, f, eligible(f), a, b, nil, stream, logf)
+	return ma, mb, err
+}
+
+// tsbsMeans is pairedMeans of TSBS's queries (queryset.TSBS) drawn as
+// varied runs are, from stream (3 with rows in the head, 4 in the
+// store), when f asks for them (-tsbs) and the dataset has them.
+func tsbsMeans(ctx context.Context, f *flags, a, b *daemon, stream int, logf func(string, ...any)) (ma, mb map[string]time.Duration, err error) {
+	qs := eligibleOf(f, queryset.TSBS)
+	if !f.tsbs || len(qs) == 0 {
+		return nil, nil, nil
+	}
+	ma, mb, _, err = pairedMeans(ctx, f, qs, a, b, nil, stream, logf)
 	return ma, mb, err
 }
 
@@ -612,14 +637,16 @@ func medianLine(w io.Writer, name string, pairs [][2]side, val func(side) float6
 // meanLines writes one row per query of the set that tsd ran, its mean
 // on both sides.
 func meanLines(line func(string, float64, float64, string, int), n int, where string, tsd, vm map[string]time.Duration) {
-	for i := range queryset.Set {
-		q := queryset.Set[i].Name
-		a, ok := tsd[q]
-		if !ok {
-			continue
+	for _, set := range [][]queryset.Query{queryset.Set, queryset.TSBS} {
+		for i := range set {
+			q := set[i].Name
+			a, ok := tsd[q]
+			if !ok {
+				continue
+			}
+			b := vm[q]
+			line(fmt.Sprintf("PromQL %s, %s, mean of %d ↓", q, where, n), float64(a.Microseconds())/1e3, float64(b.Microseconds())/1e3, "ms", 2)
 		}
-		b := vm[q]
-		line(fmt.Sprintf("PromQL %s, %s, mean of %d ↓", q, where, n), float64(a.Microseconds())/1e3, float64(b.Microseconds())/1e3, "ms", 2)
 	}
 }
 
@@ -718,6 +745,8 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 		floorLine(line, f.queries, "rows in the store", r.tsd.floorStore, r.vm.queryMeans)
 		meanLines(line, f.queries, "rows in the head, varied (each run other hosts and end)", r.tsd.headVaried, r.vm.headVaried)
 		meanLines(line, f.queries, "rows in the store, varied", r.tsd.queryVaried, r.vm.queryVaried)
+		meanLines(line, f.queries, "rows in the head, TSBS's query (drawn as varied)", r.tsd.headTSBS, r.vm.headTSBS)
+		meanLines(line, f.queries, "rows in the store, TSBS's query", r.tsd.queryTSBS, r.vm.queryTSBS)
 	}
 	fmt.Fprintln(w, "\nratio = tsd / VictoriaMetrics. Sizes are allocated blocks: VictoriaMetrics after force_flush and force_merge, without cache/;\n"+
 		"tsd after POST /api/compact, a clean stop and tsd compact --data (what a restart leaves).")

@@ -7,11 +7,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tsd-db/tsd/bench/gen"
 	"github.com/tsd-db/tsd/bench/queryset"
 )
 
@@ -46,7 +49,7 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	var turns []string
 	logf := func(format string, args ...any) { turns = append(turns, fmt.Sprintf(format, args...)) }
 	floor := &daemon{name: "f", http: strings.TrimPrefix(fl.URL, "http://")}
-	ma, mb, mf, err := pairedMeans(context.Background(), f, a, b, floor, 0, logf)
+	ma, mb, mf, err := pairedMeans(context.Background(), f, eligible(f), a, b, floor, 0, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,5 +195,59 @@ func TestVariedMeansSameDraws(t *testing.T) {
 	f.vary = false
 	if ma, _, err := variedMeans(context.Background(), f, a, b, 1, nil); ma != nil || err != nil {
 		t.Fatalf("-vary=false: means %v, %v", ma, err)
+	}
+}
+
+// TestTSBSMeans: TSBS's queries go to each side the same, each in its
+// TSBS form (one expression), f.queries runs of each type, none twice;
+// -tsbs=false and a dataset without them run none.
+func TestTSBSMeans(t *testing.T) {
+	var mu sync.Mutex
+	targets := map[string][]string{}
+	serve := func(name string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			targets[name] = append(targets[name], r.URL.RawQuery)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		}))
+	}
+	sa, sb := serve("a"), serve("b")
+	defer sa.Close()
+	defer sb.Close()
+	f, err := parse([]string{"-n", "4", "-turn-runs", "2"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &daemon{name: "a", http: strings.TrimPrefix(sa.URL, "http://")}
+	b := &daemon{name: "b", http: strings.TrimPrefix(sb.URL, "http://")}
+	ma, mb, err := tsbsMeans(context.Background(), f, a, b, 3, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ma) != len(queryset.TSBS) || len(mb) != len(queryset.TSBS) {
+		t.Fatalf("means for %d and %d queries, want %d", len(ma), len(mb), len(queryset.TSBS))
+	}
+	ta, tb := targets["a"][1:], targets["b"][1:] // after each connection's warm-up
+	if strings.Join(ta, "\n") != strings.Join(tb, "\n") || len(ta) != 4*len(queryset.TSBS) {
+		t.Fatalf("sent %d and %d queries, want the same %d", len(ta), len(tb), 4*len(queryset.TSBS))
+	}
+	byName := 0
+	for _, tg := range ta {
+		if v, _ := url.ParseQuery(tg); strings.HasSuffix(v.Get("query"), ") by (__name__)") || strings.HasSuffix(v.Get("query"), ") by (__name__, hostname)") {
+			byName++
+		}
+	}
+	if byName != len(ta) || len(slices.Compact(slices.Sorted(slices.Values(ta)))) != len(ta) {
+		t.Fatalf("%d of %d in TSBS's form; queries %q", byName, len(ta), ta)
+	}
+	f.tsbs = false
+	if ma, _, err := tsbsMeans(context.Background(), f, a, b, 3, nil); ma != nil || err != nil {
+		t.Fatalf("-tsbs=false: means %v, %v", ma, err)
+	}
+	f.tsbs, f.cfg.Shape = true, gen.ShapeHighCard
+	if ma, _, err := tsbsMeans(context.Background(), f, a, b, 3, nil); ma != nil || err != nil {
+		t.Fatalf("highcard: means %v, %v", ma, err)
 	}
 }
