@@ -224,7 +224,7 @@ func (c *cursor) stored(dst []series.Point, base int64) (pts []series.Point, ent
 // walk's record, and notes it in the walk.
 func (c *cursor) get(dst []series.Point, base int64) (pts []series.Point, entry *cacheEntry, decoded bool, err error) {
 	rr, w := c.rr, &c.walk
-	if w.rec != nil {
+	if w.fromRecord(base) {
 		if e, ok := w.rec.storedAt(base); ok {
 			w.sawStored(base, e, e != nil, true)
 			w.fromRec++
