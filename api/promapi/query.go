@@ -106,7 +106,7 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, bui
 		cancel()
 		return
 	}
-	qry = a.keepGroupedNames(qctx, qry, opts, qs, build)
+	qry = a.keepGroupedNames(qctx, qry, opts, build)
 	if cr.c != nil {
 		cr.span(qry.Statement())
 	}
@@ -139,10 +139,17 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, bui
 // keepGroupedNames returns the query that answers qry's request: qry,
 // or, when Options.NamesEngine is set and qry groups by metric names that
 // a function drops and Prometheus's engine would refuse to merge
-// (query/promql.NameCollision), qs written to keep them
-// (query/promql.KeepGroupedNames) on NamesEngine, qry closed. A failed
-// look-up leaves qry, which meets the same failure when it runs.
-func (a *API) keepGroupedNames(ctx context.Context, qry promql.Query, opts promql.QueryOpts, qs string, build newQuery) promql.Query {
+// (query/promql.NameCollision), a query of NamesEngine's running qry's
+// statement written to keep them (query/promql.KeepGroupedNames), qry
+// closed. A failed look-up leaves qry, which meets the same failure when
+// it runs.
+//
+// The new query is built from a placeholder and given qry's statement,
+// already parsed and preprocessed (which depends on the range alone, not
+// on the engine): parsing the query again compiled each of its regex
+// matchers again, and two more parses were a third of the CPU of TSBS's
+// cpu-max-all-1.
+func (a *API) keepGroupedNames(ctx context.Context, qry promql.Query, opts promql.QueryOpts, build newQuery) promql.Query {
 	st, ok := qry.Statement().(*parser.EvalStmt)
 	if a.opts.NamesEngine == nil || !ok {
 		return qry
@@ -150,14 +157,16 @@ func (a *API) keepGroupedNames(ctx context.Context, qry promql.Query, opts promq
 	if hit, err := tsdpromql.NameCollision(ctx, a.q, st); !hit || err != nil {
 		return qry
 	}
-	expr, err := parser.ParseExpr(qs) // a copy: st is the engine's, rewritten by it
+	alt, err := build(ctx, a.opts.NamesEngine, opts, "0")
 	if err != nil {
 		return qry
 	}
-	alt, err := build(ctx, a.opts.NamesEngine, opts, tsdpromql.KeepGroupedNames(expr).String())
-	if err != nil {
+	altSt, ok := alt.Statement().(*parser.EvalStmt)
+	if !ok {
+		alt.Close()
 		return qry
 	}
+	altSt.Expr = tsdpromql.KeepGroupedNames(st.Expr)
 	qry.Close()
 	return alt
 }

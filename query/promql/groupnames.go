@@ -104,7 +104,7 @@ func collides(set storage.SeriesSet) (bool, error) {
 // keeps it to the end, so the aggregation groups by it and its series
 // keep it in the answer. The wrapper changes no label set: a query whose
 // names no function drops gets the same answer either way. e is changed
-// in place; parse the query again for a copy.
+// in place; it may be an engine's statement, preprocessed.
 func KeepGroupedNames(e parser.Expr) parser.Expr {
 	replace := parser.Functions["label_replace"]
 	str := func(s string) parser.Expr { return &parser.StringLiteral{Val: s} }
