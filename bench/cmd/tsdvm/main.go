@@ -41,8 +41,10 @@ type flags struct {
 	pairs int
 	// vary adds the means of varied runs (queryset.Query.Varied).
 	vary bool
-	// tsbs adds the means of TSBS's query types (queryset.TSBS), varied.
-	tsbs bool
+	// tsbs adds the means of TSBS's query types (queryset.TSBS), varied,
+	// tsbsN runs of each on each side (0: as many as queries).
+	tsbs  bool
+	tsbsN int
 	// turns logs every turn of pairedMeans.
 	turns bool
 }
@@ -66,6 +68,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.rollups, "rollups", true, "run tsd with rollups (tsd.rollups.enable); -rollups=false measures the store without its rollup tables")
 	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn, and the CPU each daemon used during it) to stderr")
 	fs.BoolVar(&f.tsbs, "tsbs", true, "also time TSBS's devops query types as its VictoriaMetrics generator writes them (one expression over the metrics, grouped by __name__), each run drawn as -vary draws them")
+	fs.IntVar(&f.tsbsN, "tsbs-n", 0, "runs of each TSBS query type on each side (default -n); with -turn-runs as large, one turn of back-to-back queries a side, as TSBS's runner sends them")
 	fs.BoolVar(&f.vary, "vary", true, "also time each query with every run naming other hosts and ending at another second, drawn the same for both daemons, as TSBS's queries are: no answer cache serves them")
 	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
@@ -451,8 +454,18 @@ func tsbsMeans(ctx context.Context, f *flags, a, b *daemon, stream int, logf fun
 	if !f.tsbs || len(qs) == 0 {
 		return nil, nil, nil
 	}
-	ma, mb, _, err = pairedMeans(ctx, f, qs, a, b, nil, stream, logf)
+	g := *f
+	g.queries = f.tsbsRuns()
+	ma, mb, _, err = pairedMeans(ctx, &g, qs, a, b, nil, stream, logf)
 	return ma, mb, err
+}
+
+// tsbsRuns is the runs of each TSBS query type on each side.
+func (f *flags) tsbsRuns() int {
+	if f.tsbsN > 0 {
+		return f.tsbsN
+	}
+	return f.queries
 }
 
 // varyRNG is the draw of the varied runs of query qi's turn r in stream:
@@ -745,8 +758,8 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 		floorLine(line, f.queries, "rows in the store", r.tsd.floorStore, r.vm.queryMeans)
 		meanLines(line, f.queries, "rows in the head, varied (each run other hosts and end)", r.tsd.headVaried, r.vm.headVaried)
 		meanLines(line, f.queries, "rows in the store, varied", r.tsd.queryVaried, r.vm.queryVaried)
-		meanLines(line, f.queries, "rows in the head, TSBS's query (drawn as varied)", r.tsd.headTSBS, r.vm.headTSBS)
-		meanLines(line, f.queries, "rows in the store, TSBS's query", r.tsd.queryTSBS, r.vm.queryTSBS)
+		meanLines(line, f.tsbsRuns(), "rows in the head, TSBS's query (drawn as varied)", r.tsd.headTSBS, r.vm.headTSBS)
+		meanLines(line, f.tsbsRuns(), "rows in the store, TSBS's query", r.tsd.queryTSBS, r.vm.queryTSBS)
 	}
 	fmt.Fprintln(w, "\nratio = tsd / VictoriaMetrics. Sizes are allocated blocks: VictoriaMetrics after force_flush and force_merge, without cache/;\n"+
 		"tsd after POST /api/compact, a clean stop and tsd compact --data (what a restart leaves).")

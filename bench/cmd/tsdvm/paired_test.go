@@ -242,6 +242,15 @@ func TestTSBSMeans(t *testing.T) {
 	if byName != len(ta) || len(slices.Compact(slices.Sorted(slices.Values(ta)))) != len(ta) {
 		t.Fatalf("%d of %d in TSBS's form; queries %q", byName, len(ta), ta)
 	}
+	// -tsbs-n sets their runs apart from -n.
+	f.tsbsN = 2
+	n := len(targets["a"])
+	if _, _, err := tsbsMeans(context.Background(), f, a, b, 3, func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(targets["a"]) - n; got != 1+2*len(queryset.TSBS) { // a new connection's warm-up, then the runs
+		t.Fatalf("-tsbs-n 2: %d queries sent, want %d", got, 1+2*len(queryset.TSBS))
+	}
 	f.tsbs = false
 	if ma, _, err := tsbsMeans(context.Background(), f, a, b, 3, nil); ma != nil || err != nil {
 		t.Fatalf("-tsbs=false: means %v, %v", ma, err)
