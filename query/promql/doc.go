@@ -106,9 +106,9 @@
 // too, which drops them at the end of the query). NameCollision tells such
 // a query apart before it runs, from the series' labels alone: an
 // aggregation grouping by the name (by with __name__, without without it)
-// over a selector that selects two series, over the query's span, whose
-// labels differ only in the name (and the metadata labels the engine drops
-// with it). KeepGroupedNames then wraps each such aggregation's argument
+// of more than a bare selector, over a selector that selects two series,
+// over the query's span, whose labels differ only in the name (and the
+// metadata labels the engine drops with it). KeepGroupedNames then wraps each such aggregation's argument
 // in label_replace(…, "__name__", "$1", "__name__", "(.+)"), which an
 // engine with delayed name removal evaluates while the names are still
 // there, and which keeps them to the end. api/promapi runs the query so

@@ -30,12 +30,18 @@ func groupsByName(a *parser.AggregateExpr) bool {
 
 // collisionSelectors returns the selectors under e's aggregations by name
 // whose series may collide once a function drops their names: those
-// without an equality matcher on the name.
+// without an equality matcher on the name, under an aggregation of more
+// than a bare selector (count by (__name__) ({__name__=~".+"}), a
+// cardinality panel's query, keeps every name and would select every
+// series twice).
 func collisionSelectors(e parser.Expr) []*parser.VectorSelector {
 	var vss []*parser.VectorSelector
 	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
 		a, ok := n.(*parser.AggregateExpr)
 		if !ok || !groupsByName(a) {
+			return nil
+		}
+		if _, bare := unwrapArg(a.Expr).(*parser.VectorSelector); bare {
 			return nil
 		}
 		parser.Inspect(a.Expr, func(n parser.Node, _ []parser.Node) error {

@@ -55,6 +55,9 @@ func TestNameCollision(t *testing.T) {
 		{`max without (__name__) (max_over_time({__name__=~"cpu_.*"}[1m]))`, false, false},
 		{`max by (__name__) (max_over_time(cpu_usage_user[1m]))`, false, false},
 		{`max_over_time({__name__=~"cpu_.*"}[1m])`, false, false},
+		// A bare selector keeps its names: nothing read.
+		{`count by (__name__) ({__name__=~"cpu_.*"})`, false, false},
+		{`count by (__name__) (({__name__=~"cpu_.*"}))`, false, false},
 	} {
 		qry, err := eng.NewInstantQuery(ctx, s.q, nil, c.q, time.UnixMilli(refStart+30*60_000))
 		mustOK(t, err)

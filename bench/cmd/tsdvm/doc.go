@@ -99,4 +99,5 @@
 //	go run ./bench/cmd/tsdvm -protos influx -n 0   # sizes only: the Influx load, settled, no queries
 //	go run ./bench/cmd/tsdvm -protos influx -n 0 -rollups=false -values float
 //	go run ./bench/cmd/tsdvm -shape highcard -hosts 100000 -span 1h -protos influx -pairs 1 -tuned-conns 0  # highcard-10
+//	go run ./bench/cmd/tsdvm -protos influx -pairs 1 -tuned-conns 0 -vary=false -tsbs-n 500 -turn-runs 500  # TSBS's queries, 500 of each type back to back a side
 package main
