@@ -19,13 +19,7 @@ import (
 // differ only by their names.
 func openCollidingDB(t *testing.T) *tsdb.DB {
 	t.Helper()
-	opts := tsdb.DefaultOptions()
-	opts.RetentionDuration = 0
-	db, err := tsdb.Open(t.TempDir(), slog.New(slog.DiscardHandler), nil, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openEmptyDB(t)
 	app := db.Appender(context.Background())
 	for i := range 41 {
 		for j, name := range []string{"cpu_a", "cpu_b"} {

@@ -29,13 +29,7 @@ const t0 = 1_700_000_000_000
 // temp{host="h1"} = i (the sample's index).
 func openDB(t testing.TB) *tsdb.DB {
 	t.Helper()
-	opts := tsdb.DefaultOptions()
-	opts.RetentionDuration = 0
-	db, err := tsdb.Open(t.TempDir(), slog.New(slog.DiscardHandler), nil, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openEmptyDB(t)
 	app := db.Appender(context.Background())
 	series := []labels.Labels{
 		labels.FromStrings("__name__", "up", "job", "a", "instance", "x:1"),
@@ -54,6 +48,20 @@ func openDB(t testing.TB) *tsdb.DB {
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+// openEmptyDB opens an empty Prometheus tsdb in a temp dir, closed with
+// the test.
+func openEmptyDB(t testing.TB) *tsdb.DB {
+	t.Helper()
+	opts := tsdb.DefaultOptions()
+	opts.RetentionDuration = 0
+	db, err := tsdb.Open(t.TempDir(), slog.New(slog.DiscardHandler), nil, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	return db
 }
 

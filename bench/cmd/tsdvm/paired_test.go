@@ -134,30 +134,35 @@ func TestFloorAnswersEveryHead(t *testing.T) {
 	}
 }
 
-// TestVariedMeansSameDraws: varied runs send each side of a turn the same
-// queries, one per run, all different from the fixed query and from one
-// another, and no floor takes a turn.
-func TestVariedMeansSameDraws(t *testing.T) {
+// recordingPair starts two HTTP servers, a and b, that answer every
+// request with an empty matrix and record its raw query string in
+// targets under their name; they stop with the test.
+func recordingPair(t *testing.T) (a, b *daemon, targets map[string][]string) {
 	var mu sync.Mutex
-	targets := map[string][]string{}
-	serve := func(name string) *httptest.Server {
-		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	targets = map[string][]string{}
+	serve := func(name string) *daemon {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			targets[name] = append(targets[name], r.URL.RawQuery)
 			mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 		}))
+		t.Cleanup(srv.Close)
+		return &daemon{name: name, http: strings.TrimPrefix(srv.URL, "http://")}
 	}
-	sa, sb := serve("a"), serve("b")
-	defer sa.Close()
-	defer sb.Close()
+	return serve("a"), serve("b"), targets
+}
+
+// TestVariedMeansSameDraws: varied runs send each side of a turn the same
+// queries, one per run, all different from the fixed query and from one
+// another, and no floor takes a turn.
+func TestVariedMeansSameDraws(t *testing.T) {
+	a, b, targets := recordingPair(t)
 	f, err := parse([]string{"-n", "6", "-turn-runs", "3"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &daemon{name: "a", http: strings.TrimPrefix(sa.URL, "http://")}
-	b := &daemon{name: "b", http: strings.TrimPrefix(sb.URL, "http://")}
 	ma, mb, err := variedMeans(context.Background(), f, a, b, 1, func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
@@ -202,26 +207,11 @@ func TestVariedMeansSameDraws(t *testing.T) {
 // TSBS form (one expression), f.queries runs of each type, none twice;
 // -tsbs=false and a dataset without them run none.
 func TestTSBSMeans(t *testing.T) {
-	var mu sync.Mutex
-	targets := map[string][]string{}
-	serve := func(name string) *httptest.Server {
-		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			targets[name] = append(targets[name], r.URL.RawQuery)
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
-		}))
-	}
-	sa, sb := serve("a"), serve("b")
-	defer sa.Close()
-	defer sb.Close()
+	a, b, targets := recordingPair(t)
 	f, err := parse([]string{"-n", "4", "-turn-runs", "2"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &daemon{name: "a", http: strings.TrimPrefix(sa.URL, "http://")}
-	b := &daemon{name: "b", http: strings.TrimPrefix(sb.URL, "http://")}
 	ma, mb, err := tsbsMeans(context.Background(), f, a, b, 3, func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
