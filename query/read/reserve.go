@@ -27,9 +27,8 @@ import (
 // 680 of the 720 rows of its 8-host, 10-metric, 8-hour query were still
 // uncached at its sixth, which took 7-10 ms against 3 ms cached).
 // The filler makes a block at most every reservePace. A block faulted in
-// page by page (256 faults, about 3 ms on a VM)
-// stalled the process's other threads, and a 0.04 ms query that met one
-// took 1-5 ms; queries answered from the row cache or the PromQL answer
+// page by page (256 faults, about 3 ms on a VM) stalled the process's
+// other threads, and a 0.04 ms query that met one took 1-5 ms; queries answered from the row cache or the PromQL answer
 // cache take no block, so before reads told the reserve they began
 // (Reader.Reading), a stream of them looked quiet and met the filler at
 // full speed. A block's pages are now populated in one madvise call where
@@ -42,10 +41,10 @@ import (
 // the reads it meant to spare: TSBS's queries draw their hosts and hours
 // at random, so a run of them keeps meeting rows no query has cached, and
 // at 20 MiB/s the cache needed ten seconds of back-to-back queries to
-// hold the 200 MB of the devops day. A thousand of its
-// cpu-max-all-8 queries back to back right after a restart took 5.5 ms
-// each at a 50 ms pace, 3.1 ms at 5 ms and 2.4-2.7 ms at 2 ms, with half
-// the daemon's CPU for the whole run at 2 ms (bench/README.md, Stop 49).
+// hold the 200 MB of the devops day. A thousand of its cpu-max-all-8
+// queries back to back right after a restart took 5.5 ms each at a 50
+// ms pace, 3.1 ms at 5 ms and 2.4-2.7 ms at 2 ms, with half the daemon's
+// CPU for the whole run at 2 ms (bench/README.md, Stop 49).
 //
 // An entry's points are a slice of its block, so a block is freed once
 // every entry carved from it is evicted and no reader holds one; entries
