@@ -55,7 +55,7 @@ func seenOf(hr *headRow) headSeen {
 // overlap returns the hours [lo, hi] (ms) of [hour, last] whose stored
 // rows ts holds, unwritten since it was recorded; ok is false for none.
 func (ts *trustedSeries) overlap(t *trustIndex, hour, last int64) (lo, hi int64, ok bool) {
-	lo, hi = max(hour, ts.first), min(last, ts.first+int64(len(ts.stored)-1)*hourMs)
+	lo, hi = max(hour, ts.first), min(last, ts.end()-hourMs)
 	if lo > hi || t.changes.ChangedOrMoved(ts.gen, lo, hi+hourMs-1) {
 		return 0, 0, false
 	}
@@ -69,7 +69,7 @@ func (ts *trustedSeries) overlap(t *trustIndex, hour, last int64) (lo, hi int64,
 // so ts's rows hold at o's generation too.
 func (ts *trustedSeries) joined(o *trustedSeries) *trustedSeries {
 	first := min(ts.first, o.first)
-	end := max(ts.first+int64(len(ts.stored))*hourMs, o.first+int64(len(o.stored))*hourMs)
+	end := max(ts.end(), o.end())
 	stored := make([]*cacheEntry, (end-first)/hourMs)
 	copy(stored[(ts.first-first)/hourMs:], ts.stored)
 	copy(stored[(o.first-first)/hourMs:], o.stored)
@@ -78,8 +78,11 @@ func (ts *trustedSeries) joined(o *trustedSeries) *trustedSeries {
 
 // whole reports whether no write reached any of ts's hours since ts.gen.
 func (ts *trustedSeries) whole(t *trustIndex) bool {
-	return !t.changes.ChangedOrMoved(ts.gen, ts.first, ts.first+int64(len(ts.stored))*hourMs-1)
+	return !t.changes.ChangedOrMoved(ts.gen, ts.first, ts.end()-1)
 }
+
+// end is the hour (ms) after ts's last stored row.
+func (ts *trustedSeries) end() int64 { return ts.first + int64(len(ts.stored))*hourMs }
 
 // storedAt returns the stored row of the hour at base, nil for none;
 // ok is false when the record cannot answer (its entry was evicted).

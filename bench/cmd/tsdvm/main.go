@@ -340,7 +340,7 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 // within its span.
 func eligible(f *flags) []*queryset.Query { return eligibleOf(f, queryset.Set) }
 
-// eligibleOf is eligible of the queries set.
+// eligibleOf is the queries of set for the dataset, as eligible's.
 func eligibleOf(f *flags, set []queryset.Query) []*queryset.Query {
 	var qs []*queryset.Query
 	for i := range set {
