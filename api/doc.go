@@ -209,6 +209,20 @@
 // gets the parts without chunked encoding, the body ending with the
 // connection's close.
 //
+// # Compression
+//
+// A whole answer of 1400 bytes or more (about one packet: a shorter one
+// shrinks without saving a packet, and costs both ends the work) is
+// gzipped for a client that accepts gzip, /api/query's and the
+// Prometheus routes' alike, at the fastest level, by answer.AppendGzip
+// on the request's own goroutine. fasthttp's gzip of a whole body hands
+// it to a worker goroutine and waits: two goroutine switches, each of
+// which can wake a sleeping thread. On a 2-core VM that cost a cached
+// range answer of 1.2 KB about 0.1 ms of its 0.25 ms round trip, and
+// gzip and gunzip of a body that fits a packet most of the rest.
+// Streams are gzipped as they are written (above); a client that takes
+// only deflate or zstd is left to fasthttp.
+//
 // The status of a streamed answer is sent with its first part, so a
 // failure after it (tsd.query.limits.output_points passed while reading,
 // a timeout, the store failing) cannot become a 413 or a 5xx: the answer

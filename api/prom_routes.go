@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"sync"
+
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/api/promapi"
 )
 
@@ -69,5 +73,37 @@ func (p promRoutes) handler(h func(*promapi.API, *fasthttp.RequestCtx)) fasthttp
 // compressAnswer compresses the answer written to ctx when the client
 // accepts it (Grafana's Go client always does), at the fastest level: a
 // range answer's repeated timestamps and labels shrink several times
-// over, as Prometheus's own answers do.
-var compressAnswer = fasthttp.CompressHandlerLevel(func(*fasthttp.RequestCtx) {}, fasthttp.CompressBestSpeed)
+// over, as Prometheus's own answers do. A body under minGzipBody goes as
+// it is, as /api/query's do. A whole body is gzipped here on
+// the request's goroutine (answer.AppendGzip says why); streams, and
+// clients that take only deflate or zstd, are left to fasthttp.
+func compressAnswer(ctx *fasthttp.RequestCtx) {
+	resp := &ctx.Response
+	if !ctx.Request.Header.HasAcceptEncoding("gzip") || resp.IsBodyStream() {
+		compressOther(ctx)
+		return
+	}
+	body := resp.Body()
+	if len(body) < minGzipBody || len(resp.Header.ContentEncoding()) > 0 || !compressible(resp.Header.ContentType()) {
+		return
+	}
+	zp := compressBufs.Get().(*[]byte)
+	*zp = answer.AppendGzip((*zp)[:0], body)
+	resp.SetBody(*zp) // copies
+	if cap(*zp) <= 1<<20 {
+		compressBufs.Put(zp)
+	}
+	resp.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
+	resp.Header.Add(fasthttp.HeaderVary, "Accept-Encoding")
+}
+
+// compressible reports a Content-Type worth compressing: text and
+// application types, as fasthttp judges them.
+func compressible(ct []byte) bool {
+	return bytes.HasPrefix(ct, []byte("text/")) || bytes.HasPrefix(ct, []byte("application/"))
+}
+
+var compressBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// compressOther is fasthttp's compression, for what compressAnswer leaves.
+var compressOther = fasthttp.CompressHandlerLevel(func(*fasthttp.RequestCtx) {}, fasthttp.CompressBestSpeed)

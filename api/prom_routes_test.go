@@ -15,6 +15,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,21 +82,27 @@ func TestPromPlanned(t *testing.T) {
 	}
 }
 
-// TestPromGzip: an answer is gzipped when the client accepts it.
+// TestPromGzip: an answer of a packet or more is gzipped, on the
+// request's goroutine, when the client accepts it; a shorter one goes as
+// it is.
 func TestPromGzip(t *testing.T) {
 	_, base := startServer(t, Options{PromQL: promapi.Options{Queryable: promDB(t)}})
-	req, err := http.NewRequest("GET", base+"/api/v1/query_range?query=up&start=1700000000&end=1700000060&step=1", nil)
-	if err != nil {
-		t.Fatal(err)
+	get := func(end int) *http.Response {
+		req, err := http.NewRequest("GET", base+"/api/v1/query_range?query=up&start=1700000000&end="+strconv.Itoa(end)+"&step=1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
 	}
-	req.Header.Set("Accept-Encoding", "gzip")
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
-		t.Fatalf("= %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	resp := get(1700000120)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || !slices.Contains(resp.Header.Values("Vary"), "Accept-Encoding") {
+		t.Fatalf("= %d, Content-Encoding %q, Vary %q", resp.StatusCode, resp.Header.Get("Content-Encoding"), resp.Header.Values("Vary"))
 	}
 	zr, err := gzip.NewReader(resp.Body)
 	if err != nil {
@@ -104,8 +112,17 @@ func TestPromGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","job":"a"},"values":[[1700000000,"1"],[1700000001,"1"]`; !strings.HasPrefix(string(b), want) {
-		t.Errorf("body %s, want it to start %s", b, want)
+	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","job":"a"},"values":[[1700000000,"1"],[1700000001,"1"]`
+	if !strings.HasPrefix(string(b), want) || len(b) < minGzipBody {
+		t.Errorf("body %s, want it to start %s and hold at least %d bytes", b, want, minGzipBody)
+	}
+	resp = get(1700000002)
+	b, err = io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "" || !strings.HasPrefix(string(b), want) || len(b) >= minGzipBody {
+		t.Errorf("short answer = %d, Content-Encoding %q, %d bytes: %s", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(b), b)
 	}
 }
 

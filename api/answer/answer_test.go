@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -152,5 +153,37 @@ func TestBodyEnded(t *testing.T) {
 		if len(ended) != 1 || !tc.want(ended[0]) {
 			t.Errorf("%s: Ended told %v, want once", tc.name, ended)
 		}
+	}
+}
+
+// TestAppendGzipInline: AppendGzip appends a gzip stream of the body and
+// starts no goroutine (fasthttp's gzip of a whole body starts workers and
+// hands each body to one).
+func TestAppendGzipInline(t *testing.T) {
+	body := bytes.Repeat([]byte(`[1700000000,"1"],`), 200)
+	n := runtime.NumGoroutine()
+	out := AppendGzip([]byte("x"), body)
+	if got := runtime.NumGoroutine(); got != n {
+		t.Errorf("goroutines %d after, %d before", got, n)
+	}
+	if out[0] != 'x' {
+		t.Fatalf("dst not kept: %q", out[:1])
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(out[1:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Errorf("inflated %d bytes, err %v; want the %d bytes given", len(got), err, len(body))
+	}
+}
+
+func BenchmarkAppendGzip(b *testing.B) {
+	body := bytes.Repeat([]byte(`[1700000000,"1"],`), 200)
+	b.ReportAllocs()
+	var dst []byte
+	for b.Loop() {
+		dst = AppendGzip(dst[:0], body)
 	}
 }
