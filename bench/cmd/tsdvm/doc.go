@@ -72,6 +72,15 @@
 // single-1h and computes nothing. It takes a turn after the two daemons'
 // on single-1h, and its mean is printed beside VictoriaMetrics': what the
 // machine's round trip alone costs a query the answer cache serves.
+// The table also counts, for each of the three, the single-1h turns at
+// loopback speed (median under 60 µs): on this 2-core VM a turn of
+// cached answers either stays on one CPU, about 15 µs a round trip, or
+// has each process wake the other on the other CPU, 100-200 µs. The
+// scheduler draws that at each turn's start; over Stop 49's six runs and
+// one of Stop 50 the floor drew the fast kind in 58 % of its turns and
+// tsd in 36 %, and a bare fasthttp server answering the same bytes drew
+// it as often as tsd (scratch loop, bench/README.md, Stop 50): the
+// single-1h mean moves with that draw more than with either server.
 //
 // The query set's queries are fixed: after its first run, each is
 // answered from each side's answer cache. With -vary (the default) every

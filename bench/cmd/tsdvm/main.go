@@ -104,10 +104,27 @@ type side struct {
 	headVaried, queryVaried map[string]time.Duration
 	headTSBS, queryTSBS     map[string]time.Duration
 	first                   queryset.Stats // the first queries after the load, rows still in the head
-	// floorHead and floorStore are the floor's means on floorQuery
-	// (floor.go) in the turns of headMeans and queryMeans; tsd's side.
-	floorHead, floorStore time.Duration
+	// floorHead and floorStore are the floor's turns on floorQuery
+	// (floor.go) beside headMeans' and queryMeans'; tsd's side.
+	floorHead, floorStore floorRun
 }
+
+// floorRun is what the turns on floorQuery showed: the floor's mean, and
+// how many turns of each side (tsd, VictoriaMetrics, the floor) ran at
+// loopback speed, their median under hotTurn.
+type floorRun struct {
+	mean  time.Duration
+	hot   [3]int
+	turns int
+}
+
+// hotTurn splits the turns of an answer-cache hit in two. On this 2-core
+// VM a turn either stays on one CPU, both processes taking turns there,
+// about 15 µs a round trip, or has each wake the other on the other CPU
+// from its idle state, 100-200 µs (the wake-up, not the work: the floor
+// shows both). Which one a turn gets is the scheduler's draw at its
+// start, and it decides single-1h's mean more than either server does.
+const hotTurn = 60 * time.Microsecond
 
 // row is one protocol's run: tsd, VictoriaMetrics, and for telnet tsd with
 // the version barrier; more holds the later load-only pairs (-pairs).
@@ -375,7 +392,7 @@ func meanRounds(f *flags) int { return max(1, (f.queries+f.turnRuns-1)/f.turnRun
 // non-zero, each run is a query drawn by Query.Varied, the same draws on
 // each side of a turn (varyRNG, vary its stream), and the floor takes no
 // turn.
-func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floor *daemon, vary int, logf func(string, ...any)) (ma, mb map[string]time.Duration, mf time.Duration, err error) {
+func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floor *daemon, vary int, logf func(string, ...any)) (ma, mb map[string]time.Duration, fr floorRun, err error) {
 	if vary != 0 {
 		floor = nil
 	}
@@ -389,7 +406,7 @@ func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floo
 	}
 	end := queryset.End(f.cfg.Span)
 	if err := warmConns(ctx, f, ds, cs, end, logf); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, fr, err
 	}
 	ma, mb = map[string]time.Duration{}, map[string]time.Duration{}
 	rounds := meanRounds(f)
@@ -418,7 +435,10 @@ func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floo
 					st = c.Repeat(ctx, queryset.PromQL, q, end, n)
 				}
 				if st.Errors > 0 {
-					return nil, nil, 0, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
+					return nil, nil, fr, fmt.Errorf("%s query %s: %d errors, first %v", ds[i].name, q.Name, st.Errors, st.FirstError)
+				}
+				if sides == 3 && st.P50 < hotTurn {
+					fr.hot[i]++
 				}
 				if f.turns {
 					logf("%s %s%s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, variedNote(vary != 0), r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
@@ -429,10 +449,10 @@ func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floo
 		}
 		ma[q.Name], mb[q.Name] = sum[0]/time.Duration(runs[0]), sum[1]/time.Duration(runs[1])
 		if sides == 3 {
-			mf = sum[2] / time.Duration(runs[2])
+			fr.mean, fr.turns = sum[2]/time.Duration(runs[2]), rounds
 		}
 	}
-	return ma, mb, mf, nil
+	return ma, mb, fr, nil
 }
 
 // variedMeans is pairedMeans of varied runs, when f asks for them
@@ -665,12 +685,14 @@ func meanLines(line func(string, float64, float64, string, int), n int, where st
 
 // floorLine writes the floor's mean beside VictoriaMetrics' on
 // floorQuery, when it ran.
-func floorLine(line func(string, float64, float64, string, int), n int, where string, floor time.Duration, vm map[string]time.Duration) {
-	if floor <= 0 {
+func floorLine(w io.Writer, line func(string, float64, float64, string, int), n int, where string, fr floorRun, vm map[string]time.Duration) {
+	if fr.mean <= 0 {
 		return
 	}
 	line(fmt.Sprintf("PromQL %s, %s, mean of %d: the floor (its answer's bytes from a process that computes nothing) in tsd's column ↓", floorQuery, where, n),
-		float64(floor.Microseconds())/1e3, float64(vm[floorQuery].Microseconds())/1e3, "ms", 2)
+		float64(fr.mean.Microseconds())/1e3, float64(vm[floorQuery].Microseconds())/1e3, "ms", 2)
+	fmt.Fprintf(w, "| PromQL %s, %s: turns at loopback speed (median under %v; the floor's in the last column) | %d of %d | %d of %d | floor %d of %d |\n",
+		floorQuery, where, hotTurn, fr.hot[0], fr.turns, fr.hot[1], fr.turns, fr.hot[2], fr.turns)
 }
 
 func onOff(b bool) string {
@@ -753,9 +775,9 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 				ms(r.tsd.first.Max)/ms(r.tsd.first.P50), ms(r.vm.first.Max)/ms(r.vm.first.P50), "x", 1)
 		}
 		meanLines(line, f.queries, "rows in the head", r.tsd.headMeans, r.vm.headMeans)
-		floorLine(line, f.queries, "rows in the head", r.tsd.floorHead, r.vm.headMeans)
+		floorLine(w, line, f.queries, "rows in the head", r.tsd.floorHead, r.vm.headMeans)
 		meanLines(line, f.queries, "rows in the store", r.tsd.queryMeans, r.vm.queryMeans)
-		floorLine(line, f.queries, "rows in the store", r.tsd.floorStore, r.vm.queryMeans)
+		floorLine(w, line, f.queries, "rows in the store", r.tsd.floorStore, r.vm.queryMeans)
 		meanLines(line, f.queries, "rows in the head, varied (each run other hosts and end)", r.tsd.headVaried, r.vm.headVaried)
 		meanLines(line, f.queries, "rows in the store, varied", r.tsd.queryVaried, r.vm.queryVaried)
 		meanLines(line, f.tsbsRuns(), "rows in the head, TSBS's query (drawn as varied)", r.tsd.headTSBS, r.vm.headTSBS)

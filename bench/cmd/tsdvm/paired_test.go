@@ -49,12 +49,16 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	var turns []string
 	logf := func(format string, args ...any) { turns = append(turns, fmt.Sprintf(format, args...)) }
 	floor := &daemon{name: "f", http: strings.TrimPrefix(fl.URL, "http://")}
-	ma, mb, mf, err := pairedMeans(context.Background(), f, eligible(f), a, b, floor, 0, logf)
+	ma, mb, fr, err := pairedMeans(context.Background(), f, eligible(f), a, b, floor, 0, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mf <= 0 || mf >= ma[floorQuery] {
-		t.Fatalf("floor mean %v, a's %v: want the floor's own, under a's", mf, ma[floorQuery])
+	if fr.mean <= 0 || fr.mean >= ma[floorQuery] {
+		t.Fatalf("floor mean %v, a's %v: want the floor's own, under a's", fr.mean, ma[floorQuery])
+	}
+	// b sleeps 20 ms an answer: none of its turns is at loopback speed.
+	if fr.turns != meanRounds(f) || fr.hot[1] != 0 || fr.hot[0] > fr.turns || fr.hot[2] > fr.turns {
+		t.Fatalf("turns %d, at loopback speed %v: want %d turns, none of b's", fr.turns, fr.hot, meanRounds(f))
 	}
 	// Each connection's first answer, off the clock, then the turns.
 	if want := 3 + (2*len(eligible(f))+1)*meanRounds(f); len(turns) != want ||
