@@ -78,9 +78,10 @@
 // has each process wake the other on the other CPU, 100-200 µs. The
 // scheduler draws that at each turn's start; over Stop 49's six runs and
 // one of Stop 50 the floor drew the fast kind in 58 % of its turns and
-// tsd in 36 %, and a bare fasthttp server answering the same bytes drew
-// it as often as tsd (scratch loop, bench/README.md, Stop 50): the
-// single-1h mean moves with that draw more than with either server.
+// tsd in 36 %; in a scratch loop of tsdvm's client (bench/README.md,
+// Stop 50) tsd drew it in 67 %, a bare fasthttp server answering the
+// same bytes in 75 % and the floor in 82 %. The single-1h mean moves
+// with that draw more than with either server.
 //
 // The query set's queries are fixed: after its first run, each is
 // answered from each side's answer cache. With -vary (the default) every
