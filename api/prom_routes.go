@@ -84,7 +84,7 @@ func compressAnswer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	body := resp.Body()
-	if len(body) < minGzipBody || len(resp.Header.ContentEncoding()) > 0 || !compressible(resp.Header.ContentType()) {
+	if !answer.WantsGzip(ctx, len(body)) || len(resp.Header.ContentEncoding()) > 0 || !compressible(resp.Header.ContentType()) {
 		return
 	}
 	zp := compressBufs.Get().(*[]byte)
@@ -93,8 +93,7 @@ func compressAnswer(ctx *fasthttp.RequestCtx) {
 	if cap(*zp) <= 1<<20 {
 		compressBufs.Put(zp)
 	}
-	resp.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
-	resp.Header.Add(fasthttp.HeaderVary, "Accept-Encoding")
+	answer.MarkGzip(&resp.Header)
 }
 
 // compressible reports a Content-Type worth compressing: text and

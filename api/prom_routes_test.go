@@ -15,7 +15,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,7 +100,7 @@ func TestPromGzip(t *testing.T) {
 		return resp
 	}
 	resp := get(1700000120)
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || !slices.Contains(resp.Header.Values("Vary"), "Accept-Encoding") {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
 		t.Fatalf("= %d, Content-Encoding %q, Vary %q", resp.StatusCode, resp.Header.Get("Content-Encoding"), resp.Header.Values("Vary"))
 	}
 	zr, err := gzip.NewReader(resp.Body)

@@ -81,9 +81,8 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 }
 
 // minGzipBody is the smallest response worth compressing for a client
-// that accepts gzip (OpenTSDB deflates every answer): below about one
-// packet, compressing saves nothing.
-const minGzipBody = 1400
+// that accepts gzip (OpenTSDB deflates every answer): answer.MinGzip.
+const minGzipBody = answer.MinGzip
 
 // querySubroute returns the lower-cased segment after the endpoint in
 // /api/query/<sub> or /api/v<N>/query/<sub>, or "".

@@ -98,8 +98,7 @@ func Write(ctx *fasthttp.RequestCtx, src Source, o Options) error {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(o.ContentType)
 	if b.gzip {
-		ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
-		ctx.Response.Header.Add(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
+		MarkGzip(&ctx.Response.Header)
 	}
 	if !ctx.Request.Header.IsHTTP11() && !ctx.IsHead() { // fasthttp skips a HEAD's body
 		streamHTTP10(ctx, b)
@@ -136,7 +135,7 @@ func writeWhole(ctx *fasthttp.RequestCtx, body []byte, o *Options) {
 		zp := getBuf()
 		*zp = AppendGzip((*zp)[:0], body)
 		ctx.SetBody(*zp) // copies
-		ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, "gzip")
+		MarkGzip(&ctx.Response.Header)
 		putBuf(zp)
 		return
 	}
@@ -346,6 +345,29 @@ func putBuf(bp *[]byte) {
 }
 
 var gzips sync.Pool // *gzip.Writer at BestSpeed
+
+// MinGzip is the smallest whole answer worth gzipping for a client that
+// accepts gzip: below about one packet, compressing saves no packet and
+// costs both ends the work (package api's doc, "Compression").
+const MinGzip = 1400
+
+// MarkGzip says in h that the body is gzipped and that the encoding
+// depends on Accept-Encoding, in one Vary header with what is there.
+func MarkGzip(h *fasthttp.ResponseHeader) {
+	h.Set(fasthttp.HeaderContentEncoding, "gzip")
+	switch v := h.Peek(fasthttp.HeaderVary); {
+	case len(v) == 0:
+		h.Set(fasthttp.HeaderVary, "Accept-Encoding")
+	case !bytes.Contains(v, []byte("Accept-Encoding")):
+		h.Set(fasthttp.HeaderVary, string(v)+", Accept-Encoding")
+	}
+}
+
+// WantsGzip reports whether ctx's client takes gzip and a whole body of n
+// bytes is worth it.
+func WantsGzip(ctx *fasthttp.RequestCtx, n int) bool {
+	return n >= MinGzip && ctx.Request.Header.HasAcceptEncoding("gzip")
+}
 
 // AppendGzip appends body gzipped at the fastest level to dst and returns
 // dst, on the caller's goroutine. fasthttp's own gzip of a whole body

@@ -49,6 +49,11 @@ type cachedAnswer struct {
 	gen        uint64
 	mint, maxt int64
 	body       []byte
+	// gz is body gzipped, made at its first hit by a client that takes
+	// gzip (answer.WantsGzip) and kept from then on: a dashboard's
+	// viewers, Grafana's client asking for gzip, then cost no compression
+	// each. Read and set under the cache's lock.
+	gz         []byte
 	prev, next *cachedAnswer
 }
 
@@ -124,7 +129,7 @@ func (c *AnswerCache) appendRangeKey(dst []byte, f form, r rangeParams, limit in
 // A kept answer without a query string to be found by takes query, when
 // not nil and not another answer's; should the answer be stale, give
 // drops it with its query string.
-func (c *AnswerCache) get(key, query []byte) []byte {
+func (c *AnswerCache) get(key, query []byte) kept {
 	c.mu.Lock()
 	e := c.m[string(key)]
 	if e != nil && e.query == "" && query != nil && c.byQuery[string(query)] == nil {
@@ -132,38 +137,59 @@ func (c *AnswerCache) get(key, query []byte) []byte {
 		c.byQuery[e.query] = e
 		c.bytes += int64(len(e.query))
 	}
-	body := c.give(e)
-	if body == nil {
+	k := c.give(e)
+	if k.e == nil {
 		c.misses.Add(1)
 	}
-	return body
+	return k
 }
 
 // getByQuery returns the answer a GET with the raw query string q was
 // given, when it still holds. A miss is not counted: the request goes on
 // to get.
-func (c *AnswerCache) getByQuery(q []byte) []byte {
+func (c *AnswerCache) getByQuery(q []byte) kept {
 	c.mu.Lock()
 	return c.give(c.byQuery[string(q)])
 }
 
-// give returns e's body and makes it the newest, or drops it when stale
-// and returns nil; it unlocks mu, which the caller holds.
-func (c *AnswerCache) give(e *cachedAnswer) []byte {
+// kept is a kept answer as given: its entry (nil: none), body and
+// gzipped body (nil: not made yet).
+type kept struct {
+	e        *cachedAnswer
+	body, gz []byte
+}
+
+// give returns e's answer and makes it the newest, or drops it when
+// stale and returns none; it unlocks mu, which the caller holds.
+func (c *AnswerCache) give(e *cachedAnswer) kept {
 	if e != nil && c.stale(e) {
 		c.remove(e)
 		e = nil
 	}
 	if e == nil {
 		c.mu.Unlock()
-		return nil
+		return kept{}
 	}
 	c.unlink(e)
 	c.pushFront(e)
 	c.evict() // get may have grown e by its query string
+	k := kept{e: e, body: e.body, gz: e.gz}
 	c.mu.Unlock()
 	c.hits.Add(1)
-	return e.body
+	return k
+}
+
+// keepGzip keeps gz, k's body gzipped, with its entry while the entry is
+// still kept and has none.
+func (c *AnswerCache) keepGzip(k kept, gz []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[k.e.key] != k.e || k.e.gz != nil {
+		return
+	}
+	k.e.gz = gz
+	c.bytes += int64(len(gz))
+	c.evict()
 }
 
 // stale reports whether e may differ from a fresh answer now.
@@ -207,7 +233,7 @@ func (c *AnswerCache) evict() {
 }
 
 func (e *cachedAnswer) size() int64 {
-	return int64(len(e.key)+len(e.query)+len(e.body)) + answerOverhead
+	return int64(len(e.key)+len(e.query)+len(e.body)+len(e.gz)) + answerOverhead
 }
 
 // remove drops e; the caller holds mu.
@@ -260,8 +286,8 @@ func (a *API) respondCached(ctx *fasthttp.RequestCtx, key []byte) (cacheRun, boo
 		return cacheRun{}, false
 	}
 	q := rawQuery(ctx)
-	if body := a.cache.get(key, q); body != nil {
-		writeCached(ctx, body)
+	if k := a.cache.get(key, q); k.e != nil {
+		a.cache.write(ctx, k)
 		return cacheRun{}, true
 	}
 	return cacheRun{c: a.cache, key: string(key), query: string(q), gen: a.cache.changes.Gen()}, false
@@ -278,12 +304,12 @@ func (a *API) AnswerCached(ctx *fasthttp.RequestCtx) bool {
 	if a.cache == nil || q == nil {
 		return false
 	}
-	body := a.cache.getByQuery(q)
-	if body == nil {
+	k := a.cache.getByQuery(q)
+	if k.e == nil {
 		return false
 	}
 	setCORS(ctx) // as allowed does
-	writeCached(ctx, body)
+	a.cache.write(ctx, k)
 	return true
 }
 
@@ -302,12 +328,23 @@ func rawQuery(ctx *fasthttp.RequestCtx) []byte {
 	return nil
 }
 
-// writeCached answers with a kept answer, as answer.Write does with a
-// whole one.
-func writeCached(ctx *fasthttp.RequestCtx, body []byte) {
+// write answers with a kept answer as answer.Write does with a whole
+// one, gzipped as the route's compression would (from answer.MinGzip,
+// for a client that takes gzip): from the gzipped body kept with it, made
+// and kept at its first such hit.
+func (c *AnswerCache) write(ctx *fasthttp.RequestCtx, k kept) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeJSON)
-	ctx.SetBody(body)
+	if !answer.WantsGzip(ctx, len(k.body)) {
+		ctx.SetBody(k.body)
+		return
+	}
+	if k.gz == nil {
+		k.gz = answer.AppendGzip(nil, k.body)
+		c.keepGzip(k, k.gz)
+	}
+	ctx.SetBody(k.gz)
+	answer.MarkGzip(&ctx.Response.Header)
 }
 
 // span records what stmt's selectors read. It must see the statement as

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/valyala/fasthttp"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/internal/changes"
 )
 
@@ -305,5 +306,61 @@ func TestAnswerCacheConcurrent(t *testing.T) {
 		if c.m[e.key] != e || e.query != q {
 			t.Fatalf("query string %q finds an entry the cache does not hold", q)
 		}
+	}
+}
+
+// TestAnswerCacheKeepsGzip: a kept answer of a packet or more goes
+// gzipped to a client that takes gzip, from a gzipped body made at the
+// first such hit and kept with the answer (counted in the cache's bytes);
+// a client without gzip gets the body, and a short answer goes plain.
+func TestAnswerCacheKeepsGzip(t *testing.T) {
+	f := newCacheFixture(t, CacheOptions{MinSteps: 10})
+	p := vals("query", "temp", "start", fmt.Sprint(t0/1000), "end", fmt.Sprint(t0/1000+600), "step", "1")
+	code, first := call(t, http.MethodGet, f.base+"/api/v1/query_range", p)
+	if code != 200 || len(first) < answer.MinGzip {
+		t.Fatalf("%d, %d bytes: want an answer of at least %d", code, len(first), answer.MinGzip)
+	}
+	hit := func(gzip bool) *fasthttp.Response {
+		t.Helper()
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Request.SetRequestURI("/api/v1/query_range?" + p.Encode())
+		if gzip {
+			ctx.Request.Header.Set("Accept-Encoding", "gzip, deflate")
+		}
+		if !f.a.AnswerCached(ctx) {
+			t.Fatal("not given from the cache")
+		}
+		return &ctx.Response
+	}
+	before := f.a.cache.Stats().Bytes
+	if r := hit(false); string(r.Body()) != first || len(r.Header.ContentEncoding()) > 0 {
+		t.Fatalf("without gzip: Content-Encoding %q, body %.80s", r.Header.ContentEncoding(), r.Body())
+	}
+	r := hit(true)
+	gz := append([]byte(nil), r.Body()...)
+	if string(r.Header.ContentEncoding()) != "gzip" || !strings.Contains(string(r.Header.Peek("Vary")), "Accept-Encoding") {
+		t.Fatalf("Content-Encoding %q, Vary %q", r.Header.ContentEncoding(), r.Header.Peek("Vary"))
+	}
+	if body, err := r.BodyGunzip(); err != nil || string(body) != first {
+		t.Fatalf("inflated %.80s, err %v; want the kept answer", body, err)
+	}
+	e := f.a.cache.m[string(f.a.cache.byQuery[p.Encode()].key)]
+	if string(e.gz) != string(gz) {
+		t.Fatal("the gzipped body given is not kept with the answer")
+	}
+	if got := f.a.cache.Stats().Bytes; got != before+int64(len(gz)) {
+		t.Fatalf("cache bytes %d, want %d + the gzipped body's %d", got, before, len(gz))
+	}
+	if r := hit(true); string(r.Body()) != string(gz) {
+		t.Fatal("a second hit made another gzipped body")
+	}
+
+	small := vals("query", "temp", "start", fmt.Sprint(t0/1000), "end", fmt.Sprint(t0/1000+600), "step", "15")
+	call(t, http.MethodGet, f.base+"/api/v1/query_range", small)
+	ctx := new(fasthttp.RequestCtx)
+	ctx.Request.SetRequestURI("/api/v1/query_range?" + small.Encode())
+	ctx.Request.Header.Set("Accept-Encoding", "gzip")
+	if !f.a.AnswerCached(ctx) || len(ctx.Response.Header.ContentEncoding()) > 0 || len(ctx.Response.Body()) >= answer.MinGzip {
+		t.Fatalf("short answer: Content-Encoding %q, %d bytes", ctx.Response.Header.ContentEncoding(), len(ctx.Response.Body()))
 	}
 }
