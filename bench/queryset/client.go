@@ -33,25 +33,41 @@ type Client struct {
 	// goroutines and gzip); nil sends on one keep-alive connection driven
 	// by the caller's goroutine, uncompressed, as a lean client does.
 	HTTP *http.Client
+	// Form sends each PromQL query as a POST of its parameters in a form
+	// body, as Grafana's Prometheus data source does by default; false
+	// sends a GET with them in the URL.
+	Form bool
 
 	conn *conn
+}
+
+// Grafana returns a client that sends PromQL range queries as Grafana's
+// Prometheus data source does from the Grafana server: Go's net/http
+// client (its transport's goroutines; gzip asked for and inflated) on one
+// keep-alive connection, each query a POST of a form body.
+func Grafana(base string) *Client {
+	return &Client{Base: base, Form: true, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}}
 }
 
 // Do runs q once through api with its range ending at end and returns the
 // time from the first request to the last answer.
 func (c *Client) Do(ctx context.Context, api API, q *Query, end time.Time) (time.Duration, error) {
 	type request struct {
-		method, target string
-		body           []byte
-		check          func([]byte) error
+		method, target, ctype string
+		body                  []byte
+		check                 func([]byte) error
 	}
 	var reqs []request
 	switch api {
 	case OpenTSDB:
-		reqs = append(reqs, request{http.MethodPost, "/api/query", q.OpenTSDBBody(end), checkOpenTSDB})
+		reqs = append(reqs, request{http.MethodPost, "/api/query", jsonType, q.OpenTSDBBody(end), checkOpenTSDB})
 	case PromQL:
 		for _, e := range q.PromQL {
-			reqs = append(reqs, request{http.MethodGet, PromTarget(q, e, end), nil, checkPrometheus})
+			if c.Form {
+				reqs = append(reqs, request{http.MethodPost, rangePath, formType, []byte(promParams(q, e, end).Encode()), checkPrometheus})
+			} else {
+				reqs = append(reqs, request{http.MethodGet, PromTarget(q, e, end), "", nil, checkPrometheus})
+			}
 		}
 	default:
 		return 0, fmt.Errorf("unknown api %q", api)
@@ -62,7 +78,7 @@ func (c *Client) Do(ctx context.Context, api API, q *Query, end time.Time) (time
 	var took time.Duration
 	for _, r := range reqs {
 		start := time.Now()
-		status, body, err := c.send(ctx, r.method, r.target, r.body)
+		status, body, err := c.send(ctx, r.method, r.target, r.ctype, r.body)
 		took += time.Since(start)
 		if err != nil {
 			return 0, err
@@ -92,10 +108,17 @@ func (c *Client) ready(ctx context.Context) error {
 	return c.conn.dial(ctx)
 }
 
-// send makes one request and returns the status and the body.
-func (c *Client) send(ctx context.Context, method, target string, body []byte) (int, []byte, error) {
+// Content types of request bodies.
+const (
+	jsonType = "application/json"
+	formType = "application/x-www-form-urlencoded"
+)
+
+// send makes one request, with a body of content type ctype unless body
+// is nil, and returns the status and the body.
+func (c *Client) send(ctx context.Context, method, target, ctype string, body []byte) (int, []byte, error) {
 	if c.HTTP == nil {
-		return c.conn.do(ctx, method, target, body)
+		return c.conn.do(ctx, method, target, ctype, body)
 	}
 	var rd io.Reader
 	if body != nil {
@@ -106,7 +129,7 @@ func (c *Client) send(ctx context.Context, method, target string, body []byte) (
 		return 0, nil, err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
@@ -127,12 +150,20 @@ func (c *Client) Close() {
 // PromTarget is the request target of expr, one of q's PromQL expressions,
 // over q's range ending at end.
 func PromTarget(q *Query, expr string, end time.Time) string {
+	return rangePath + "?" + promParams(q, expr, end).Encode()
+}
+
+const rangePath = "/api/v1/query_range"
+
+// promParams are the range query parameters of expr over q's range
+// ending at end.
+func promParams(q *Query, expr string, end time.Time) url.Values {
 	v := url.Values{}
 	v.Set("query", expr)
 	v.Set("start", strconv.FormatInt(end.Add(-q.Range).Unix(), 10))
 	v.Set("end", strconv.FormatInt(end.Unix(), 10))
 	v.Set("step", strconv.FormatFloat(q.Step.Seconds(), 'f', -1, 64))
-	return "/api/v1/query_range?" + v.Encode()
+	return v
 }
 
 func checkOpenTSDB(b []byte) error {
@@ -214,7 +245,7 @@ func (c *Client) version(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	start := time.Now()
-	status, body, err := c.send(ctx, http.MethodGet, "/api/version", nil)
+	status, body, err := c.send(ctx, http.MethodGet, "/api/version", "", nil)
 	took := time.Since(start)
 	if err == nil && status != http.StatusOK {
 		err = fmt.Errorf("GET /api/version: status %d: %.200s", status, body)

@@ -1,6 +1,7 @@
 package queryset
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -145,7 +146,7 @@ func TestConnChunkedAndClose(t *testing.T) {
 		if tc.body != "" {
 			body = []byte(tc.body)
 		}
-		status, got, err := c.do(ctx, tc.method, tc.target, body)
+		status, got, err := c.do(ctx, tc.method, tc.target, jsonType, body)
 		if err != nil || status != 200 || string(got) != tc.want {
 			t.Fatalf("request %d %s: status %d, %d bytes, err %v", i, tc.target, status, len(got), err)
 		}
@@ -190,5 +191,45 @@ func TestInterleave(t *testing.T) {
 	}
 	if fa.Runs != 2 || sa.Runs != 3 || sb.Runs != 3 {
 		t.Fatalf("runs: floor %d, queries %d and %d", fa.Runs, sa.Runs, sb.Runs)
+	}
+}
+
+// TestGrafanaClient: Grafana's client POSTs the range parameters as a
+// form, asks for gzip and reads a gzipped answer; the lean client with
+// Form sends the same form on its own connection.
+func TestGrafanaClient(t *testing.T) {
+	q := &Set[0]
+	end := End(24 * time.Hour)
+	want := promParams(q, q.PromQL[0], end)
+	var gzipped atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != rangePath || r.Header.Get("Content-Type") != formType {
+			http.Error(w, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"), 400)
+			return
+		}
+		if err := r.ParseForm(); err != nil || r.PostForm.Encode() != want.Encode() {
+			http.Error(w, "form "+r.PostForm.Encode(), 400)
+			return
+		}
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+			return
+		}
+		gzipped.Add(1)
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		zw.Close()
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	for _, c := range []*Client{Grafana(srv.URL), {Base: srv.URL, Form: true}} {
+		if _, err := c.Do(ctx, PromQL, q, end); err != nil {
+			t.Fatalf("Form %v, net/http %v: %v", c.Form, c.HTTP != nil, err)
+		}
+		c.Close()
+	}
+	if gzipped.Load() != 1 {
+		t.Fatalf("%d gzipped answers, want Grafana's client's one", gzipped.Load())
 	}
 }

@@ -57,19 +57,20 @@ func (c *conn) close() {
 	}
 }
 
-// do sends one request (body nil for none) and returns the status and the
+// do sends one request (body nil for none, else of content type ctype)
+// and returns the status and the
 // answer's body, valid until the next call. A reused connection the
 // server closed meanwhile is redialled once.
-func (c *conn) do(ctx context.Context, method, target string, body []byte) (int, []byte, error) {
+func (c *conn) do(ctx context.Context, method, target, ctype string, body []byte) (int, []byte, error) {
 	reused := c.c != nil
-	status, b, err := c.once(ctx, method, target, body)
+	status, b, err := c.once(ctx, method, target, ctype, body)
 	if err != nil && reused && errors.Is(err, errClosed) {
-		status, b, err = c.once(ctx, method, target, body)
+		status, b, err = c.once(ctx, method, target, ctype, body)
 	}
 	return status, b, err
 }
 
-func (c *conn) once(ctx context.Context, method, target string, body []byte) (int, []byte, error) {
+func (c *conn) once(ctx context.Context, method, target, ctype string, body []byte) (int, []byte, error) {
 	if err := c.dial(ctx); err != nil {
 		return 0, nil, err
 	}
@@ -85,7 +86,9 @@ func (c *conn) once(ctx context.Context, method, target string, body []byte) (in
 	c.req = append(c.req, c.addr...)
 	c.req = append(c.req, "\r\nUser-Agent: tsdquery\r\n"...)
 	if body != nil {
-		c.req = append(c.req, "Content-Type: application/json\r\nContent-Length: "...)
+		c.req = append(c.req, "Content-Type: "...)
+		c.req = append(c.req, ctype...)
+		c.req = append(c.req, "\r\nContent-Length: "...)
 		c.req = strconv.AppendInt(c.req, int64(len(body)), 10)
 		c.req = append(c.req, "\r\n"...)
 	}

@@ -102,6 +102,15 @@
 // VictoriaMetrics does (query/promql, Names kept by grouping). The set's
 // own queries run one expression per metric, which both engines answer.
 //
+// With -grafana (the default) the set's queries are also timed as
+// Grafana's Prometheus data source sends them from the Grafana server
+// (queryset.Grafana): Go's net/http client, with its transport's
+// goroutines, asking for gzip and inflating the answer, each query a POST
+// of a form. tsdvm's own client sends GETs and asks for no compression,
+// as curl does; these rows time what a dashboard's panel costs, gzip on
+// both ends included, where VictoriaMetrics gzips every answer and tsd
+// answers of 1,400 bytes or more (api's doc, Compression).
+//
 // Usage:
 //
 //	go run ./bench/cmd/tsdvm                       # 100 hosts x 24 h, 8.64 M points a protocol

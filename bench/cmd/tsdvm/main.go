@@ -45,6 +45,12 @@ type flags struct {
 	// tsbsN runs of each on each side (0: as many as queries).
 	tsbs  bool
 	tsbsN int
+	// grafana adds the means of the set's queries sent as Grafana sends
+	// them (queryset.Grafana).
+	grafana bool
+	// asGrafana makes pairedMeans send as Grafana does; set on a copy of
+	// the flags by grafanaMeans.
+	asGrafana bool
 	// turns logs every turn of pairedMeans.
 	turns bool
 }
@@ -69,6 +75,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.turns, "turns", false, "log each daemon's turns of every query mean (mean, median and slowest of the turn, and the CPU each daemon used during it) to stderr")
 	fs.BoolVar(&f.tsbs, "tsbs", true, "also time TSBS's devops query types as its VictoriaMetrics generator writes them (one expression over the metrics, grouped by __name__), each run drawn as -vary draws them")
 	fs.IntVar(&f.tsbsN, "tsbs-n", 0, "runs of each TSBS query type on each side (default -n); with -turn-runs as large, one turn of back-to-back queries a side, as TSBS's runner sends them")
+	fs.BoolVar(&f.grafana, "grafana", true, "also time the set's queries as Grafana's Prometheus data source sends them: Go's net/http client asking for gzip, each query a POST of a form")
 	fs.BoolVar(&f.vary, "vary", true, "also time each query with every run naming other hosts and ending at another second, drawn the same for both daemons, as TSBS's queries are: no answer cache serves them")
 	fs.IntVar(&f.pairs, "pairs", 3, "loads of each protocol, tsd then VictoriaMetrics in turn; the CPU, memory and rate rows add the median of the pairs' ratios (sizes and queries follow the first)")
 	if err := fs.Parse(args); err != nil {
@@ -103,7 +110,10 @@ type side struct {
 	// runs (-vary), headTSBS and queryTSBS of TSBS's queries (-tsbs).
 	headVaried, queryVaried map[string]time.Duration
 	headTSBS, queryTSBS     map[string]time.Duration
-	first                   queryset.Stats // the first queries after the load, rows still in the head
+	// headGrafana and queryGrafana are headMeans and queryMeans of the
+	// set's queries sent as Grafana sends them (-grafana).
+	headGrafana, queryGrafana map[string]time.Duration
+	first                     queryset.Stats // the first queries after the load, rows still in the head
 	// floorHead and floorStore are the floor's turns on floorQuery
 	// (floor.go) beside headMeans' and queryMeans'; tsd's side.
 	floorHead, floorStore floorRun
@@ -327,6 +337,9 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 		if ls[0].s.headTSBS, ls[1].s.headTSBS, err = tsbsMeans(ctx, f, ls[0].d, ls[1].d, 3, logf); err != nil {
 			return pr, err
 		}
+		if ls[0].s.headGrafana, ls[1].s.headGrafana, err = grafanaMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
+			return pr, err
+		}
 	}
 	for _, l := range ls {
 		if err = l.settle(logf); err != nil {
@@ -341,6 +354,9 @@ func sizesPair(ctx context.Context, f *flags, lr loadRun, prefix, suffix string,
 			return pr, err
 		}
 		if ls[0].s.queryTSBS, ls[1].s.queryTSBS, err = tsbsMeans(ctx, f, ls[0].d, ls[1].d, 4, logf); err != nil {
+			return pr, err
+		}
+		if ls[0].s.queryGrafana, ls[1].s.queryGrafana, err = grafanaMeans(ctx, f, ls[0].d, ls[1].d, logf); err != nil {
 			return pr, err
 		}
 	}
@@ -401,6 +417,9 @@ func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floo
 	for i, d := range ds {
 		if d != nil {
 			cs[i] = &queryset.Client{Base: "http://" + d.http}
+			if f.asGrafana {
+				cs[i] = queryset.Grafana("http://" + d.http)
+			}
 			defer cs[i].Close()
 		}
 	}
@@ -441,7 +460,7 @@ func pairedMeans(ctx context.Context, f *flags, qs []*queryset.Query, a, b, floo
 					fr.hot[i]++
 				}
 				if f.turns {
-					logf("%s %s%s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, variedNote(vary != 0), r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
+					logf("%s %s%s turn %d of %d: %d runs, mean %v, median %v, slowest %v%s%s", ds[i].name, q.Name, runNote(vary != 0, f.asGrafana), r+1, rounds, st.Runs, st.Mean, st.P50, st.Max, cpuSince(ds, cpu0), waitedNote(waited))
 				}
 				sum[i] += st.Mean * time.Duration(st.Runs)
 				runs[i] += st.Runs
@@ -480,6 +499,19 @@ func tsbsMeans(ctx context.Context, f *flags, a, b *daemon, stream int, logf fun
 	return ma, mb, err
 }
 
+// grafanaMeans is pairedMeans of the set's queries sent as Grafana's
+// Prometheus data source sends them (queryset.Grafana), when f asks for
+// them (-grafana). The floor, which answers GETs alone, takes no turn.
+func grafanaMeans(ctx context.Context, f *flags, a, b *daemon, logf func(string, ...any)) (ma, mb map[string]time.Duration, err error) {
+	if !f.grafana {
+		return nil, nil, nil
+	}
+	g := *f
+	g.asGrafana = true
+	ma, mb, _, err = pairedMeans(ctx, &g, eligible(f), a, b, nil, 0, logf)
+	return ma, mb, err
+}
+
 // tsbsRuns is the runs of each TSBS query type on each side.
 func (f *flags) tsbsRuns() int {
 	if f.tsbsN > 0 {
@@ -495,9 +527,13 @@ func varyRNG(stream, qi, r int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(stream)<<32|uint64(qi), uint64(r)))
 }
 
-func variedNote(vary bool) string {
-	if vary {
+// runNote names, in a turn's log line, how its runs were drawn or sent.
+func runNote(vary, grafana bool) string {
+	switch {
+	case vary:
 		return " (varied)"
+	case grafana:
+		return " (as Grafana)"
 	}
 	return ""
 }
@@ -782,6 +818,8 @@ func writeTable(w io.Writer, f *flags, rows []row, took time.Duration, load0 str
 		meanLines(line, f.queries, "rows in the store, varied", r.tsd.queryVaried, r.vm.queryVaried)
 		meanLines(line, f.tsbsRuns(), "rows in the head, TSBS's query (drawn as varied)", r.tsd.headTSBS, r.vm.headTSBS)
 		meanLines(line, f.tsbsRuns(), "rows in the store, TSBS's query", r.tsd.queryTSBS, r.vm.queryTSBS)
+		meanLines(line, f.queries, "rows in the head, sent as Grafana sends it (POST form, gzip, Go's client)", r.tsd.headGrafana, r.vm.headGrafana)
+		meanLines(line, f.queries, "rows in the store, sent as Grafana sends it", r.tsd.queryGrafana, r.vm.queryGrafana)
 	}
 	fmt.Fprintln(w, "\nratio = tsd / VictoriaMetrics. Sizes are allocated blocks: VictoriaMetrics after force_flush and force_merge, without cache/;\n"+
 		"tsd after POST /api/compact, a clean stop and tsd compact --data (what a restart leaves).")

@@ -254,3 +254,49 @@ func TestTSBSMeans(t *testing.T) {
 		t.Fatalf("highcard: means %v, %v", ma, err)
 	}
 }
+
+// TestGrafanaMeans: with -grafana every run of the set's queries reaches
+// both servers as a POST of a form asking for gzip, each side's means
+// are its own, and -grafana=false sends nothing.
+func TestGrafanaMeans(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string]int{}
+	serve := func(name string, delay time.Duration) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.ParseForm()
+			mu.Lock()
+			sent[fmt.Sprintf("%s %s %s gzip=%v query=%v", name, r.Method, r.Header.Get("Content-Type"),
+				strings.Contains(r.Header.Get("Accept-Encoding"), "gzip"), r.PostForm.Get("query") != "")]++
+			mu.Unlock()
+			time.Sleep(delay)
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		}))
+	}
+	fast, slow := serve("a", time.Millisecond), serve("b", 10*time.Millisecond)
+	defer fast.Close()
+	defer slow.Close()
+	a := &daemon{name: "a", http: strings.TrimPrefix(fast.URL, "http://")}
+	b := &daemon{name: "b", http: strings.TrimPrefix(slow.URL, "http://")}
+	logf := func(string, ...any) {}
+	f, err := parse([]string{"-n", "4", "-turn-runs", "2", "-grafana=false"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ma, mb, err := grafanaMeans(context.Background(), f, a, b, logf); ma != nil || mb != nil || err != nil || len(sent) != 0 {
+		t.Fatalf("-grafana=false: %v %v %v, sent %v", ma, mb, err, sent)
+	}
+	f.grafana = true
+	ma, mb, err := grafanaMeans(context.Background(), f, a, b, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range eligible(f) {
+		if ma[q.Name] <= 0 || ma[q.Name] >= mb[q.Name] {
+			t.Fatalf("%s: mean %v on the fast server, %v on the slow one", q.Name, ma[q.Name], mb[q.Name])
+		}
+	}
+	if len(sent) != 2 || sent["a POST application/x-www-form-urlencoded gzip=true query=true"] == 0 ||
+		sent["b POST application/x-www-form-urlencoded gzip=true query=true"] == 0 {
+		t.Fatalf("requests %v: want only form POSTs asking for gzip, on both", sent)
+	}
+}
