@@ -272,7 +272,7 @@ func TestGrafanaMeans(t *testing.T) {
 			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 		}))
 	}
-	fast, slow := serve("a", time.Millisecond), serve("b", 10*time.Millisecond)
+	fast, slow := serve("a", time.Millisecond), serve("b", 20*time.Millisecond)
 	defer fast.Close()
 	defer slow.Close()
 	a := &daemon{name: "a", http: strings.TrimPrefix(fast.URL, "http://")}
