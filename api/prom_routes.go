@@ -73,10 +73,10 @@ func (p promRoutes) handler(h func(*promapi.API, *fasthttp.RequestCtx)) fasthttp
 // compressAnswer compresses the answer written to ctx when the client
 // accepts it (Grafana's Go client always does), at the fastest level: a
 // range answer's repeated timestamps and labels shrink several times
-// over, as Prometheus's own answers do. A body under minGzipBody goes as
-// it is, as /api/query's do. A whole body is gzipped here on
-// the request's goroutine (answer.AppendGzip says why); streams, and
-// clients that take only deflate or zstd, are left to fasthttp.
+// over, as Prometheus's own answers do. A body under answer.MinGzip goes
+// as it is, as /api/query's do. A whole body is gzipped here on the
+// request's goroutine (answer.AppendGzip says why); streams, and clients
+// that take only deflate or zstd, are left to fasthttp.
 func compressAnswer(ctx *fasthttp.RequestCtx) {
 	resp := &ctx.Response
 	if !ctx.Request.Header.HasAcceptEncoding("gzip") || resp.IsBodyStream() {
