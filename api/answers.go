@@ -80,7 +80,7 @@ func (s *Server) queryTimeout() time.Duration {
 func (s *Server) openTSDBAnswer(ctx *fasthttp.RequestCtx, gzip bool) answer.Options {
 	client, path := ratelog.Client(ctx.RemoteAddr()), string(ctx.Path())
 	return answer.Options{Context: s.work, Limiter: s.queries, ContentType: contentTypeJSON,
-		Gzip: gzip, MinGzip: minGzipBody, JSONP: jsonpOf(ctx), Cut: appendCutError,
+		Gzip: gzip, MinGzip: answer.MinGzip, JSONP: jsonpOf(ctx), Cut: appendCutError,
 		Failed: func(err error) { s.answerCut(client, path, err) }}
 }
 

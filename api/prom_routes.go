@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -84,16 +83,10 @@ func compressAnswer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	body := resp.Body()
-	if !answer.WantsGzip(ctx, len(body)) || len(resp.Header.ContentEncoding()) > 0 || !compressible(resp.Header.ContentType()) {
+	if len(body) < answer.MinGzip || len(resp.Header.ContentEncoding()) > 0 || !compressible(resp.Header.ContentType()) {
 		return
 	}
-	zp := compressBufs.Get().(*[]byte)
-	*zp = answer.AppendGzip((*zp)[:0], body)
-	resp.SetBody(*zp) // copies
-	if cap(*zp) <= 1<<20 {
-		compressBufs.Put(zp)
-	}
-	answer.MarkGzip(&resp.Header)
+	answer.SetGzipped(resp, body)
 }
 
 // compressible reports a Content-Type worth compressing: text and
@@ -101,8 +94,6 @@ func compressAnswer(ctx *fasthttp.RequestCtx) {
 func compressible(ct []byte) bool {
 	return bytes.HasPrefix(ct, []byte("text/")) || bytes.HasPrefix(ct, []byte("application/"))
 }
-
-var compressBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // compressOther is fasthttp's compression, for what compressAnswer leaves.
 var compressOther = fasthttp.CompressHandlerLevel(func(*fasthttp.RequestCtx) {}, fasthttp.CompressBestSpeed)

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
 
+	"github.com/tsd-db/tsd/api/answer"
 	"github.com/tsd-db/tsd/api/promapi"
 )
 
@@ -112,15 +113,15 @@ func TestPromGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","job":"a"},"values":[[1700000000,"1"],[1700000001,"1"]`
-	if !strings.HasPrefix(string(b), want) || len(b) < minGzipBody {
-		t.Errorf("body %s, want it to start %s and hold at least %d bytes", b, want, minGzipBody)
+	if !strings.HasPrefix(string(b), want) || len(b) < answer.MinGzip {
+		t.Errorf("body %s, want it to start %s and hold at least %d bytes", b, want, answer.MinGzip)
 	}
 	resp = get(1700000002)
 	b, err = io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "" || !strings.HasPrefix(string(b), want) || len(b) >= minGzipBody {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "" || !strings.HasPrefix(string(b), want) || len(b) >= answer.MinGzip {
 		t.Errorf("short answer = %d, Content-Encoding %q, %d bytes: %s", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(b), b)
 	}
 }

@@ -80,10 +80,6 @@ func (s *Server) handleQuery(ctx *fasthttp.RequestCtx) {
 	s.qlog.wrote(run)
 }
 
-// minGzipBody is the smallest response worth compressing for a client
-// that accepts gzip (OpenTSDB deflates every answer): answer.MinGzip.
-const minGzipBody = answer.MinGzip
-
 // querySubroute returns the lower-cased segment after the endpoint in
 // /api/query/<sub> or /api/v<N>/query/<sub>, or "".
 func querySubroute(path []byte) string {

@@ -132,14 +132,20 @@ func writeWhole(ctx *fasthttp.RequestCtx, body []byte, o *Options) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(o.ContentType)
 	if o.Gzip && len(body) >= o.MinGzip && ctx.Request.Header.HasAcceptEncoding("gzip") {
-		zp := getBuf()
-		*zp = AppendGzip((*zp)[:0], body)
-		ctx.SetBody(*zp) // copies
-		MarkGzip(&ctx.Response.Header)
-		putBuf(zp)
+		SetGzipped(&ctx.Response, body)
 		return
 	}
 	ctx.SetBody(body) // copies
+}
+
+// SetGzipped sets resp's body to body gzipped, through a pooled buffer,
+// and marks it (MarkGzip). body may be resp's own body.
+func SetGzipped(resp *fasthttp.Response, body []byte) {
+	zp := getBuf()
+	*zp = AppendGzip((*zp)[:0], body)
+	resp.SetBody(*zp) // copies
+	MarkGzip(&resp.Header)
+	putBuf(zp)
 }
 
 // body is a streamed answer: fasthttp's body stream, written on the

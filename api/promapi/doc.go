@@ -61,9 +61,10 @@
 // queue or a wait run out is errorType "unavailable", answered 503 with
 // Retry-After. The engine's result, already bounded by MaxSamples, is
 // encoded by package api/answer: whole within 64 KiB (and compressed by
-// the handler from 1400 bytes, package api's doc: Compression), else in parts of about 64 KiB, never splitting
-// a sample, gzipped as a stream for a client that accepts gzip, each part
-// under the slot and the slot given back while it is written.
+// the handler from 1400 bytes, package api's doc: Compression), else in
+// parts of about 64 KiB, never splitting a sample, gzipped as a stream
+// for a client that accepts gzip, each part under the slot and the slot
+// given back while it is written.
 //
 // Handlers copy what they keep from the fasthttp.RequestCtx; a query's
 // result is encoded before the query is closed, which recycles its
