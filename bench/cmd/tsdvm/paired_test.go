@@ -27,14 +27,11 @@ func TestPairedMeansTakeTurns(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	serve := func(name string, delay time.Duration) *httptest.Server {
-		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return promServer(delay, func(*http.Request) {
 			mu.Lock()
 			order = append(order, name)
 			mu.Unlock()
-			time.Sleep(delay)
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
-		}))
+		})
 	}
 	fast, slow, fl := serve("a", time.Millisecond), serve("b", 20*time.Millisecond), serve("f", 0)
 	defer fast.Close()
@@ -262,15 +259,13 @@ func TestGrafanaMeans(t *testing.T) {
 	var mu sync.Mutex
 	sent := map[string]int{}
 	serve := func(name string, delay time.Duration) *httptest.Server {
-		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return promServer(delay, func(r *http.Request) {
 			r.ParseForm()
 			mu.Lock()
 			sent[fmt.Sprintf("%s %s %s gzip=%v query=%v", name, r.Method, r.Header.Get("Content-Type"),
 				strings.Contains(r.Header.Get("Accept-Encoding"), "gzip"), r.PostForm.Get("query") != "")]++
 			mu.Unlock()
-			time.Sleep(delay)
-			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
-		}))
+		})
 	}
 	fast, slow := serve("a", time.Millisecond), serve("b", 20*time.Millisecond)
 	defer fast.Close()
@@ -299,4 +294,15 @@ func TestGrafanaMeans(t *testing.T) {
 		sent["b POST application/x-www-form-urlencoded gzip=true query=true"] == 0 {
 		t.Fatalf("requests %v: want only form POSTs asking for gzip, on both", sent)
 	}
+}
+
+// promServer answers every request, after noting it and sleeping delay,
+// as Prometheus answers a range query that selects nothing.
+func promServer(delay time.Duration, note func(*http.Request)) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		note(r)
+		time.Sleep(delay)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
 }
