@@ -142,13 +142,11 @@ func recordingPair(t *testing.T) (a, b *daemon, targets map[string][]string) {
 	var mu sync.Mutex
 	targets = map[string][]string{}
 	serve := func(name string) *daemon {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := promServer(0, func(r *http.Request) {
 			mu.Lock()
 			targets[name] = append(targets[name], r.URL.RawQuery)
 			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
-		}))
+		})
 		t.Cleanup(srv.Close)
 		return &daemon{name: name, http: strings.TrimPrefix(srv.URL, "http://")}
 	}
