@@ -152,11 +152,12 @@ func (c *AnswerCache) getByQuery(q []byte) kept {
 	return c.give(c.byQuery[string(q)])
 }
 
-// kept is a kept answer as given: its entry (nil: none), body and
-// gzipped body (nil: not made yet).
+// kept is a kept answer as given: its entry (nil: none; its body never
+// changes once kept) and its gzipped body as it was then (nil: not made
+// yet), which is set under the lock.
 type kept struct {
-	e        *cachedAnswer
-	body, gz []byte
+	e  *cachedAnswer
+	gz []byte
 }
 
 // give returns e's answer and makes it the newest, or drops it when
@@ -173,7 +174,7 @@ func (c *AnswerCache) give(e *cachedAnswer) kept {
 	c.unlink(e)
 	c.pushFront(e)
 	c.evict() // get may have grown e by its query string
-	k := kept{e: e, body: e.body, gz: e.gz}
+	k := kept{e: e, gz: e.gz}
 	c.mu.Unlock()
 	c.hits.Add(1)
 	return k
@@ -335,12 +336,12 @@ func rawQuery(ctx *fasthttp.RequestCtx) []byte {
 func (c *AnswerCache) write(ctx *fasthttp.RequestCtx, k kept) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeJSON)
-	if !answer.WantsGzip(ctx, len(k.body)) {
-		ctx.SetBody(k.body)
+	if !answer.WantsGzip(ctx, len(k.e.body)) {
+		ctx.SetBody(k.e.body)
 		return
 	}
 	if k.gz == nil {
-		k.gz = answer.AppendGzip(nil, k.body)
+		k.gz = answer.AppendGzip(nil, k.e.body)
 		c.keepGzip(k, k.gz)
 	}
 	ctx.SetBody(k.gz)
