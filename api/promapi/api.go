@@ -37,13 +37,15 @@ type API struct {
 	ownEngine bool
 	bufs      sync.Pool    // *[]byte response bodies
 	cache     *AnswerCache // nil: none
+	parser    *tsdpromql.Parser
 }
 
 // New returns an API for opts after EnsureDefaults. opts must have passed
 // Validate and have a Queryable.
 func New(opts Options) *API {
 	opts.EnsureDefaults()
-	a := &API{opts: opts, q: opts.Queryable, engine: opts.Engine, cache: opts.Cache}
+	a := &API{opts: opts, q: opts.Queryable, engine: opts.Engine, cache: opts.Cache,
+		parser: tsdpromql.NewParser(opts.MatcherCacheBytes)}
 	if a.engine == nil {
 		a.ownEngine = true
 		// A subquery without a step (x[1h:]) takes Prometheus's default

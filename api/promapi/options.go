@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/tsd-db/tsd/api/admit"
+	tsdpromql "github.com/tsd-db/tsd/query/promql"
 )
 
 // Default values of Options.
@@ -34,7 +35,9 @@ type Options struct {
 	// MaxSamples, Timeout and LookbackDelta with the @ modifier and
 	// negative offsets on, as in Prometheus 3, and subqueries without a
 	// step evaluated every minute (Prometheus's default evaluation
-	// interval). The API closes only an engine it built.
+	// interval). The API closes only an engine it built. A given engine
+	// must have the @ modifier and negative offsets on: the API parses
+	// queries itself, so the engine's check of the two never sees them.
 	Engine *promql.Engine
 	// NamesEngine, when set, runs a query that Engine would refuse
 	// because it groups by metric names a function dropped ("vector
@@ -91,6 +94,10 @@ type Options struct {
 	// while nothing they read has changed (cache.go). Default nil: none
 	// is kept.
 	Cache *AnswerCache
+	// MatcherCacheBytes bounds the regex matchers kept compiled between
+	// queries (query/promql.Parser), as that type estimates their heap.
+	// Default query/promql.DefaultMatcherCacheBytes, 4 MiB.
+	MatcherCacheBytes int
 }
 
 // EnsureDefaults sets every zero field to its default and returns o.
@@ -112,6 +119,9 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Context == nil {
 		o.Context = context.Background()
+	}
+	if o.MatcherCacheBytes == 0 {
+		o.MatcherCacheBytes = tsdpromql.DefaultMatcherCacheBytes
 	}
 	return o
 }

@@ -34,8 +34,8 @@ func (a *API) Query(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, invalidParam("time", err))
 		return
 	}
-	a.run(ctx, f, limit, nil, func(qctx context.Context, eng *promql.Engine, opts promql.QueryOpts, qs string) (promql.Query, error) {
-		return eng.NewInstantQuery(qctx, a.q, opts, qs, ts)
+	a.run(ctx, f, limit, nil, func(qctx context.Context, eng *promql.Engine, opts promql.QueryOpts, _ parser.Expr) (promql.Query, error) {
+		return eng.NewInstantQuery(qctx, a.q, opts, "0", ts)
 	})
 }
 
@@ -56,13 +56,38 @@ func (a *API) QueryRange(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	key := func(dst []byte, opts promql.QueryOpts) []byte { return a.cache.appendRangeKey(dst, f, r, limit, opts) }
-	a.run(ctx, f, limit, key, func(qctx context.Context, eng *promql.Engine, opts promql.QueryOpts, qs string) (promql.Query, error) {
-		return eng.NewRangeQuery(qctx, a.q, opts, qs, r.start, r.end, r.step)
+	a.run(ctx, f, limit, key, func(qctx context.Context, eng *promql.Engine, opts promql.QueryOpts, expr parser.Expr) (promql.Query, error) {
+		if t := expr.Type(); t != parser.ValueTypeVector && t != parser.ValueTypeScalar {
+			return nil, fmt.Errorf("invalid expression type %q for range query, must be Scalar or instant Vector", parser.DocumentedType(t))
+		}
+		return eng.NewRangeQuery(qctx, a.q, opts, "0", r.start, r.end, r.step)
 	})
 }
 
-// newQuery builds eng's query for the parsed request.
-type newQuery func(ctx context.Context, eng *promql.Engine, opts promql.QueryOpts, qs string) (promql.Query, error)
+// newQuery builds eng's query for the request's time or range with a
+// placeholder expression ("0"), checking first that expr, parsed from
+// the request, can be its expression; the caller then sets it (prepare).
+// Parsing apart from the engine lets a tsd Parser keep compiled regex
+// matchers (query/promql.Parser). The engine's check of the @ modifier
+// and negative offsets sees only the placeholder, so both must be on
+// (Options.Engine).
+type newQuery func(ctx context.Context, eng *promql.Engine, opts promql.QueryOpts, expr parser.Expr) (promql.Query, error)
+
+// prepare makes expr qry's expression, preprocessed for its range as the
+// engine's NewRangeQuery and NewInstantQuery do; qry is closed on error.
+func prepare(qry promql.Query, expr parser.Expr) error {
+	st, ok := qry.Statement().(*parser.EvalStmt)
+	if !ok { // unreachable: the engine's queries are evaluation statements
+		qry.Close()
+		return fmt.Errorf("promql: statement %T", qry.Statement())
+	}
+	var err error
+	if st.Expr, err = promql.PreprocessExpr(expr, st.Start, st.End, st.Interval); err != nil {
+		qry.Close()
+		return err
+	}
+	return nil
+}
 
 // cacheKey appends the answer cache's key of a request to dst, nil when
 // its answer is not kept.
@@ -95,7 +120,13 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, bui
 	}
 	qctx, cancel := a.queryContext(timeout)
 	qs := f.get("query")
-	qry, err := build(qctx, a.engine, opts, qs)
+	expr, err := a.parser.ParseExpr(qs)
+	var qry promql.Query
+	if err == nil {
+		if qry, err = build(qctx, a.engine, opts, expr); err == nil {
+			err = prepare(qry, expr)
+		}
+	}
 	if err != nil {
 		cancel()
 		writeError(ctx, invalidParam("query", err))
@@ -144,11 +175,10 @@ func (a *API) run(ctx *fasthttp.RequestCtx, f form, limit int, key cacheKey, bui
 // closed. A failed look-up leaves qry, which meets the same failure when
 // it runs.
 //
-// The new query is built from a placeholder and given qry's statement,
-// already parsed and preprocessed (which depends on the range alone, not
-// on the engine): parsing the query again compiled each of its regex
-// matchers again, and two more parses were a third of the CPU of TSBS's
-// cpu-max-all-1.
+// The new query is given qry's statement, already parsed and preprocessed
+// (which depends on the range alone, not on the engine): parsing the
+// query again compiled each of its regex matchers again, and two more
+// parses were a third of the CPU of TSBS's cpu-max-all-1.
 func (a *API) keepGroupedNames(ctx context.Context, qry promql.Query, opts promql.QueryOpts, build newQuery) promql.Query {
 	st, ok := qry.Statement().(*parser.EvalStmt)
 	if a.opts.NamesEngine == nil || !ok {
@@ -157,7 +187,7 @@ func (a *API) keepGroupedNames(ctx context.Context, qry promql.Query, opts promq
 	if hit, err := tsdpromql.NameCollision(ctx, a.q, st); !hit || err != nil {
 		return qry
 	}
-	alt, err := build(ctx, a.opts.NamesEngine, opts, "0")
+	alt, err := build(ctx, a.opts.NamesEngine, opts, st.Expr)
 	if err != nil {
 		return qry
 	}
