@@ -81,7 +81,7 @@ func NewParser(maxBytes int) *Parser {
 // ParseExpr parses qs as parser.ParseExpr does: the same tree, positions
 // and errors.
 func (p *Parser) ParseExpr(qs string) (parser.Expr, error) {
-	if p == nil || !strings.Contains(qs, "~") || strings.IndexByte(qs, placeholderMark) >= 0 {
+	if p == nil || !hasCompiledRegex(qs) || strings.IndexByte(qs, placeholderMark) >= 0 {
 		return parser.ParseExpr(qs)
 	}
 	held, values := placehold(qs)
@@ -93,6 +93,40 @@ func (p *Parser) ParseExpr(qs string) (parser.Expr, error) {
 		return parser.ParseExpr(qs)
 	}
 	return expr, nil
+}
+
+// hasCompiledRegex reports whether qs seems to hold a regex matcher that
+// Prometheus compiles: a quoted string after =~ or !~ with a character of
+// regexMeta. It only spares the lexing of queries whose regexes are plain
+// literals joined by |, such as a Grafana variable's hosts; placehold
+// decides from the tokens.
+func hasCompiledRegex(qs string) bool {
+	for {
+		i := strings.IndexByte(qs, '~')
+		if i < 0 {
+			return false
+		}
+		qs = strings.TrimLeft(qs[i+1:], " \t\r\n")
+		if qs == "" {
+			return false
+		}
+		quote, end := qs[0], len(qs)
+		for j := 1; j < len(qs); j++ {
+			if qs[j] == '\\' && quote != '`' {
+				j++
+			} else if qs[j] == quote {
+				end = j
+				break
+			}
+		}
+		if strings.ContainsAny(qs[1:end], regexMeta) {
+			return true
+		}
+		if end == len(qs) {
+			return false
+		}
+		qs = qs[end+1:]
+	}
 }
 
 // placehold returns qs with each regex token worth keeping replaced by a
@@ -168,14 +202,11 @@ func (p *Parser) swap(expr parser.Expr, values []string) bool {
 	seen := make([]bool, len(values))
 	ok := true
 	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
-		var ms []*labels.Matcher
-		switch s := n.(type) {
-		case *parser.VectorSelector:
-			ms = s.LabelMatchers
-		default:
+		vs, isSelector := n.(*parser.VectorSelector)
+		if !isSelector {
 			return nil
 		}
-		for j, m := range ms {
+		for j, m := range vs.LabelMatchers {
 			i := placeheldIndex(m.Value)
 			if i < 0 {
 				continue
@@ -185,12 +216,12 @@ func (p *Parser) swap(expr parser.Expr, values []string) bool {
 				return nil
 			}
 			seen[i] = true
-			real := p.matcher(m.Type, m.Name, values[i])
-			if real == nil || real.Matches("") != m.Matches("") {
+			kept := p.matcher(m.Type, m.Name, values[i])
+			if kept == nil || kept.Matches("") != m.Matches("") {
 				ok = false
 				return nil
 			}
-			ms[j] = real
+			vs.LabelMatchers[j] = kept
 		}
 		return nil
 	})

@@ -195,3 +195,30 @@ func BenchmarkParseTSBS(b *testing.B) {
 		}
 	})
 }
+
+func TestHasCompiledRegex(t *testing.T) {
+	for qs, want := range map[string]bool{
+		tsbsCPUAll:                            true,
+		`x{hostname=~'host_1|host_2|host_3'}`: false,
+		`x{a=~"a\\.b"}`:                       true,
+		`x{a=~ "foo" , b!~ 'x.y'}`:            true,
+		"x{a=~`lit|eral`, b=\"c.d\"}":         false, // the dot is in an equality
+		`x{a="b"}`:                            false,
+		`x{a=~"ab\"c|d"} + y{b=~"(e)"}`:       true,
+		`x{a=~"unterminated.`:                 true,
+		`x{a=~`:                               false,
+	} {
+		if got := hasCompiledRegex(qs); got != want {
+			t.Errorf("%q: %v, want %v", qs, got, want)
+		}
+	}
+	// A query whose regexes are plain literals costs what Prometheus's
+	// parse costs: no lexing beforehand.
+	p := NewParser(0)
+	qs := `max(max_over_time(cpu_usage_user{hostname=~'host_1|host_2|host_3'}[1h])) by (__name__)`
+	prom := testing.AllocsPerRun(20, func() { parser.ParseExpr(qs) })
+	ours := testing.AllocsPerRun(20, func() { p.ParseExpr(qs) })
+	if ours != prom {
+		t.Fatalf("%v allocations a parse, Prometheus's parser %v", ours, prom)
+	}
+}
