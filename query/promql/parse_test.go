@@ -222,3 +222,30 @@ func TestHasCompiledRegex(t *testing.T) {
 		t.Fatalf("%v allocations a parse, Prometheus's parser %v", ours, prom)
 	}
 }
+
+// TestParserConcurrent parses from several goroutines with a budget that
+// keeps evicting, as a daemon's concurrent queries do (run under -race).
+func TestParserConcurrent(t *testing.T) {
+	p := NewParser(4 * matcherCost("a", "v00.+"))
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 200 {
+				qs := fmt.Sprintf(`sum(x{a=~"v%02d.+", b=~"w.*z"}) / y{c=~"q%d|r.+"}`, (i+g)%12, i%3)
+				want, _ := parser.ParseExpr(qs)
+				got, err := p.ParseExpr(qs)
+				if err != nil || got.String() != want.String() {
+					t.Errorf("%q: %v %v", qs, got, err)
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	if _, size := p.Len(); size > 4*matcherCost("a", "v00.+") {
+		t.Fatalf("%d bytes kept over the budget", size)
+	}
+}
