@@ -277,8 +277,8 @@ func matcherCost(name, value string) int {
 	return 2<<10 + len(name) + 160*len(value)
 }
 
-// Len reports the matchers kept and their estimated bytes.
-func (p *Parser) Len() (n, bytes int) {
+// kept reports the matchers kept and their estimated bytes.
+func (p *Parser) kept() (n, bytes int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.entries), p.size

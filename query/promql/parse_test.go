@@ -92,7 +92,7 @@ func TestParserMatchesPrometheus(t *testing.T) {
 			sameParse(t, p, qs)
 		}
 	}
-	if n, _ := p.Len(); n == 0 {
+	if n, _ := p.kept(); n == 0 {
 		t.Fatal("no matcher kept")
 	}
 }
@@ -117,7 +117,7 @@ func TestParserKeepsMatchers(t *testing.T) {
 	if a != b {
 		t.Fatal("the name regex was compiled again for another host")
 	}
-	if n, size := p.Len(); n != 1 || size != matcherCost("__name__", a.Value) {
+	if n, size := p.kept(); n != 1 || size != matcherCost("__name__", a.Value) {
 		t.Fatalf("kept %d matchers, %d bytes", n, size)
 	}
 	// A regex the parser refuses for matching "" is not swapped in, and
@@ -127,7 +127,7 @@ func TestParserKeepsMatchers(t *testing.T) {
 			t.Fatalf("%q parsed", qs)
 		}
 	}
-	if n, _ := p.Len(); n != 2 {
+	if n, _ := p.kept(); n != 2 {
 		t.Fatalf("kept %d matchers, want 2: the refused one compiles, the bad one does not", n)
 	}
 }
@@ -137,14 +137,14 @@ func TestParserBudget(t *testing.T) {
 	p := NewParser(max)
 	for i := range 10 {
 		sameParse(t, p, fmt.Sprintf(`x{a=~"v%04d.+"}`, i))
-		if n, size := p.Len(); size > max || n > 3 {
+		if n, size := p.kept(); size > max || n > 3 {
 			t.Fatalf("after %d: %d matchers, %d bytes over %d", i, n, size, max)
 		}
 	}
 	// The most recently used stay: v0009 is kept, v0000 is not.
-	n0, _ := p.Len()
+	n0, _ := p.kept()
 	sameParse(t, p, `x{a=~"v0009.+"}`)
-	if n, _ := p.Len(); n != n0 {
+	if n, _ := p.kept(); n != n0 {
 		t.Fatal("a kept matcher was built again")
 	}
 	if _, ok := p.entries[matcherKey{labels.MatchRegexp, "a", "v0000.+"}]; ok {
@@ -245,7 +245,7 @@ func TestParserConcurrent(t *testing.T) {
 	for range 4 {
 		<-done
 	}
-	if _, size := p.Len(); size > 4*matcherCost("a", "v00.+") {
+	if _, size := p.kept(); size > 4*matcherCost("a", "v00.+") {
 		t.Fatalf("%d bytes kept over the budget", size)
 	}
 }
