@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -22,6 +23,7 @@ import (
 	"github.com/tsd-db/tsd/internal/changes"
 	"github.com/tsd-db/tsd/internal/ratelog"
 	"github.com/tsd-db/tsd/internal/retention"
+	"github.com/tsd-db/tsd/query/read"
 	"github.com/tsd-db/tsd/rowkey"
 	"github.com/tsd-db/tsd/storage"
 	"github.com/tsd-db/tsd/storage/pebble"
@@ -80,6 +82,21 @@ type ingestStack struct {
 	// stats is the daemon's one list of stats (collectStats), set by
 	// wireMeta before anything is served; telnet's "stats" answers it.
 	stats func() []api.Stat
+	// moved hands the flusher's rows stored whole to the query reader.
+	moved rowMover
+}
+
+// rowMover forwards the rows the flusher stores whole (flush.RowMover) to
+// the query reader, which keeps the points it had decoded from the head
+// as the stored rows' (query/read.Reader.RowMoved). The flusher starts
+// before the reader is made; until then, and in a daemon that serves no
+// queries, the rows go nowhere.
+type rowMover struct{ r atomic.Pointer[read.Reader] }
+
+func (m *rowMover) RowMoved(tsuid []byte, base int64, headFP uint64, key []byte, cells []storage.Cell) {
+	if r := m.r.Load(); r != nil {
+		r.RowMoved(tsuid, base, headFP, key, cells)
+	}
 }
 
 // storeFS is the file system the head's log lives on: pebble's own, so a
@@ -198,7 +215,7 @@ func (st *ingestStack) openFlusher(ctx context.Context, c *config, db storage.DB
 	}
 	st.flusher, err = flush.NewFlusher(st.head, &flush.FlushOptions{Table: data, Meta: meta, Layout: &layout,
 		Format: c.settings.Format, WriterID: writerID, Grace: c.ingest.flushGrace, Gate: st.gate, Rollups: rollups,
-		Tracker: tsmeta.NewTracker(st.tsmeta, c.ingest.trackMode(), writerID), Changes: st.changes})
+		Tracker: tsmeta.NewTracker(st.tsmeta, c.ingest.trackMode(), writerID), Changes: st.changes, Moved: &st.moved})
 	if err != nil {
 		return fmt.Errorf("flusher: %w", err)
 	}

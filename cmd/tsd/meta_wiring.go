@@ -175,6 +175,7 @@ func collectStats(st *ingestStack, q *opentsdb.Engine, srv *api.Server) []api.St
 		l.add("tsd.query.rowcache.bytes", "Bytes the query reader's row cache holds.", false, r.CacheBytes)
 		l.add("tsd.query.rowcache.trusted", "Stored rows answered from the row cache without a read, their hour unwritten since they were read.", true, r.Trusted)
 		l.add("tsd.query.rowcache.recorded", "Rows answered from a series' record of its last read, one lookup for the series instead of one a row.", true, r.Recorded)
+		l.add("tsd.query.rowcache.moved", "Head rows in the row cache kept as the stored rows a flush wrote from them.", true, r.Moved)
 		l.add("tsd.query.rowcache.rows", "Rows the query reader's row cache holds.", false, r.CacheRows)
 		l.add("tsd.query.rowcache.reserve", "Bytes kept resident for the row cache's new entries (tsd.query.row_cache.reserve), ready now.", false, r.CacheReserve)
 	}

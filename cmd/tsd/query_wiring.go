@@ -160,6 +160,7 @@ func (c *config) openRead(ctx context.Context, db storage.DB, st *ingestStack, l
 	if err != nil {
 		return nil, fmt.Errorf("query reader: %w", err)
 	}
+	st.moved.r.Store(rs.reader)
 	if c.access.mode != modeWriteOnly {
 		// Resident memory for the first queries' rows before they come
 		// (read.Reader.FillReserve); a daemon that answers none keeps none.

@@ -105,3 +105,34 @@ func TestDaemonFillsReserve(t *testing.T) {
 		t.Fatalf("wo: /metrics has no tsd_query_rowcache_reserve of 0: %.120s", body[max(i, 0):])
 	}
 }
+
+// TestDaemonFlushKeepsDecodedRows: a head row the daemon's queries read is
+// still cached once /api/compact flushes it (the flusher hands it to the
+// query reader), so the next query of the stored row is a hit with the
+// same answer.
+func TestDaemonFlushKeepsDecodedRows(t *testing.T) {
+	d := startDaemon(t, "--data", t.TempDir(), "--tsd.query.row_cache.reserve=-1")
+	put := `[{"metric":"c.m","timestamp":1356998400,"value":1,"tags":{"host":"a"}},` +
+		`{"metric":"c.m","timestamp":1356998460,"value":2.5,"tags":{"host":"a"}}]`
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/put?sync", []byte(put), false); resp.StatusCode != 204 {
+		t.Fatalf("/api/put = %d %s", resp.StatusCode, body)
+	}
+	path := "/api/query?start=1356998400&end=1356998460&m=sum:c.m"
+	want := `[{"metric":"c.m","tags":{"host":"a"},"aggregateTags":[],"dps":{"1356998400":1.0,"1356998460":2.5}}]`
+	if code, body := d.Get(t, path); code != 200 || body != want {
+		t.Fatalf("from the head: %d %s, want %s", code, body, want)
+	}
+	if resp, body := post(t, "POST", "http://"+d.Addr+"/api/compact", nil, false); resp.StatusCode != 200 {
+		t.Fatalf("/api/compact = %d %s", resp.StatusCode, body)
+	}
+	misses := d.stat(t, "tsd.query.rowcache.misses")
+	if code, body := d.Get(t, path); code != 200 || body != want {
+		t.Fatalf("from the store: %d %s, want %s", code, body, want)
+	}
+	if moved := d.stat(t, "tsd.query.rowcache.moved"); moved != 1 {
+		t.Fatalf("rowcache moved %d, want the row handed on", moved)
+	}
+	if m := d.stat(t, "tsd.query.rowcache.misses"); m != misses {
+		t.Fatalf("rowcache misses %d -> %d: the stored row was decoded again", misses, m)
+	}
+}

@@ -47,7 +47,11 @@
 //
 // Rows are taken from the head through its flush side (ingest/head
 // documents it): detached before their write, so readers still see them,
-// finished after it, put back if it fails. A point arriving for a flushed
+// finished after it, put back if it fails. Before a dense batch's rows are
+// finished, FlushOptions.Moved hears of each row written as one column,
+// with the fingerprint readers listed it under in the head
+// (head.DetachedRow.FP): query/read keeps the points it had decoded from
+// the head as the stored row's. A point arriving for a flushed
 // hour opens a new row, flushed later as another column of the same row
 // key; rowkey.RowDecoder merges them, the newer cell winning ties. After
 // writing, the head deletes the log segments no row and no commit in

@@ -80,6 +80,10 @@ type FlushOptions struct {
 	// failure is logged and costs no row. Default none: nothing tracked.
 	Tracker *tsmeta.Tracker
 
+	// Moved hears of each row a dense batch wrote as one column, after
+	// the write and before the head lets the row go. Default none.
+	Moved RowMover
+
 	log *slog.Logger // the head's
 	// Changes is marked with the hours of the rows every batch wrote (and
 	// every compacted row) once the write returns, failed or not: a
@@ -88,6 +92,18 @@ type FlushOptions struct {
 	// while query readers trust a stored row they read only while its
 	// hour is unmarked since (query/read, trust.go). Default nil.
 	Changes *changes.Tracker
+}
+
+// RowMover hears of the rows a flush writes. query/read.Reader hands its
+// row cache's entry of the head row on to the stored row, so that the
+// first read after a flush decodes nothing it had decoded before.
+type RowMover interface {
+	// RowMoved says that the points of the head's row of series tsuid at
+	// base (ms), listed to readers under headFP (head.DetachedRow.FP), are
+	// now stored as cells in the row key. The row may hold other columns
+	// too (a late row's earlier ones, another writer's), which a reader
+	// sees in the columns it reads. It must not keep tsuid, key or cells.
+	RowMoved(tsuid []byte, base int64, headFP uint64, key []byte, cells []storage.Cell)
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o.

@@ -42,6 +42,9 @@ type columnWriter struct {
 	// tracked lists the rows of the batch for FlushOptions.Tracker; its
 	// TSUIDs alias the head's keys until the rows are finished.
 	tracked []tsmeta.Row
+	// whole pairs each row the batch writes as one column with its span,
+	// for FlushOptions.Moved.
+	whole [][2]int
 }
 
 // columnSpan locates one encoded column in the arena.
@@ -174,7 +177,7 @@ func (w *columnWriter) writeDense(ctx context.Context, rows []head.DetachedRow, 
 // encodeDenseBatch encodes the rows' dense columns as mutations in
 // w.muts (notes their rollups, counts their points).
 func (w *columnWriter) encodeDenseBatch(rows []head.DetachedRow, ts int64, st *FlushStats) error {
-	w.arena, w.spans, w.cells, w.muts = w.arena[:0], w.spans[:0], w.cells[:0], w.muts[:0]
+	w.arena, w.spans, w.cells, w.muts, w.whole = w.arena[:0], w.spans[:0], w.cells[:0], w.muts[:0], w.whole[:0]
 	batchSeq, err := w.seq.take()
 	if err != nil {
 		return err
@@ -192,6 +195,9 @@ func (w *columnWriter) encodeDenseBatch(rows []head.DetachedRow, ts int64, st *F
 			return err
 		}
 		seq, shared := batchSeq, w.firstInBatch(r)
+		if shared && len(w.pts) <= rowkey.MaxDensePoints {
+			w.whole = append(w.whole, [2]int{i, len(w.spans)})
+		}
 		for pts := w.pts; len(pts) > 0; {
 			chunk := pts[:min(len(pts), rowkey.MaxDensePoints)]
 			pts = pts[len(chunk):]
@@ -224,7 +230,8 @@ func (w *columnWriter) encodeDenseBatch(rows []head.DetachedRow, ts int64, st *F
 }
 
 // finishDense records, once w.muts are written, the columns that need
-// compaction and counts rows and columns.
+// compaction, counts rows and columns, and tells FlushOptions.Moved of the
+// rows written as one column.
 func (w *columnWriter) finishDense(rows []head.DetachedRow, q *compactionQueue, st *FlushStats) {
 	for _, sp := range w.spans {
 		if sp.queue {
@@ -233,6 +240,12 @@ func (w *columnWriter) finishDense(rows []head.DetachedRow, q *compactionQueue, 
 	}
 	st.Rows += int64(len(rows))
 	st.Columns += int64(len(w.spans))
+	if m := w.opts.Moved; m != nil {
+		for _, rs := range w.whole {
+			r, sp := &rows[rs[0]], w.spans[rs[1]]
+			m.RowMoved(r.Key(), r.Base(), r.FP(), w.span(sp.key), w.cells[rs[1]:rs[1]+1])
+		}
+	}
 }
 
 // trackRow notes a row for the tracker: its points (w.pts) and the

@@ -51,6 +51,7 @@ type DetachedRow struct {
 	// flushed before in this process, rebuilt from the log, or put back
 	// after a failed write. Its column is queued for compaction.
 	late bool
+	fp   uint64 // FP
 }
 
 // Key returns the row's series key (metric UID ‖ tag UIDs); it must not
@@ -73,6 +74,12 @@ func (d *DetachedRow) Ident() RowIdent { return RowIdent{d.s, d.row.base} }
 // LastWrite returns when the row's latest point arrived (Unix ms), 0 for
 // a row rebuilt from the log.
 func (d *DetachedRow) LastWrite() int64 { return d.row.lastWrite }
+
+// FP returns the fingerprint readers list the row under while no other
+// row of its series shares its hour (AppendRows, AppendRowPoints): the
+// key of a query reader's cache entry of the row's points, which a flush
+// hands on to the stored row (flush.FlushOptions.Moved).
+func (d *DetachedRow) FP() uint64 { return d.fp }
 
 // Late reports whether the store may already hold points of the row's
 // hour (flushed before by this process, or by an earlier one, rebuilt
@@ -116,7 +123,7 @@ func (h *Head) DetachRow(e HourEntry, due func(key string, base, lastWrite int64
 		h.hours.add(s, e.base)
 		return d, false
 	}
-	d = DetachedRow{s: s, row: *r, late: r.maybeStored || s.flushed(e.base) || h.beforeOpen(e.base)}
+	d = DetachedRow{s: s, row: *r, late: r.maybeStored || s.flushed(e.base) || h.beforeOpen(e.base), fp: h.rowFP(r, nil)}
 	s.markFlushed(e.base)
 	j, _ := findBase(s.flushing, e.base)
 	s.flushing = slices.Insert(s.flushing, j, *r)

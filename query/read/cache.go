@@ -410,6 +410,42 @@ func pointSum(pts []series.Point) int64 {
 	return s
 }
 
+// take removes the row's entry under fp and returns it, nil when fp
+// holds no entry of the row (key, ncells).
+func (c *rowCache) take(fp uint64, key []byte, ncells int) *cacheEntry {
+	s := c.shard(fp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.m[fp]
+	if e == nil || e.cells != ncells || !bytes.Equal(e.key, key) {
+		return nil
+	}
+	s.unlink(e)
+	delete(s.m, fp)
+	s.bytes -= e.size()
+	e.gone.Store(true)
+	return e
+}
+
+// rekey keeps the points of old, an entry taken out (take), as the entry
+// of the row (key, ncells) under fp, and reports whether it did: not when
+// fp holds an entry already or the row does not fit a shard. The new
+// entry shares old's points and summaries, which no entry writes.
+func (c *rowCache) rekey(old *cacheEntry, fp uint64, key []byte, ncells int) bool {
+	size := entrySize(len(old.pts), len(key))
+	if size > c.maxShard {
+		return false
+	}
+	s := c.shard(fp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[fp]; ok {
+		return false
+	}
+	s.insert(&cacheEntry{fp: fp, key: bytes.Clone(key), cells: ncells, pts: old.pts, sum: old.sum, blk: old.blk}, size, c.maxShard)
+	return true
+}
+
 // drop empties the cache (/api/dropcaches).
 func (c *rowCache) drop() {
 	for i := range c.shards {

@@ -184,6 +184,15 @@
 // is still in the head, and a dashboard's refresh then costs what it
 // costs on stored rows, sums included.
 //
+// A flush hands a cached head row on to the stored row it writes from it
+// (RowMoved, moved.go): the flusher names the row's head fingerprint and
+// the one column it wrote, and the entry is kept again under the stored
+// row's fingerprint of its key and that column, no longer as a head row.
+// A dashboard's last hours are what a flush writes and what it reads at
+// every refresh; without the hand-over each flush made the next refresh
+// decode them again. A stored row with other columns too fingerprints
+// otherwise and is decoded as before.
+//
 // New entries take their memory from a reserve (reserve.go,
 // Options.RowCacheReserve): blocks a background filler allocates and
 // faults in before a query needs them, from the first read on, at most

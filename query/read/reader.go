@@ -99,10 +99,13 @@ type Stats struct {
 	// CacheReserve is the memory ready for the row cache's new entries
 	// (Options.RowCacheReserve, reserve.go), in bytes.
 	CacheReserve int64
+	// Moved counts cached head rows handed on to the stored rows a flush
+	// wrote from them (RowMoved).
+	Moved int64
 }
 
 type counters struct {
-	gets, scans, rows, corrupt, plansSeries, plansScan, trusted, recorded atomic.Int64
+	gets, scans, rows, corrupt, plansSeries, plansScan, trusted, recorded, moved atomic.Int64
 }
 
 // Reader reads series points from the store and the head. It is safe for
@@ -157,7 +160,7 @@ func (r *Reader) Layout() rowkey.Layout { return r.opts.Layout }
 func (r *Reader) Stats() Stats {
 	s := Stats{Gets: r.c.gets.Load(), Scans: r.c.scans.Load(), Rows: r.c.rows.Load(),
 		CorruptCells: r.c.corrupt.Load(), PlansSeries: r.c.plansSeries.Load(), PlansScan: r.c.plansScan.Load(),
-		Trusted: r.c.trusted.Load(), Recorded: r.c.recorded.Load()}
+		Trusted: r.c.trusted.Load(), Recorded: r.c.recorded.Load(), Moved: r.c.moved.Load()}
 	if r.cache != nil {
 		s.CacheHits, s.CacheMisses = r.cache.hits.Load(), r.cache.misses.Load()
 		var n int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,6 +37,18 @@ type stack struct {
 	// changes is marked by the head's commits and the flusher's writes,
 	// as in the daemon; readers trust it only when given it.
 	changes *changes.Tracker
+	// moved is the flusher's flush.RowMover: the reader a test sets, as
+	// cmd/tsd sets the daemon's query reader.
+	moved mover
+}
+
+// mover forwards the flusher's rows to a Reader once one is set.
+type mover struct{ r atomic.Pointer[read.Reader] }
+
+func (m *mover) RowMoved(tsuid []byte, base int64, fp uint64, key []byte, cells []storage.Cell) {
+	if r := m.r.Load(); r != nil {
+		r.RowMoved(tsuid, base, fp, key, cells)
+	}
 }
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -72,7 +85,7 @@ func openStack(t testing.TB) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.head.Close() })
-	if s.flush, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3, Changes: s.changes}); err != nil {
+	if s.flush, err = flush.NewFlusher(s.head, &flush.FlushOptions{Table: s.data, Meta: meta, Layout: &s.layout, WriterID: 3, Changes: s.changes, Moved: &s.moved}); err != nil {
 		t.Fatal(err)
 	}
 	s.app = s.head.NameAppender(s.uids, 0)
