@@ -82,11 +82,11 @@ type ingestStack struct {
 	// stats is the daemon's one list of stats (collectStats), set by
 	// wireMeta before anything is served; telnet's "stats" answers it.
 	stats func() []api.Stat
-	// moved hands the flusher's rows stored whole to the query reader.
+	// moved hands the rows the flusher writes to the query reader.
 	moved rowMover
 }
 
-// rowMover forwards the rows the flusher stores whole (flush.RowMover) to
+// rowMover forwards the rows the flusher writes (flush.RowMover) to
 // the query reader, which keeps the points it had decoded from the head
 // as the stored rows' (query/read.Reader.RowMoved). The flusher starts
 // before the reader is made; until then, and in a daemon that serves no

@@ -45,6 +45,11 @@ func TestRowMovedKeepsDecodedRows(t *testing.T) {
 				m.put(s, t, "mixed", series.Float32Point(ts, 2.5))
 			}
 		}
+		// Out of order and replacing points, merged in the head row the
+		// reader caches and in the column the flush writes.
+		m.put(s, t, "ints", series.IntPoint(t0+5, -3))
+		m.put(s, t, "ints", series.IntPoint(t0+20_000, 77))
+		m.put(s, t, "floats", series.Float64Point(t0+hourMs+10_000, -0.25))
 		r := s.reader(t, read.Options{})
 		if hand {
 			s.moved.r.Store(r)
