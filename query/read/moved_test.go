@@ -2,6 +2,7 @@ package read_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -50,6 +51,8 @@ func TestRowMovedKeepsDecodedRows(t *testing.T) {
 		m.put(s, t, "ints", series.IntPoint(t0+5, -3))
 		m.put(s, t, "ints", series.IntPoint(t0+20_000, 77))
 		m.put(s, t, "floats", series.Float64Point(t0+hourMs+10_000, -0.25))
+		m.put(s, t, "floats", series.Point{T: t0 + hourMs + 20_000, Bits: series.StaleNaN, Kind: series.Float64})
+		m.put(s, t, "floats", series.Float64Point(t0+hourMs+30_000, math.Copysign(0, -1)))
 		r := s.reader(t, read.Options{})
 		if hand {
 			s.moved.r.Store(r)
