@@ -58,9 +58,9 @@ func (c *conn) close() {
 }
 
 // do sends one request (body nil for none, else of content type ctype)
-// and returns the status and the
-// answer's body, valid until the next call. A reused connection the
-// server closed meanwhile is redialled once.
+// and returns the status and the answer's body, valid until the next
+// call. A reused connection the server closed meanwhile is redialled
+// once.
 func (c *conn) do(ctx context.Context, method, target, ctype string, body []byte) (int, []byte, error) {
 	reused := c.c != nil
 	status, b, err := c.once(ctx, method, target, ctype, body)

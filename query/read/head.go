@@ -13,6 +13,13 @@ import (
 // other even under one fingerprint.
 const headCells = -1
 
+// appendHeadKey appends the row cache key of the head row of series tsuid
+// at base (ms): the TSUID, then the base big-endian. The reader keys its
+// head entries with it and RowMoved finds them by it.
+func appendHeadKey(dst, tsuid []byte, base int64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, tsuid...), uint64(base))
+}
+
 // headRow is one row of the head read for a query, before the store is:
 // its points are the row cache's entry's, a decoded copy at [lo, hi) of
 // its reader's headBufs.pts, or (snap) an encoded snapshot at [lo, hi)
@@ -135,7 +142,7 @@ func mergePoints(dst, store, head []series.Point) []series.Point {
 func (rr *rowReader) readHeadRow(hb *headBufs, tsuid []byte, ref series.RowRef, snap bool) (_ headRow, ok bool) {
 	h, c := rr.r.opts.Head, rr.r.cache
 	if c != nil {
-		rr.hkey = binary.BigEndian.AppendUint64(append(rr.hkey[:0], tsuid...), uint64(ref.Base))
+		rr.hkey = appendHeadKey(rr.hkey[:0], tsuid, ref.Base)
 		if e := c.entry(ref.FP, rr.hkey, headCells); e != nil {
 			return headRow{base: ref.Base, entry: e, n: len(e.pts)}, true
 		}

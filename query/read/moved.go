@@ -1,10 +1,6 @@
 package read
 
-import (
-	"encoding/binary"
-
-	"github.com/tsd-db/tsd/rowkey"
-)
+import "github.com/tsd-db/tsd/rowkey"
 
 // RowMoved hands the row cache's entry of a head row on to the stored row
 // a flush wrote from it (ingest/flush.RowMover): the entry of tsuid's row
@@ -26,8 +22,7 @@ func (r *Reader) RowMoved(tsuid []byte, base int64, headFP uint64, key []byte, c
 		return
 	}
 	var kb [40]byte
-	hkey := binary.BigEndian.AppendUint64(append(kb[:0], tsuid...), uint64(base))
-	e := c.take(headFP, hkey, headCells)
+	e := c.take(headFP, appendHeadKey(kb[:0], tsuid, base), headCells)
 	if e == nil {
 		return
 	}
