@@ -425,3 +425,66 @@ func TestHeadDeleteDuringFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// moverLog records the rows a flusher tells its RowMover of.
+type moverLog struct {
+	fps   map[string]uint64 // by row key: the head fingerprint
+	cells int
+}
+
+func (m *moverLog) RowMoved(tsuid []byte, base int64, headFP uint64, key []byte, cells []storage.Cell) {
+	m.fps[string(key)] = headFP
+	m.cells += len(cells)
+}
+
+// TestFlushTellsMover: a failed write tells the RowMover of no row; a
+// written one tells it of each row under the fingerprint the head listed
+// it by, with the one column it wrote.
+func TestFlushTellsMover(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs)
+	defer s.DB.Close()
+	h := openHead(t, fs, headOpts())
+	defer h.Close()
+	keys := ingesttest.Keys(3)
+	appendRandom(t, h, rand.New(rand.NewPCG(13, 13)), keys, 600, ingesttest.Model{})
+	want := map[uint64]bool{} // the head's fingerprints of every row
+	for _, k := range keys {
+		for hour := int64(t0) - head.RowSpan; hour < t0+10*head.RowSpan; hour += head.RowSpan {
+			if _, fp, ok := h.AppendRowPoints(nil, k, hour); ok {
+				want[fp] = true
+			}
+		}
+	}
+	now := time.UnixMilli(t0 + 10*head.RowSpan)
+	m := &moverLog{fps: map[string]uint64{}}
+	opts := flushOpts(s)
+	opts.Moved = m
+	f, err := NewFlusher(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DB.Close() // every write fails
+	if _, err := f.Flush(context.Background(), now, true); err == nil || len(m.fps) != 0 {
+		t.Fatalf("failed flush: err %v, %d rows told", err, len(m.fps))
+	}
+
+	s = openStore(t, fs)
+	defer s.DB.Close()
+	opts.Table = s.Tbl
+	if f, err = NewFlusher(h, opts); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Flush(context.Background(), now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(m.fps)) != st.Rows || int64(m.cells) != st.Columns || len(want) != len(m.fps) {
+		t.Fatalf("told of %d rows (%d cells), flushed %+v, head listed %d", len(m.fps), m.cells, st, len(want))
+	}
+	for key, fp := range m.fps {
+		if !want[fp] {
+			t.Fatalf("row %x told under fingerprint %x, which the head never listed", key, fp)
+		}
+	}
+}
